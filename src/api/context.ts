@@ -1,0 +1,11 @@
+import type { Actor } from '../auth/actor.ts'
+import type { Services } from '../services.ts'
+
+/** The typed request context of the api app. */
+export interface ApiEnv {
+  Variables: {
+    requestId: string
+    actor: Actor
+    services: Services
+  }
+}

@@ -1,0 +1,57 @@
+import { dirname, join } from 'node:path'
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
+import { swaggerUI } from '@hono/swagger-ui'
+import type { Config } from '../../config.ts'
+import type { ApiEnv } from '../context.ts'
+import { ApiError } from '../errors.ts'
+
+// Swagger UI's assets come from the installed package, so the docs work on a machine with no internet.
+const SWAGGER_DIR = dirname(Bun.fileURLToPath(import.meta.resolve('swagger-ui-dist/package.json')))
+const SWAGGER_ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png'])
+const ASSET_BASE = '/api/docs/assets'
+
+const documentRoute = createRoute({
+  method: 'get',
+  path: '/api/openapi.json',
+  operationId: 'getOpenApiDocument',
+  summary: 'This OpenAPI 3.1 description',
+  tags: ['Discovery'],
+  responses: { 200: { description: 'The OpenAPI document.', content: { 'application/json': { schema: z.object({}).passthrough() } } } },
+})
+
+const docsRoute = createRoute({
+  method: 'get',
+  path: '/api/docs',
+  operationId: 'getApiDocs',
+  summary: 'Interactive API documentation (Swagger UI)',
+  tags: ['Discovery'],
+  responses: { 200: { description: 'An HTML page.', content: { 'text/html': { schema: z.string() } } } },
+})
+
+/**
+ * Mounts the document and the docs page. Call it last: the document is generated once, here, from every route
+ * registered before it.
+ */
+export function mountDocs(app: OpenAPIHono<ApiEnv>, config: Config, version: string): void {
+  let document = ''
+  app.openapi(documentRoute, (c) => c.body(document, 200, { 'content-type': 'application/json; charset=utf-8' }) as never)
+  app.openapi(docsRoute, swaggerUI({ url: '/api/openapi.json', baseUrl: ASSET_BASE, title: 'Switchboard API' }) as never)
+  app.get(`${ASSET_BASE}/swagger-ui-dist/:file`, (c) => {
+    const file = c.req.param('file')
+    if (!SWAGGER_ASSETS.has(file)) throw new ApiError('not_found', `No documentation asset ${file}.`)
+    return new Response(Bun.file(join(SWAGGER_DIR, file)), { headers: { 'cache-control': 'public, max-age=86400' } })
+  })
+  document = JSON.stringify(
+    app.getOpenAPI31Document({
+      openapi: '3.1.0',
+      info: {
+        title: 'Switchboard API',
+        version,
+        description:
+          'REST API of Switchboard. Errors are RFC 9457 problem+json. Lists take PostgREST-style filters ' +
+          '(`?field=op.value`), `order`, `select`, `limit`, `offset` and `count=exact`.',
+      },
+      servers: [{ url: config.baseUrl, description: 'This instance' }],
+    }),
+  )
+}

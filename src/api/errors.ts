@@ -1,0 +1,148 @@
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ZodError } from 'zod'
+
+/** The one table from error code to HTTP status (DESIGN §3). */
+export const STATUS_BY_CODE = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  precondition_failed: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_error: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  unavailable: 503,
+  timeout: 504,
+} as const
+
+export type ErrorCode = keyof typeof STATUS_BY_CODE
+
+const TITLES: Record<ErrorCode, string> = {
+  bad_request: 'Bad request',
+  unauthorized: 'Authentication required',
+  forbidden: 'Forbidden',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  conflict: 'Conflict',
+  precondition_failed: 'Precondition failed',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  validation_error: 'Validation failed',
+  rate_limited: 'Too many requests',
+  internal_error: 'Internal error',
+  unavailable: 'Service unavailable',
+  timeout: 'Timed out',
+}
+
+export interface FieldError {
+  path: string
+  message: string
+}
+
+export interface Problem {
+  type: string
+  title: string
+  status: number
+  detail: string
+  code: ErrorCode
+  errors?: FieldError[]
+  request_id: string
+}
+
+/** The one error class of the api app: thrown anywhere, rendered as RFC 9457 problem+json by onError. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail)
+    this.name = 'ApiError'
+  }
+
+  get status(): number {
+    return STATUS_BY_CODE[this.code]
+  }
+}
+
+export function problemResponse(c: Context, error: ApiError): Response {
+  const body: Problem = {
+    type: `urn:switchboard:problem:${error.code}`,
+    title: TITLES[error.code],
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    ...(error.options.errors ? { errors: error.options.errors } : {}),
+    request_id: c.get('requestId') ?? '',
+  }
+  return new Response(JSON.stringify(body), {
+    status: error.status,
+    headers: { 'content-type': 'application/problem+json', ...error.options.headers },
+  })
+}
+
+export function zodErrors(error: ZodError, prefix = ''): FieldError[] {
+  return error.issues.map((issue) => {
+    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.')
+    if (issue.code === 'unrecognized_keys') {
+      return { path: path || '(body)', message: `unknown field(s): ${issue.keys.join(', ')}` }
+    }
+    return { path: path || '(body)', message: issue.message }
+  })
+}
+
+/** Database errors a caller can cause, by SQLSTATE. Everything else stays a 500 without its SQL. */
+function fromDatabase(error: unknown): ApiError | undefined {
+  const e = error as { code?: unknown; detail?: unknown; constraint?: unknown; constraint_name?: unknown }
+  if (typeof e?.code !== 'string' || !/^[0-9A-Z]{5}$/.test(e.code)) return undefined
+  const detail = typeof e.detail === 'string' ? e.detail : ''
+  const constraint = String(e.constraint_name ?? e.constraint ?? '')
+  switch (e.code) {
+    case '23505': {
+      // "Key (company_id, name)=(…)": the tenant column is implied, name the field the caller chose.
+      const fields = /^Key \((?:lower\()?([a-z_, ]+)\)?\)=/.exec(detail)?.[1]?.split(', ').filter((f) => f !== 'company_id')
+      const field = fields?.length ? fields.join(', ') : constraint
+      return new ApiError('conflict', `A record with this ${field} already exists.`)
+    }
+    case '23503':
+      return /is still referenced/.test(detail)
+        ? new ApiError('conflict', 'Other records still refer to this one; delete or move them first.')
+        : new ApiError('validation_error', 'A referenced record does not exist.', {
+            errors: [{ path: /^Key \(([a-z_, ]+)\)/.exec(detail)?.[1]?.split(', ').pop() ?? constraint, message: 'no such record' }],
+          })
+    case '23514':
+    case '23502':
+      return new ApiError('validation_error', 'A value breaks a rule of the store.', {
+        errors: [{ path: constraint || 'body', message: 'not allowed' }],
+      })
+    case '22P02':
+    case '22007':
+    case '22008':
+    case '22003':
+      return new ApiError('bad_request', 'A value has the wrong form for its field.')
+    case '40001':
+    case '40P01':
+      return new ApiError('conflict', 'The change collided with another one; try again.')
+    default:
+      return undefined
+  }
+}
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>(
+  Object.entries(STATUS_BY_CODE).map(([code, status]) => [status, code as ErrorCode]),
+)
+
+/** Normalises anything thrown into an ApiError; unknown failures become internal_error. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error
+  if (error instanceof HTTPException) {
+    const code = CODE_BY_STATUS.get(error.status) ?? (error.status >= 500 ? 'internal_error' : 'bad_request')
+    return new ApiError(code, error.message || TITLES[code])
+  }
+  return fromDatabase(error) ?? new ApiError('internal_error', 'Something went wrong on our side. Quote the request_id when reporting it.')
+}

@@ -1,0 +1,76 @@
+import { resolve } from 'node:path'
+import { z } from 'zod'
+
+/** The one reader of process.env. Everything else receives a Config. */
+export interface Config {
+  host: string
+  apiPort: number
+  adminPort: number
+  /** Public address of the api app, used in the OpenAPI `servers` entry and in links. */
+  baseUrl: string
+  dataDir: string
+  pluginPaths: string[]
+  databaseUrl: string | undefined
+  internalApiSecret: string | undefined
+  sessionInactivityHours: number
+  sessionMaxDays: number
+  /** Largest request body the api app reads, in bytes. */
+  bodyLimitBytes: number
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const port = z.coerce.number().int().min(0).max(65535)
+const positive = z.coerce.number().positive()
+
+const env = z.object({
+  SWITCHBOARD_HOST: z.string().min(1).default('127.0.0.1'),
+  SWITCHBOARD_API_PORT: port.default(8000),
+  SWITCHBOARD_ADMIN_PORT: port.default(8080),
+  SWITCHBOARD_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SWITCHBOARD_DATA_DIR: z.string().min(1).default('./data'),
+  SWITCHBOARD_PLUGIN_PATHS: z.string().default(''),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  INTERNAL_API_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  SWITCHBOARD_SESSION_INACTIVITY_HOURS: positive.default(72),
+  SWITCHBOARD_SESSION_MAX_DAYS: positive.default(30),
+  SWITCHBOARD_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+})
+
+/** Reads and validates the environment; throws one ConfigError naming every bad variable. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means "not set", as in most shells' `VAR= cmd`.
+  const present = Object.fromEntries(
+    Object.keys(env.shape).map((key) => [key, source[key] === '' ? undefined : source[key]]),
+  )
+  const parsed = env.safeParse(present)
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0])
+        return `${name}: ${issue.message} (got ${JSON.stringify(present[name])})`
+      }),
+    )
+  }
+  const e = parsed.data
+  const host = e.SWITCHBOARD_HOST
+  const urlHost = host.includes(':') ? `[${host}]` : host
+  return {
+    host,
+    apiPort: e.SWITCHBOARD_API_PORT,
+    adminPort: e.SWITCHBOARD_ADMIN_PORT,
+    baseUrl: (e.SWITCHBOARD_BASE_URL ?? `http://${urlHost}:${e.SWITCHBOARD_API_PORT}`).replace(/\/$/, ''),
+    dataDir: resolve(e.SWITCHBOARD_DATA_DIR),
+    pluginPaths: e.SWITCHBOARD_PLUGIN_PATHS.split(':').filter(Boolean).map((p) => resolve(p)),
+    databaseUrl: e.DATABASE_URL,
+    internalApiSecret: e.INTERNAL_API_SECRET,
+    sessionInactivityHours: e.SWITCHBOARD_SESSION_INACTIVITY_HOURS,
+    sessionMaxDays: e.SWITCHBOARD_SESSION_MAX_DAYS,
+    bodyLimitBytes: e.SWITCHBOARD_BODY_LIMIT_BYTES,
+  }
+}

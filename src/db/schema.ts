@@ -1,0 +1,141 @@
+import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
+
+/** Written as a Date or ISO string, read back as a Date by both drivers. */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
+/** jsonb: written as JSON text (both drivers then agree), read back parsed. */
+type Json<T> = ColumnType<T, string, string>
+
+interface Row {
+  id: string
+  version: Generated<number>
+  created_at: Generated<Timestamp>
+  updated_at: Generated<Timestamp>
+}
+
+export interface CompaniesTable extends Row {
+  name: string
+  slug: string
+}
+
+export interface UsersTable extends Row {
+  email: string
+  username: string
+  display_name: Generated<string>
+  avatar: string | null
+  is_superadmin: Generated<boolean>
+  password_hash: string | null
+}
+
+export type CompanyRole = 'owner' | 'admin' | 'member'
+
+export interface CompanyUsersTable extends Row {
+  company_id: string
+  user_id: string
+  role: CompanyRole
+}
+
+export interface UserPlatformsTable extends Row {
+  company_id: string
+  user_id: string
+  platform: string
+  platform_user_id: string
+  platform_username: Generated<string>
+}
+
+export interface AgentConfigsTable extends Row {
+  company_id: string
+  name: string
+  description: Generated<string>
+  enabled: Generated<boolean>
+  personality: Generated<string>
+  runner: string
+  model: Generated<string>
+  timeout_seconds: Generated<number>
+  channels: Json<Record<string, unknown>>
+  voice: Json<Record<string, unknown>>
+  email: Json<Record<string, unknown>>
+  mcp_permissions: Json<Record<string, unknown>>
+  plugins: Json<Record<string, unknown>>
+  context_options: Json<Record<string, unknown>>
+}
+
+export interface WebchatConversationsTable extends Row {
+  company_id: string
+  agent_id: string | null
+  title: Generated<string>
+  context_prompt: Generated<string>
+  created_by: string | null
+}
+
+export interface WebchatParticipantsTable extends Row {
+  company_id: string
+  conversation_id: string
+  user_id: string
+  pinned_at: Timestamp | null
+}
+
+export interface WebchatMessagesTable extends Row {
+  company_id: string
+  conversation_id: string
+  sender_id: string | null
+  agent_id: string | null
+  role: 'user' | 'agent' | 'system'
+  text: string
+  attachments: Json<unknown[]>
+  status: Generated<'complete' | 'aborted' | 'error'>
+}
+
+export interface WebchatDocumentsTable extends Row {
+  company_id: string
+  conversation_id: string
+  uploaded_by: string | null
+  filename: string
+  media_type: string
+  size_bytes: number
+  extracted_text: Generated<string>
+  truncated: Generated<boolean>
+}
+
+export interface PlansTable extends Row {
+  company_id: string
+  conversation_id: string
+  title: string
+  status: Generated<'draft' | 'active' | 'paused' | 'completed' | 'cancelled'>
+}
+
+export interface SystemConfigTable extends Row {
+  key: string
+  value: Json<unknown>
+  description: Generated<string>
+}
+
+export interface ModelAclsTable extends Row {
+  model: string
+  verb: 'list' | 'read' | 'create' | 'update' | 'delete'
+  min_role: CompanyRole | 'superadmin'
+}
+
+export interface Database {
+  companies: CompaniesTable
+  users: UsersTable
+  company_users: CompanyUsersTable
+  user_platforms: UserPlatformsTable
+  agent_configs: AgentConfigsTable
+  webchat_conversations: WebchatConversationsTable
+  webchat_participants: WebchatParticipantsTable
+  webchat_messages: WebchatMessagesTable
+  webchat_documents: WebchatDocumentsTable
+  plans: PlansTable
+  system_config: SystemConfigTable
+  model_acls: ModelAclsTable
+}
+
+export type TableName = keyof Database
+export type Db = Kysely<Database>
+/** What repository functions take first: the db or a transaction of it. */
+export type Executor = Kysely<Database> | Transaction<Database>
+
+export type User = Selectable<UsersTable>
+export type NewUser = Insertable<UsersTable>
+export type UserUpdate = Updateable<UsersTable>
+export type Company = Selectable<CompaniesTable>

@@ -1,0 +1,41 @@
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
+import type { Actor } from '../auth/actor.ts'
+import type { Executor, TableName } from './schema.ts'
+
+/** What the scoped builder needs to know of a model. */
+export interface TenantScope {
+  table: TableName
+  /** Column holding the owning company; set on insert, matched on every read, update and delete. */
+  tenantColumn?: string
+  /** Extra visibility rule for the actor (e.g. only participants see a conversation's messages). */
+  recordRule?: (eb: ExpressionBuilder<any, any>, actor: Actor) => Expression<SqlBool> | undefined
+}
+
+/**
+ * The one tenant-scoped query builder. Every query made on behalf of a caller starts here, so no handler writes
+ * a tenant filter by hand and another tenant's rows are simply not there (404, never 403).
+ */
+export function scoped(db: Executor, actor: Actor) {
+  const k = db as unknown as Kysely<any>
+  function restrict<Q extends { where: (...args: any[]) => any }>(query: Q, scope: TenantScope): Q {
+    let q = query
+    if (scope.tenantColumn) q = q.where(`${scope.table}.${scope.tenantColumn}`, '=', actor.companyId)
+    if (scope.recordRule) {
+      const rule = scope.recordRule
+      q = q.where((eb: ExpressionBuilder<any, any>) => rule(eb, actor) ?? eb.lit(true))
+    }
+    return q
+  }
+  return {
+    actor,
+    selectFrom: (scope: TenantScope) => restrict(k.selectFrom(scope.table), scope),
+    updateTable: (scope: TenantScope) => restrict(k.updateTable(scope.table), scope),
+    deleteFrom: (scope: TenantScope) => restrict(k.deleteFrom(scope.table), scope),
+    insertInto: (scope: TenantScope, values: Record<string, unknown>) =>
+      k
+        .insertInto(scope.table)
+        .values(scope.tenantColumn ? { ...values, [scope.tenantColumn]: actor.companyId } : values),
+  }
+}
+
+export type Scoped = ReturnType<typeof scoped>

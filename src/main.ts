@@ -1,0 +1,60 @@
+import { ConfigError, loadConfig, type Config } from './config.ts'
+import { DataDirLockedError } from './db/lock.ts'
+import { openStore, type Store } from './db/connect.ts'
+import { createLogger } from './logger.ts'
+import { createPlatform } from './platform.ts'
+
+// Bun cuts a connection idle for longer than this many seconds (255 is its maximum); NDJSON and MCP streams
+// send keep-alives well within it.
+const IDLE_TIMEOUT_SECONDS = 255
+
+async function main(): Promise<void> {
+  let config: Config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) return fail(error.message)
+    throw error
+  }
+  const log = createLogger()
+  let store: Store
+  try {
+    store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  } catch (error) {
+    if (error instanceof DataDirLockedError) return fail(error.message)
+    return fail(`Could not open the database: ${(error as Error).message}`)
+  }
+
+  const { api, admin } = await createPlatform(config, store, log)
+  const servers = [
+    Bun.serve({ hostname: config.host, port: config.apiPort, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),
+    Bun.serve({ hostname: config.host, port: config.adminPort, fetch: admin.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),
+  ]
+  const [apiServer, adminServer] = servers
+  console.log(`Switchboard is running on ${store.kind === 'pglite' ? `the embedded database in ${config.dataDir}` : 'PostgreSQL'}.`)
+  console.log(`  Admin console  http://${config.host}:${adminServer!.port}/`)
+  console.log(`  API and docs   http://${config.host}:${apiServer!.port}/api/docs`)
+
+  let stopping = false
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      console.log('Second signal: stopping now.')
+      process.exit(1)
+    }
+    stopping = true
+    log.info('shutting down', { signal })
+    // stop() refuses new connections and resolves once the requests in flight have been answered.
+    await Promise.all(servers.map((server) => server.stop()))
+    await store.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+}
+
+function fail(message: string): never {
+  console.error(message)
+  process.exit(1)
+}
+
+await main()

@@ -1,0 +1,102 @@
+import { z } from '@hono/zod-openapi'
+import { defineModel } from './define.ts'
+import { nullableUuid, pluginName, secretName } from './fields.ts'
+
+const channelBase = { enabled: z.boolean().default(true) }
+
+/** Per-channel settings; secrets are vault names, never values. */
+export const AgentChannels = z
+  .strictObject({
+    webchat: z.strictObject({ ...channelBase }).optional(),
+    slack: z
+      .strictObject({ ...channelBase, bot_token_secret: secretName, signing_secret_secret: secretName, app_id: z.string().max(64).optional() })
+      .optional(),
+    telegram: z.strictObject({ ...channelBase, bot_token_secret: secretName, webhook_secret_secret: secretName.optional() }).optional(),
+    whatsapp: z
+      .strictObject({ ...channelBase, phone_number_id: z.string().regex(/^\d{1,32}$/), access_token_secret: secretName, app_secret_secret: secretName })
+      .optional(),
+    email: z.strictObject({ ...channelBase }).optional(),
+  })
+  .openapi('AgentChannels', { description: 'Where the agent can be reached. A channel absent here is off.' })
+
+export const AgentVoice = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    provider: z.string().max(64).optional(),
+    voice_id: z.string().max(128).optional(),
+    language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 language tag').optional(),
+  })
+  .openapi('AgentVoice')
+
+export const AgentEmail = z
+  .strictObject({
+    account: z.email().optional().openapi({ description: 'Mailbox the agent reads and sends from.' }),
+    sender_name: z.string().max(200).optional(),
+    from_alias: z.email().optional(),
+    signature: z.string().max(4000).optional(),
+  })
+  .openapi('AgentEmail')
+
+const toolNames = z.array(z.string().min(1).max(128)).max(500)
+
+export const AgentMcpPermissions = z
+  .strictObject({
+    servers: z
+      .record(
+        z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/),
+        z.strictObject({
+          allow: toolNames.optional().openapi({ description: 'Only these tools; absent means every tool not denied.' }),
+          deny: toolNames.default([]),
+        }),
+      )
+      .default({}),
+  })
+  .openapi('AgentMcpPermissions', { description: 'Which MCP servers and tools the agent may use.' })
+
+export const AgentPlugins = z
+  .strictObject({ enabled: z.array(pluginName).max(200).default([]) })
+  .openapi('AgentPlugins')
+
+export const AgentContextOptions = z
+  .strictObject({
+    session_ttl_minutes: z.int().min(1).max(525_600).nullable().default(null).openapi({
+      description: 'Minutes after which a stale conversation session expires; the next answer starts with a notice.',
+    }),
+    service_account: nullableUuid.openapi({
+      description: 'User whose identity and MCP permissions the agent uses instead of the caller’s.',
+    }),
+  })
+  .openapi('AgentContextOptions')
+
+export const AgentConfigRecord = defineModel({
+  name: 'AgentConfigRecord',
+  table: 'agent_configs',
+  description: 'The full configuration of one agent.',
+  tenantColumn: 'company_id',
+  fields: {
+    name: z.string().trim().min(1).max(100),
+    description: z.string().max(2000).default(''),
+    enabled: z.boolean().default(true),
+    personality: z.string().max(100_000).default('').openapi({ description: 'System prompt: who the agent is.' }),
+    runner: pluginName.default('echo').openapi({ description: 'Runner plugin that calls the language model.' }),
+    model: z.string().max(200).default('').openapi({ description: 'Model id in the runner’s registry.' }),
+    timeout_seconds: z.int().min(1).max(86_400).default(900),
+    channels: AgentChannels.prefault({}),
+    voice: AgentVoice.prefault({}),
+    email: AgentEmail.prefault({}),
+    mcp_permissions: AgentMcpPermissions.prefault({}),
+    plugins: AgentPlugins.prefault({}),
+    context_options: AgentContextOptions.prefault({}),
+  },
+  access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
+  example: {
+    name: 'helpdesk',
+    personality: 'You answer questions about our product, briefly and kindly.',
+    runner: 'echo',
+    model: 'echo-1',
+    channels: { webchat: { enabled: true } },
+    email: { account: 'help@example.com', sender_name: 'Helpdesk' },
+    plugins: { enabled: ['planning'] },
+    context_options: { session_ttl_minutes: 120 },
+  },
+})

@@ -1,0 +1,30 @@
+import { z } from '@hono/zod-openapi'
+import { defineModel } from './define.ts'
+import { slug } from './fields.ts'
+
+export const Company = defineModel({
+  name: 'Company',
+  table: 'companies',
+  description: 'A tenant. Every tenant-scoped record belongs to exactly one company.',
+  fields: {
+    name: z.string().trim().min(1).max(200),
+    slug,
+  },
+  // A company is its own tenant: members see theirs, superadmins see all of them.
+  recordRule: (eb, actor) => (actor.isSuperadmin ? undefined : eb('companies.id', '=', actor.companyId)),
+  access: { list: 'member', read: 'member', create: 'superadmin', update: 'owner', delete: 'superadmin' },
+  example: { name: 'Acme', slug: 'acme' },
+})
+
+export const CompanyUser = defineModel({
+  name: 'CompanyUser',
+  table: 'company_users',
+  description: 'Membership of a user in a company, with the role that decides what they may do there.',
+  tenantColumn: 'company_id',
+  fields: {
+    user_id: z.uuid(),
+    role: z.enum(['owner', 'admin', 'member']).default('member'),
+  },
+  access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
+  example: { user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', role: 'member' },
+})

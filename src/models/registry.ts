@@ -1,0 +1,28 @@
+import { AgentConfigRecord } from './agent-config.ts'
+import { Company, CompanyUser } from './company.ts'
+import type { Model } from './define.ts'
+import { ModelAcl, SystemConfig } from './system.ts'
+import { User, UserPlatform } from './user.ts'
+import { Plan, WebchatConversation, WebchatDocument, WebchatMessage, WebchatParticipant } from './webchat.ts'
+
+/** Every persisted model, in the order the API document lists them. Later issues add theirs here. */
+export const MODELS: readonly Model[] = [
+  AgentConfigRecord,
+  User,
+  UserPlatform,
+  Company,
+  CompanyUser,
+  WebchatConversation,
+  WebchatParticipant,
+  WebchatMessage,
+  WebchatDocument,
+  Plan,
+  SystemConfig,
+  ModelAcl,
+]
+
+export type ModelRegistry = ReadonlyMap<string, Model>
+
+export function createModelRegistry(models: readonly Model[] = MODELS): ModelRegistry {
+  return new Map(models.map((model) => [model.name, model]))
+}

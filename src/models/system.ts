@@ -1,0 +1,32 @@
+import { z } from '@hono/zod-openapi'
+import { VERBS, defineModel } from './define.ts'
+
+export const SystemConfig = defineModel({
+  name: 'SystemConfig',
+  table: 'system_config',
+  description: 'Platform-wide settings as keyed JSON values.',
+  fields: {
+    key: z.string().regex(/^[a-z][a-z0-9_.]{0,127}$/, 'lowercase letters, digits, dots and underscores'),
+    // Any JSON value but null (null in a merge patch means "reset"); not z.json(), whose recursion the document
+    // generator cannot follow.
+    value: z
+      .union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), z.record(z.string(), z.unknown())])
+      .openapi({ description: 'Any JSON value except null.' }),
+    description: z.string().max(2000).default(''),
+  },
+  access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
+  example: { key: 'chat.max_attachments', value: 20, description: 'Attachments allowed per message.' },
+})
+
+export const ModelAcl = defineModel({
+  name: 'ModelAcl',
+  table: 'model_acls',
+  description: 'Overrides, per model and verb, the least role a model declares.',
+  fields: {
+    model: z.string().min(1).max(100),
+    verb: z.enum(VERBS as [string, ...string[]]),
+    min_role: z.enum(['member', 'admin', 'owner', 'superadmin']),
+  },
+  access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
+  example: { model: 'WebchatMessage', verb: 'delete', min_role: 'owner' },
+})

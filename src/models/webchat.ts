@@ -1,0 +1,125 @@
+import { z } from '@hono/zod-openapi'
+import { sql } from 'kysely'
+import { defineModel } from './define.ts'
+import { nullableUuid } from './fields.ts'
+
+export const WebchatConversation = defineModel({
+  name: 'WebchatConversation',
+  table: 'webchat_conversations',
+  description: 'A web chat conversation with an agent; private, or shared when it has other participants.',
+  tenantColumn: 'company_id',
+  fields: {
+    agent_id: nullableUuid,
+    title: z.string().max(300).default(''),
+    context_prompt: z.string().max(100_000).default('').openapi({ description: 'Extra context given to the agent.' }),
+  },
+  readOnly: { created_by: z.uuid().nullable() },
+  actorColumns: ['created_by'],
+  computed: {
+    has_plan: {
+      schema: z.boolean().openapi({ description: 'The conversation has a plan that is not cancelled.' }),
+      select: () =>
+        sql<boolean>`exists (select 1 from plans p where p.conversation_id = webchat_conversations.id and p.status <> 'cancelled')`,
+    },
+  },
+  access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
+  example: { title: 'Quarterly report', context_prompt: 'Figures are in EUR.' },
+})
+
+export const WebchatParticipant = defineModel({
+  name: 'WebchatParticipant',
+  table: 'webchat_participants',
+  description: 'A user taking part in a conversation, with their own pin.',
+  tenantColumn: 'company_id',
+  fields: {
+    conversation_id: z.uuid(),
+    user_id: z.uuid(),
+    pinned_at: z.iso.datetime({ offset: true }).nullable().default(null),
+  },
+  access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
+  example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7f' },
+})
+
+const Attachment = z
+  .strictObject({
+    document_id: z.uuid().optional(),
+    name: z.string().min(1).max(300),
+    media_type: z.string().max(200),
+    size_bytes: z.int().min(0).optional(),
+  })
+  .openapi('WebchatAttachment')
+
+export const WebchatMessage = defineModel({
+  name: 'WebchatMessage',
+  table: 'webchat_messages',
+  description: 'One message of a conversation. Messages written through this API are the caller’s own.',
+  tenantColumn: 'company_id',
+  fields: {
+    conversation_id: z.uuid(),
+    text: z.string().min(1).max(200_000),
+    attachments: z.array(Attachment).max(20).default([]),
+  },
+  readOnly: {
+    sender_id: z.uuid().nullable(),
+    agent_id: z.uuid().nullable(),
+    role: z.enum(['user', 'agent', 'system']),
+    status: z.enum(['complete', 'aborted', 'error']),
+  },
+  actorColumns: ['sender_id'],
+  computed: {
+    sender_name: {
+      schema: z.string().nullable().openapi({ description: 'Display name of the sender (user or agent).' }),
+      select: () => sql<string | null>`coalesce(
+        (select coalesce(nullif(u.display_name, ''), u.username) from users u where u.id = webchat_messages.sender_id),
+        (select a.name from agent_configs a where a.id = webchat_messages.agent_id))`,
+    },
+  },
+  toRow: (row) => ({ ...row, role: 'user' }),
+  access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'admin' },
+  example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', text: 'Summarise the attached report, please.' },
+})
+
+export const WebchatDocument = defineModel({
+  name: 'WebchatDocument',
+  table: 'webchat_documents',
+  description: 'A document uploaded to a conversation, with its extracted text.',
+  tenantColumn: 'company_id',
+  fields: {
+    conversation_id: z.uuid(),
+    filename: z.string().trim().min(1).max(300),
+    media_type: z.enum([
+      'application/pdf',
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      'text/plain',
+      'text/csv',
+    ]),
+    size_bytes: z.int().min(0).max(2_000_000_000),
+    extracted_text: z.string().max(200 * 1024).default(''),
+    truncated: z.boolean().default(false),
+  },
+  readOnly: { uploaded_by: z.uuid().nullable() },
+  actorColumns: ['uploaded_by'],
+  access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
+  example: {
+    conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e',
+    filename: 'notes.txt',
+    media_type: 'text/plain',
+    size_bytes: 12,
+    extracted_text: 'Hello world.',
+  },
+})
+
+export const Plan = defineModel({
+  name: 'Plan',
+  table: 'plans',
+  description: 'A plan the agent follows in a conversation. Tasks and transitions arrive with the planning issue.',
+  tenantColumn: 'company_id',
+  fields: {
+    conversation_id: z.uuid(),
+    title: z.string().trim().min(1).max(300),
+    status: z.enum(['draft', 'active', 'paused', 'completed', 'cancelled']).default('draft'),
+  },
+  access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
+  example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', title: 'Write the quarterly report' },
+})
