@@ -1,5 +1,6 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { ZodError } from 'zod'
 
 /** The one table from error code to HTTP status (DESIGN §3). */
@@ -80,9 +81,10 @@ export function problemResponse(c: Context, error: ApiError): Response {
     ...(error.options.errors ? { errors: error.options.errors } : {}),
     request_id: c.get('requestId') ?? '',
   }
-  return new Response(JSON.stringify(body), {
-    status: error.status,
-    headers: { 'content-type': 'application/problem+json', ...error.options.headers },
+  // Through the context, so headers set earlier in the request (X-Request-Id) are kept.
+  return c.body(JSON.stringify(body), error.status as ContentfulStatusCode, {
+    'content-type': 'application/problem+json',
+    ...error.options.headers,
   })
 }
 

@@ -17,7 +17,7 @@ export async function ensureDevelopmentActor(db: Db): Promise<Actor> {
     if (!user) {
       user = await tx
         .insertInto('users')
-        .values({ id: Bun.randomUUIDv7(), email: 'admin@localhost', username: 'admin', display_name: 'Administrator', is_superadmin: true, avatar: null, password_hash: null })
+        .values({ id: Bun.randomUUIDv7(), email: 'admin@switchboard.local', username: 'admin', display_name: 'Administrator', is_superadmin: true, avatar: null, password_hash: null })
         .returning('id')
         .executeTakeFirstOrThrow()
     }

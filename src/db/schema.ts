@@ -2,8 +2,8 @@ import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction
 
 /** Written as a Date or ISO string, read back as a Date by both drivers. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
-/** jsonb: written as JSON text (both drivers then agree), read back parsed. */
-type Json<T> = ColumnType<T, string, string>
+/** jsonb: written as an expression (see models/records.ts), read back parsed. */
+type Json<T> = ColumnType<T, unknown, unknown>
 
 interface Row {
   id: string

@@ -49,10 +49,18 @@ function split(row: Record<string, unknown>): Versioned {
   return { record, version: Number(version) }
 }
 
-/** Validated input → column values: the model's own conversion, server-set columns, JSON as text. */
+/**
+ * A jsonb value as a text parameter cast in SQL: postgres.js would serialise a parameter it knows is jsonb once
+ * more (storing a JSON string), while PGlite would not; as text both drivers send it unchanged.
+ */
+function jsonb(value: unknown) {
+  return sql`${JSON.stringify(value)}::text::jsonb`
+}
+
+/** Validated input → column values: the model's own conversion, then JSON fields as jsonb. */
 async function toColumns(model: Model, input: ApiRecord, actor: Actor): Promise<ApiRecord> {
   const row = model.toRow ? await model.toRow(input, actor) : { ...input }
-  for (const column of model.jsonColumns) if (column in row) row[column] = JSON.stringify(row[column])
+  for (const column of model.jsonColumns) if (column in row) row[column] = jsonb(row[column])
   return row
 }
 

@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { MODELS } from '../../src/models/registry.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
+
+let p: TestPlatform
+let serial = 0
+const unique = () => `${Date.now().toString(36)}${(serial++).toString(36)}`
+
+async function create(model: string, json: Record<string, unknown>) {
+  const reply = await p.call('POST', `/api/v1/${model}`, { json })
+  if (reply.status !== 201) throw new Error(`creating ${model}: ${reply.status} ${JSON.stringify(reply.body)}`)
+  return reply.body
+}
+const newUser = async () => (await create('User', { email: `${unique()}@example.com`, username: `u${unique()}` })).id as string
+const newAgent = async () => (await create('AgentConfigRecord', { name: `agent-${unique()}` })).id as string
+const newConversation = async () => (await create('WebchatConversation', { title: 'c', agent_id: await newAgent() })).id as string
+
+/** For each model: a valid new record, a merge patch, and what the record shows after the patch. */
+const CASES: Record<string, { make: () => Promise<Record<string, unknown>>; patch: Record<string, unknown>; after: Record<string, unknown> }> = {
+  AgentConfigRecord: {
+    make: async () => ({ name: `agent-${unique()}`, personality: 'Kind.', email: { account: 'help@example.com', sender_name: 'Help' } }),
+    patch: { email: { signature: 'Regards' }, context_options: { session_ttl_minutes: 30 } },
+    after: { personality: 'Kind.', email: { account: 'help@example.com', sender_name: 'Help', signature: 'Regards' }, context_options: { session_ttl_minutes: 30, service_account: null } },
+  },
+  User: {
+    make: async () => ({ email: `${unique()}@example.com`, username: `u${unique()}`, display_name: 'Ada' }),
+    patch: { display_name: 'Ada L.', avatar: '/static/avatars/ada.png' },
+    after: { display_name: 'Ada L.', avatar: '/static/avatars/ada.png' },
+  },
+  UserPlatform: {
+    make: async () => ({ user_id: await newUser(), platform: 'slack', platform_user_id: `U${unique()}` }),
+    patch: { platform_username: 'ada' },
+    after: { platform: 'slack', platform_username: 'ada' },
+  },
+  Company: {
+    make: async () => ({ name: 'Acme', slug: `acme-${unique()}` }),
+    patch: { name: 'Acme Ltd' },
+    after: { name: 'Acme Ltd' },
+  },
+  CompanyUser: {
+    make: async () => ({ user_id: await newUser(), role: 'member' }),
+    patch: { role: 'admin' },
+    after: { role: 'admin' },
+  },
+  WebchatConversation: {
+    make: async () => ({ title: 'Report', agent_id: await newAgent(), context_prompt: 'EUR' }),
+    patch: { title: 'Q3 report', context_prompt: null },
+    after: { title: 'Q3 report', context_prompt: '', has_plan: false },
+  },
+  WebchatParticipant: {
+    make: async () => ({ conversation_id: await newConversation(), user_id: await newUser() }),
+    patch: { pinned_at: '2026-11-21T10:00:00.000Z' },
+    after: { pinned_at: '2026-11-21T10:00:00.000Z' },
+  },
+  WebchatMessage: {
+    make: async () => ({ conversation_id: await newConversation(), text: 'Hello' }),
+    patch: { text: 'Hello, edited' },
+    after: { text: 'Hello, edited', role: 'user', sender_name: 'Administrator', status: 'complete' },
+  },
+  WebchatDocument: {
+    make: async () => ({ conversation_id: await newConversation(), filename: 'notes.txt', media_type: 'text/plain', size_bytes: 5 }),
+    patch: { extracted_text: 'notes', truncated: true },
+    after: { extracted_text: 'notes', truncated: true, filename: 'notes.txt' },
+  },
+  Plan: {
+    make: async () => ({ conversation_id: await newConversation(), title: 'Write it' }),
+    patch: { status: 'active' },
+    after: { status: 'active', title: 'Write it' },
+  },
+  SystemConfig: {
+    make: async () => ({ key: `k${unique()}`, value: { enabled: true, depth: 2 } }),
+    patch: { value: { depth: 3 } },
+    after: { value: { enabled: true, depth: 3 } },
+  },
+  ModelAcl: {
+    make: async () => ({ model: `Model${unique()}`, verb: 'delete', min_role: 'owner' }),
+    patch: { min_role: 'admin' },
+    after: { min_role: 'admin', verb: 'delete' },
+  },
+}
+
+beforeAll(async () => {
+  p = await startTestPlatform()
+})
+afterAll(() => p.close())
+
+test('every model of the registry has a CRUD case here', () => {
+  expect(Object.keys(CASES).sort()).toEqual(MODELS.map((m) => m.name).sort())
+})
+
+describe.each(MODELS.map((m) => m.name))('%s', (model) => {
+  test('create, read, list, patch, replace, delete', async () => {
+    const { make, patch, after } = CASES[model]!
+    const input = await make()
+    const created = await p.call('POST', `/api/v1/${model}`, { json: input })
+    expect(created.status).toBe(201)
+    expect(created.headers.get('etag')).toBe('"1"')
+    const id = created.body.id as string
+    expect(created.headers.get('location')).toBe(`/api/v1/${model}/${id}`)
+    expect(created.body).toMatchObject(input)
+    expect(created.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+
+    const read = await p.call('GET', created.headers.get('location')!)
+    expect(read.status).toBe(200)
+    expect(read.body).toEqual(created.body)
+
+    const listed = await p.call('GET', `/api/v1/${model}?id=eq.${id}`)
+    expect(listed.body.data).toEqual([created.body])
+
+    const patched = await p.call('PATCH', `/api/v1/${model}/${id}`, {
+      json: patch,
+      headers: { 'content-type': 'application/merge-patch+json', 'if-match': '"1"' },
+    })
+    expect(patched.status).toBe(200)
+    expect(patched.headers.get('etag')).toBe('"2"')
+    expect(patched.body).toMatchObject(after)
+    expect(patched.body.created_at).toBe(created.body.created_at)
+    expect((await p.call('GET', `/api/v1/${model}/${id}`)).body).toEqual(patched.body)
+
+    const stale = await p.call('PATCH', `/api/v1/${model}/${id}`, { json: patch, headers: { 'if-match': '"1"' } })
+    expectProblem(stale, 412, 'precondition_failed')
+
+    const replacement = await make()
+    const replaced = await p.call('PUT', `/api/v1/${model}/${id}`, { json: replacement, headers: { 'if-match': '"2"' } })
+    expect(replaced.status).toBe(200)
+    expect(replaced.headers.get('etag')).toBe('"3"')
+    expect(replaced.body).toMatchObject(replacement)
+    expect(replaced.body.id).toBe(id)
+
+    expect((await p.call('DELETE', `/api/v1/${model}/${id}`, { headers: { 'if-match': '"2"' } })).status).toBe(412)
+    const deleted = await p.call('DELETE', `/api/v1/${model}/${id}`, { headers: { 'if-match': '"3"' } })
+    expect(deleted.status).toBe(204)
+    expectProblem(await p.call('GET', `/api/v1/${model}/${id}`), 404, 'not_found')
+    expectProblem(await p.call('DELETE', `/api/v1/${model}/${id}`), 404, 'not_found')
+    expectProblem(await p.call('PATCH', `/api/v1/${model}/${id}`, { json: patch }), 404, 'not_found')
+  })
+
+  test('read-only fields and unknown fields in a body are refused with 422', async () => {
+    const input = await CASES[model]!.make()
+    for (const extra of [{ id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }, { created_at: '2020-01-01T00:00:00Z' }, { no_such_field: 1 }]) {
+      const problem = expectProblem(await p.call('POST', `/api/v1/${model}`, { json: { ...input, ...extra } }), 422, 'validation_error')
+      expect(problem.errors?.[0]?.message).toContain(Object.keys(extra)[0]!)
+    }
+  })
+})
+
+describe('server-set and secret fields', () => {
+  test('the tenant column, the author and the role come from the server, never the body', async () => {
+    for (const [model, field] of [['AgentConfigRecord', 'company_id'], ['WebchatMessage', 'sender_id'], ['WebchatMessage', 'role'], ['User', 'is_superadmin']] as const) {
+      const input = { ...(await CASES[model]!.make()), [field]: field === 'role' ? 'agent' : field === 'is_superadmin' ? true : '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }
+      const problem = expectProblem(await p.call('POST', `/api/v1/${model}`, { json: input }), 422, 'validation_error')
+      expect(problem.errors?.[0]?.message).toContain(field)
+    }
+    const message = await create('WebchatMessage', { conversation_id: await newConversation(), text: 'mine' })
+    expect(message.sender_id).toBe(p.services.developmentActor.userId)
+    expect(message.company_id).toBe(p.services.developmentActor.companyId)
+  })
+
+  test('a password is stored as an argon2id hash and never shown', async () => {
+    const user = await create('User', { email: 'grace@example.com', username: 'grace', password: 'correct horse battery' })
+    expect(Object.keys(user)).not.toContain('password')
+    expect(Object.keys(user)).not.toContain('password_hash')
+    const stored = await p.store.db.selectFrom('users').select('password_hash').where('id', '=', user.id).executeTakeFirstOrThrow()
+    expect(stored.password_hash).toStartWith('$argon2id$')
+    expect(await Bun.password.verify('correct horse battery', stored.password_hash!)).toBe(true)
+    const listed = await p.call('GET', '/api/v1/User?username=eq.grace')
+    expect(JSON.stringify(listed.body)).not.toContain('argon2')
+    // A patch that leaves the password out keeps it.
+    await p.call('PATCH', `/api/v1/User/${user.id}`, { json: { display_name: 'Grace' } })
+    const after = await p.store.db.selectFrom('users').select('password_hash').where('id', '=', user.id).executeTakeFirstOrThrow()
+    expect(after.password_hash).toBe(stored.password_hash)
+  })
+
+  test('a message shows its sender’s display name, resolved in the same query', async () => {
+    const conversation = await newConversation()
+    await create('WebchatMessage', { conversation_id: conversation, text: 'one' })
+    expect((await p.call('PATCH', `/api/v1/User/${p.services.developmentActor.userId}`, { json: { display_name: '' } })).status).toBe(200)
+    const listed = await p.call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${conversation}&select=text,sender_name`)
+    expect(listed.body.data).toEqual([{ text: 'one', sender_name: 'admin' }])
+    expect((await p.call('PATCH', `/api/v1/User/${p.services.developmentActor.userId}`, { json: { display_name: 'Administrator' } })).status).toBe(200)
+  })
+
+  test('a conversation reports has_plan, and can be filtered by it', async () => {
+    const withPlan = await newConversation()
+    const without = await newConversation()
+    await create('Plan', { conversation_id: withPlan, title: 'Plan' })
+    const listed = await p.call('GET', `/api/v1/WebchatConversation?id=in.(${withPlan},${without})&has_plan=is.true&select=id,has_plan`)
+    expect(listed.body.data).toEqual([{ id: withPlan, has_plan: true }])
+  })
+})
+
+describe('ETags', () => {
+  test('a GET with a current If-None-Match answers 304', async () => {
+    const agent = await create('AgentConfigRecord', { name: `etag-${unique()}` })
+    const first = await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`)
+    const again = await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`, { headers: { 'if-none-match': first.headers.get('etag')! } })
+    expect(again.status).toBe(304)
+    await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { description: 'changed' } })
+    const changed = await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`, { headers: { 'if-none-match': first.headers.get('etag')! } })
+    expect(changed.status).toBe(200)
+    expect(changed.body.description).toBe('changed')
+  })
+
+  test('an If-Match that was never an ETag is a 412, and nothing is written', async () => {
+    const agent = await create('AgentConfigRecord', { name: `etag-${unique()}` })
+    expectProblem(await p.call('PUT', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { name: 'x' }, headers: { 'if-match': 'garbage' } }), 412, 'precondition_failed')
+    expect((await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`)).body.name).toBe(agent.name)
+  })
+
+  test('concurrent patches without If-Match both land: neither change is lost', async () => {
+    const agent = await create('AgentConfigRecord', { name: `race-${unique()}` })
+    const replies = await Promise.all([
+      p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { description: 'from A' } }),
+      p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { personality: 'from B' } }),
+      p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { email: { signature: 'from C' } } }),
+    ])
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200])
+    const final = (await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`)).body
+    expect(final).toMatchObject({ description: 'from A', personality: 'from B', email: { signature: 'from C' } })
+  })
+})
+
+describe('validation of bodies', () => {
+  test('a wrong type, a bad nested value and a missing required field each name their path', async () => {
+    const problem = expectProblem(
+      await p.call('POST', '/api/v1/AgentConfigRecord', { json: { timeout_seconds: 'long', email: { account: 'not-an-email' }, channels: { slack: { enabled: true } } } }),
+      422,
+      'validation_error',
+    )
+    expect(problem.errors!.map((e) => e.path).sort()).toEqual(['channels.slack.bot_token_secret', 'channels.slack.signing_secret_secret', 'email.account', 'name', 'timeout_seconds'])
+  })
+
+  test('a patch that would make the record invalid is refused and changes nothing', async () => {
+    const agent = await create('AgentConfigRecord', { name: `v-${unique()}` })
+    expectProblem(await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { name: null } }), 422, 'validation_error')
+    expectProblem(await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { voice: { language: 'not a tag!' } } }), 422, 'validation_error')
+    expectProblem(await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { bogus: 1 } }), 422, 'validation_error')
+    const after = await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`)
+    expect(after.body).toEqual(agent)
+    expect(after.headers.get('etag')).toBe('"1"')
+  })
+
+  test('a duplicate unique field is a 409 naming the field', async () => {
+    const name = `dup-${unique()}`
+    await create('AgentConfigRecord', { name })
+    const problem = expectProblem(await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name } }), 409, 'conflict')
+    expect(problem.detail).toContain('name')
+    expect(problem.detail).not.toContain('company_id')
+    const user = await create('User', { email: 'case@example.com', username: 'casey' })
+    expect(user.username).toBe('casey')
+    expectProblem(await p.call('POST', '/api/v1/User', { json: { email: 'CASE@example.com', username: 'other' } }), 409, 'conflict')
+  })
+
+  test('a reference to a record that does not exist is a 422 on that field', async () => {
+    const problem = expectProblem(
+      await p.call('POST', '/api/v1/WebchatMessage', { json: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', text: 'x' } }),
+      422,
+      'validation_error',
+    )
+    expect(problem.errors).toEqual([{ path: 'conversation_id', message: 'no such record' }])
+  })
+})

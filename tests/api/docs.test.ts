@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { compileErrors, validate } from '@readme/openapi-parser'
+import { MODELS } from '../../src/models/registry.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+
+let p: TestPlatform
+let document: any
+
+beforeAll(async () => {
+  p = await startTestPlatform({ SWITCHBOARD_BASE_URL: 'https://switchboard.example.com' })
+  document = (await p.call('GET', '/api/openapi.json')).body
+})
+afterAll(() => p.close())
+
+test('the OpenAPI document is valid OpenAPI 3.1', async () => {
+  expect(document.openapi).toBe('3.1.0')
+  // The validator dereferences in place, so give it a copy.
+  const result = await validate(structuredClone(document))
+  if (!result.valid) throw new Error(compileErrors(result))
+  expect(result.valid).toBe(true)
+})
+
+test('servers names the configured base URL so "Try it out" reaches this instance', () => {
+  expect(document.servers).toEqual([{ url: 'https://switchboard.example.com', description: 'This instance' }])
+})
+
+test.each(MODELS.map((m) => m.name))('%s has its own schemas and six typed operations', (model) => {
+  const schemas = document.components.schemas
+  for (const suffix of ['', 'Create', 'Patch', 'List']) expect(schemas).toHaveProperty(`${model}${suffix}`)
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+  const collection = document.paths[`/api/v1/${model}`]
+  const item = document.paths[`/api/v1/${model}/{id}`]
+  expect(collection.get.operationId).toBe(`list${model}`)
+  expect(collection.get.responses['200'].content['application/json'].schema).toEqual(ref(`${model}List`))
+  expect(collection.post.operationId).toBe(`create${model}`)
+  expect(collection.post.requestBody.content['application/json'].schema).toEqual(ref(`${model}Create`))
+  expect(collection.post.responses['201'].content['application/json'].schema).toEqual(ref(model))
+  expect(item.get.responses['200'].content['application/json'].schema).toEqual(ref(model))
+  expect(item.put.requestBody.content['application/json'].schema).toEqual(ref(`${model}Create`))
+  expect(item.patch.requestBody.content['application/merge-patch+json'].schema).toEqual(ref(`${model}Patch`))
+  expect(item.delete.operationId).toBe(`delete${model}`)
+  for (const operation of [collection.get, collection.post, item.get, item.put, item.patch, item.delete]) {
+    expect(operation.responses['401'].content['application/problem+json'].schema).toEqual(ref('Problem'))
+  }
+  // Every stored field can be filtered on, and the list parameters are documented.
+  const params = collection.get.parameters.map((param: { name: string }) => param.name)
+  expect(params).toEqual(expect.arrayContaining(['select', 'order', 'limit', 'offset', 'count', 'id', 'created_at']))
+})
+
+test('write-only and secret fields never appear in a response schema', () => {
+  const user = document.components.schemas.User
+  expect(Object.keys(user.properties)).not.toContain('password')
+  expect(Object.keys(user.properties)).not.toContain('password_hash')
+  expect(Object.keys(document.components.schemas.UserCreate.properties)).toContain('password')
+})
+
+test('the docs page loads Swagger UI from this server, not from a CDN', async () => {
+  const page = await p.call('GET', '/api/docs')
+  expect(page.status).toBe(200)
+  expect(page.body).toContain('/api/openapi.json')
+  const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
+  expect(assets.length).toBeGreaterThanOrEqual(2)
+  for (const asset of assets) {
+    expect(asset).toStartWith('/api/docs/assets/')
+    const reply = await p.api.request(asset)
+    expect(reply.status).toBe(200)
+    expect((await reply.arrayBuffer()).byteLength).toBeGreaterThan(1000)
+  }
+  expect((await p.call('GET', '/api/docs/assets/swagger-ui-dist/package.json')).status).toBe(404)
+})

@@ -1,0 +1,65 @@
+import { expect, test } from 'bun:test'
+import { resolve } from 'node:path'
+import { ConfigError, loadConfig } from '../src/config.ts'
+
+test('defaults follow the design', () => {
+  const config = loadConfig({})
+  expect(config).toMatchObject({
+    host: '127.0.0.1',
+    apiPort: 8000,
+    adminPort: 8080,
+    baseUrl: 'http://127.0.0.1:8000',
+    dataDir: resolve('./data'),
+    pluginPaths: [],
+    databaseUrl: undefined,
+    internalApiSecret: undefined,
+    sessionInactivityHours: 72,
+    sessionMaxDays: 30,
+  })
+})
+
+test('values are read and converted; an empty variable counts as unset', () => {
+  const config = loadConfig({
+    SWITCHBOARD_API_PORT: '9000',
+    SWITCHBOARD_ADMIN_PORT: '',
+    SWITCHBOARD_BASE_URL: 'https://sb.example.com/',
+    SWITCHBOARD_PLUGIN_PATHS: '/opt/a::/opt/b',
+    DATABASE_URL: 'postgres://u@db:5432/sb',
+    SWITCHBOARD_SESSION_INACTIVITY_HOURS: '1.5',
+  })
+  expect(config).toMatchObject({
+    apiPort: 9000,
+    adminPort: 8080,
+    baseUrl: 'https://sb.example.com',
+    pluginPaths: ['/opt/a', '/opt/b'],
+    databaseUrl: 'postgres://u@db:5432/sb',
+    sessionInactivityHours: 1.5,
+  })
+})
+
+test('one error names every bad variable', () => {
+  let error: unknown
+  try {
+    loadConfig({
+      SWITCHBOARD_API_PORT: 'eighty',
+      SWITCHBOARD_ADMIN_PORT: '70000',
+      DATABASE_URL: 'mysql://db/x',
+      SWITCHBOARD_SESSION_MAX_DAYS: '-1',
+      INTERNAL_API_SECRET: 'short',
+      SWITCHBOARD_BASE_URL: 'ftp://x',
+    })
+  } catch (e) {
+    error = e
+  }
+  expect(error).toBeInstanceOf(ConfigError)
+  const problems = (error as ConfigError).problems
+  expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+    'DATABASE_URL',
+    'INTERNAL_API_SECRET',
+    'SWITCHBOARD_ADMIN_PORT',
+    'SWITCHBOARD_API_PORT',
+    'SWITCHBOARD_BASE_URL',
+    'SWITCHBOARD_SESSION_MAX_DAYS',
+  ])
+  expect((error as Error).message).toContain('(got "eighty")')
+})

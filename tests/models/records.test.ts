@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Actor } from '../../src/auth/actor.ts'
+import type { Store } from '../../src/db/connect.ts'
+import { AgentConfigRecord } from '../../src/models/agent-config.ts'
+import { Company } from '../../src/models/company.ts'
+import { parseListQuery } from '../../src/models/list-query.ts'
+import { createRecord, deleteRecord, getRecord, listRecords, patchRecord, replaceRecord } from '../../src/models/records.ts'
+import { WebchatConversation, WebchatMessage } from '../../src/models/webchat.ts'
+import { freshStore } from '../helpers/database.ts'
+
+let store: Store
+let alice: Actor
+let bob: Actor
+
+async function seedTenant(slug: string): Promise<Actor> {
+  const companyId = Bun.randomUUIDv7()
+  const userId = Bun.randomUUIDv7()
+  await store.db.insertInto('companies').values({ id: companyId, name: slug, slug }).execute()
+  await store.db.insertInto('users').values({ id: userId, email: `${slug}@example.com`, username: slug, avatar: null, password_hash: null }).execute()
+  await store.db.insertInto('company_users').values({ id: Bun.randomUUIDv7(), company_id: companyId, user_id: userId, role: 'owner' }).execute()
+  return { userId, companyId, role: 'owner', isSuperadmin: false }
+}
+
+beforeAll(async () => {
+  store = await freshStore()
+  alice = await seedTenant('alice-co')
+  bob = await seedTenant('bob-co')
+})
+afterAll(() => store.close())
+
+const everything = (model = AgentConfigRecord) => parseListQuery(model, {})
+
+describe('tenant isolation through the scoped query builder', () => {
+  test('a record is created in the actor’s company and only that company sees it', async () => {
+    const bobs = await createRecord(store.db, bob, AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'bob-agent' }))
+    expect(bobs.record.company_id).toBe(bob.companyId)
+    const id = bobs.record.id as string
+
+    expect((await listRecords(store.db, alice, AgentConfigRecord, everything())).data).toEqual([])
+    expect((await listRecords(store.db, bob, AgentConfigRecord, everything())).data.map((r) => r.id)).toEqual([id])
+    const counted = await listRecords(store.db, alice, AgentConfigRecord, { ...everything(), count: true })
+    expect(counted.count).toBe(0)
+
+    // Reads, writes and deletes of another tenant's record answer 404, exactly like a missing record.
+    for (const attempt of [
+      () => getRecord(store.db, alice, AgentConfigRecord, id),
+      () => replaceRecord(store.db, alice, AgentConfigRecord, id, AgentConfigRecord.create.parse({ name: 'hijacked' })),
+      () => patchRecord(store.db, alice, AgentConfigRecord, id, { name: 'hijacked' }),
+      () => deleteRecord(store.db, alice, AgentConfigRecord, id),
+    ]) {
+      await expect(attempt()).rejects.toMatchObject({ code: 'not_found' })
+    }
+    expect((await getRecord(store.db, bob, AgentConfigRecord, id)).record.name).toBe('bob-agent')
+  })
+
+  test('a record cannot point at another tenant’s record, even by its id', async () => {
+    const bobsConversation = await createRecord(store.db, bob, WebchatConversation, WebchatConversation.create.parse({ title: 'private' }))
+    await expect(
+      createRecord(store.db, alice, WebchatMessage, WebchatMessage.create.parse({ conversation_id: bobsConversation.record.id, text: 'peek' })),
+    ).rejects.toMatchObject({ code: '23503' })
+    const bobsAgent = await createRecord(store.db, bob, AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'bob-2' }))
+    await expect(
+      createRecord(store.db, alice, WebchatConversation, WebchatConversation.create.parse({ agent_id: bobsAgent.record.id })),
+    ).rejects.toMatchObject({ code: '23503' })
+  })
+
+  test('companies: members see their own, a superadmin sees all', async () => {
+    const mine = await listRecords(store.db, alice, Company, everything(Company))
+    expect(mine.data.map((c) => c.slug)).toEqual(['alice-co'])
+    const all = await listRecords(store.db, { ...alice, isSuperadmin: true }, Company, everything(Company))
+    expect(all.data.map((c) => c.slug).sort()).toEqual(['alice-co', 'bob-co'])
+    await expect(getRecord(store.db, alice, Company, bob.companyId)).rejects.toMatchObject({ code: 'not_found' })
+  })
+})
