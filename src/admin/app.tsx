@@ -40,6 +40,18 @@ export function createAdminApp(services: Services, api: ApiClient): Hono {
     return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} />, { title: 'Overview' })
   })
 
-  app.notFound((c) => c.render(<section><h1>Not found</h1><p>There is no page at {c.req.path}.</p><p><a href="/">Back to the overview</a></p></section>, { title: 'Not found' }))
+  app.notFound((c) => {
+    c.status(404)
+    return c.render(
+      <section>
+        <h1>Not found</h1>
+        <p>There is no page at {c.req.path}.</p>
+        <p>
+          <a href="/">Back to the overview</a>
+        </p>
+      </section>,
+      { title: 'Not found' },
+    )
+  })
   return app
 }

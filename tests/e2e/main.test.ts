@@ -1,0 +1,105 @@
+import { afterAll, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+
+const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
+const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-main-'))
+const database = TEST_DATABASE_URL ? await createPostgresDatabase() : undefined
+afterAll(() => database?.drop())
+
+interface Running {
+  process: Bun.Subprocess<'ignore', 'pipe', 'pipe'>
+  api: string
+  admin: string
+  output: () => string
+}
+
+function spawnMain(env: Record<string, string> = {}) {
+  return Bun.spawn([process.execPath, MAIN], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      SWITCHBOARD_DATA_DIR: dataDir,
+      SWITCHBOARD_API_PORT: '0',
+      SWITCHBOARD_ADMIN_PORT: '0',
+      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...env,
+    },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+}
+
+/** Starts the server as `npm start` does and waits for it to print both addresses. */
+async function start(): Promise<Running> {
+  const child = spawnMain()
+  let output = ''
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader()
+  while (!/API and docs\s+(\S+)/.test(output)) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the server stopped before it was ready:\n${output}${await new Response(child.stderr).text()}`)
+    output += value
+  }
+  void (async () => {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) output += r.value
+  })()
+  return {
+    process: child,
+    admin: /Admin console\s+(\S+)/.exec(output)![1]!.replace(/\/$/, ''),
+    api: /API and docs\s+(\S+)/.exec(output)![1]!.replace(/\/api\/docs$/, ''),
+    output: () => output,
+  }
+}
+
+async function stop(server: Running): Promise<number> {
+  server.process.kill('SIGTERM')
+  return server.process.exited
+}
+
+test('serves the docs and the console, keeps data across a restart, and stops cleanly on SIGTERM', async () => {
+  const first = await start()
+  expect((await fetch(`${first.api}/api/docs`)).status).toBe(200)
+  const console_ = await fetch(`${first.admin}/`)
+  expect(console_.status).toBe(200)
+  expect(await console_.text()).toContain('AgentConfigRecord')
+
+  const created = await fetch(`${first.api}/api/v1/AgentConfigRecord`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'survivor', personality: 'Still here.' }),
+  })
+  expect(created.status).toBe(201)
+  const { id } = (await created.json()) as { id: string }
+
+  expect(await stop(first)).toBe(0)
+  expect(existsSync(join(dataDir, 'switchboard.lock'))).toBe(false)
+
+  const second = await start()
+  const read = await fetch(`${second.api}/api/v1/AgentConfigRecord/${id}`)
+  expect(read.status).toBe(200)
+  expect(await read.json()).toMatchObject({ name: 'survivor', personality: 'Still here.' })
+  expect(await stop(second)).toBe(0)
+}, 60_000)
+
+test.skipIf(database !== undefined)('a second process on the same embedded data directory refuses to start', async () => {
+  const first = await start()
+  try {
+    const second = spawnMain()
+    expect(await second.exited).toBe(1)
+    expect(await new Response(second.stderr).text()).toContain(`in use by another Switchboard process (pid ${first.process.pid})`)
+    expect((await fetch(`${first.api}/api/v1/Company`)).status).toBe(200)
+  } finally {
+    expect(await stop(first)).toBe(0)
+  }
+}, 60_000)
+
+test('bad configuration stops start-up with one message naming every bad variable', async () => {
+  const child = spawnMain({ SWITCHBOARD_API_PORT: 'http', SWITCHBOARD_SESSION_MAX_DAYS: 'forever' })
+  expect(await child.exited).toBe(1)
+  const message = await new Response(child.stderr).text()
+  expect(message).toContain('Invalid configuration')
+  expect(message).toContain('SWITCHBOARD_API_PORT')
+  expect(message).toContain('SWITCHBOARD_SESSION_MAX_DAYS')
+})
