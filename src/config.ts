@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import type { Rate } from './throttle/buckets.ts'
 
 /** The one reader of process.env. Everything else receives a Config. */
 export interface Config {
@@ -8,6 +9,8 @@ export interface Config {
   adminPort: number
   /** Public address of the api app, used in the OpenAPI `servers` entry and in links. */
   baseUrl: string
+  /** Public address of the admin app; with baseUrl, the origins allowed to send cookie-authenticated writes. */
+  adminBaseUrl: string
   dataDir: string
   pluginPaths: string[]
   databaseUrl: string | undefined
@@ -16,6 +19,12 @@ export interface Config {
   sessionMaxDays: number
   /** Largest request body the api app reads, in bytes. */
   bodyLimitBytes: number
+  /** The first superadmin, created on the first start when there is none. */
+  initialAdmin: { email: string; password: string | undefined }
+  /** Throttle of /api/v1/* per user (per address when anonymous). */
+  apiRate: Rate
+  /** Failed sign-ins allowed per account and per address. */
+  loginRate: Rate
 }
 
 export class ConfigError extends Error {
@@ -33,6 +42,7 @@ const env = z.object({
   SWITCHBOARD_API_PORT: port.default(8000),
   SWITCHBOARD_ADMIN_PORT: port.default(8080),
   SWITCHBOARD_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SWITCHBOARD_ADMIN_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   SWITCHBOARD_DATA_DIR: z.string().min(1).default('./data'),
   SWITCHBOARD_PLUGIN_PATHS: z.string().default(''),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
@@ -40,6 +50,12 @@ const env = z.object({
   SWITCHBOARD_SESSION_INACTIVITY_HOURS: positive.default(72),
   SWITCHBOARD_SESSION_MAX_DAYS: positive.default(30),
   SWITCHBOARD_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  SWITCHBOARD_ADMIN_EMAIL: z.email().default('admin@switchboard.local'),
+  SWITCHBOARD_ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
+  SWITCHBOARD_API_RATE_BURST: z.coerce.number().int().min(1).default(300),
+  SWITCHBOARD_API_RATE_PER_SECOND: positive.default(20),
+  SWITCHBOARD_LOGIN_RATE_BURST: z.coerce.number().int().min(1).default(10),
+  SWITCHBOARD_LOGIN_RATE_PER_MINUTE: positive.default(5),
 })
 
 /** Reads and validates the environment; throws one ConfigError naming every bad variable. */
@@ -53,7 +69,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0])
-        return `${name}: ${issue.message} (got ${JSON.stringify(present[name])})`
+        // Never echo a secret back, even a bad one.
+        const shown = /PASSWORD|SECRET|KEY/.test(name) ? 'a hidden value' : JSON.stringify(present[name])
+        return `${name}: ${issue.message} (got ${shown})`
       }),
     )
   }
@@ -65,6 +83,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     apiPort: e.SWITCHBOARD_API_PORT,
     adminPort: e.SWITCHBOARD_ADMIN_PORT,
     baseUrl: (e.SWITCHBOARD_BASE_URL ?? `http://${urlHost}:${e.SWITCHBOARD_API_PORT}`).replace(/\/$/, ''),
+    adminBaseUrl: (e.SWITCHBOARD_ADMIN_BASE_URL ?? `http://${urlHost}:${e.SWITCHBOARD_ADMIN_PORT}`).replace(/\/$/, ''),
     dataDir: resolve(e.SWITCHBOARD_DATA_DIR),
     pluginPaths: e.SWITCHBOARD_PLUGIN_PATHS.split(':').filter(Boolean).map((p) => resolve(p)),
     databaseUrl: e.DATABASE_URL,
@@ -72,5 +91,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     sessionInactivityHours: e.SWITCHBOARD_SESSION_INACTIVITY_HOURS,
     sessionMaxDays: e.SWITCHBOARD_SESSION_MAX_DAYS,
     bodyLimitBytes: e.SWITCHBOARD_BODY_LIMIT_BYTES,
+    initialAdmin: { email: e.SWITCHBOARD_ADMIN_EMAIL, password: e.SWITCHBOARD_ADMIN_PASSWORD },
+    apiRate: { burst: e.SWITCHBOARD_API_RATE_BURST, perSecond: e.SWITCHBOARD_API_RATE_PER_SECOND },
+    loginRate: { burst: e.SWITCHBOARD_LOGIN_RATE_BURST, perSecond: e.SWITCHBOARD_LOGIN_RATE_PER_MINUTE / 60 },
   }
 }

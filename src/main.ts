@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     return fail(`Could not open the database: ${(error as Error).message}`)
   }
 
-  const { api, admin } = await createPlatform(config, store, log)
+  const { api, admin, bootstrap } = await createPlatform(config, store, log)
   const servers = [
     Bun.serve({ hostname: config.host, port: config.apiPort, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),
     Bun.serve({ hostname: config.host, port: config.adminPort, fetch: admin.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),
@@ -34,6 +34,12 @@ async function main(): Promise<void> {
   console.log(`Switchboard is running on ${store.kind === 'pglite' ? `the embedded database in ${config.dataDir}` : 'PostgreSQL'}.`)
   console.log(`  Admin console  http://${config.host}:${adminServer!.port}/`)
   console.log(`  API and docs   http://${config.host}:${apiServer!.port}/api/docs`)
+  if (bootstrap.generatedPassword) {
+    // Shown this once on the console, never logged or stored in plain.
+    const { username, password } = bootstrap.generatedPassword
+    console.log(`\nFirst start: sign in as "${username}" with the password ${password}`)
+    console.log('Change it in the console, or set SWITCHBOARD_ADMIN_PASSWORD before the first start.')
+  }
 
   let stopping = false
   const shutdown = async (signal: string) => {

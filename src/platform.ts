@@ -1,32 +1,44 @@
 import { createAdminApp } from './admin/app.tsx'
 import { createApiClient } from './admin/api-client.ts'
 import { createApiApp } from './api/app.ts'
-import { ensureDevelopmentActor } from './auth/development-actor.ts'
+import { AccessPolicy } from './auth/access.ts'
+import { Authenticator } from './auth/authenticator.ts'
+import { ensureSuperadmin, type Bootstrap } from './auth/bootstrap.ts'
+import { sessionPolicy } from './auth/sessions.ts'
+import { systemClock, type Clock } from './clock.ts'
 import type { Config } from './config.ts'
-import { migrate } from './db/migrate.ts'
 import type { Store } from './db/connect.ts'
+import { migrate } from './db/migrate.ts'
 import type { Logger } from './logger.ts'
 import { createModelRegistry } from './models/registry.ts'
 import type { Services } from './services.ts'
+import { MemoryBucketStore } from './throttle/buckets.ts'
 
 export interface Platform {
   services: Services
   api: ReturnType<typeof createApiApp>
   admin: ReturnType<typeof createAdminApp>
+  bootstrap: Bootstrap
 }
 
 /** Builds the kernel services and both apps on an open store. Servers and signals are main.ts's business. */
-export async function createPlatform(config: Config, store: Store, log: Logger): Promise<Platform> {
+export async function createPlatform(config: Config, store: Store, log: Logger, clock: Clock = systemClock): Promise<Platform> {
   const applied = await migrate(store.db)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
+  const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
+  const policy = sessionPolicy(config)
   const services: Services = {
     config,
     db: store.db,
     models: createModelRegistry(),
     log,
-    developmentActor: await ensureDevelopmentActor(store.db),
+    clock,
+    sessionPolicy: policy,
+    authenticator: new Authenticator(store.db, clock, policy),
+    access: new AccessPolicy(store.db, clock),
+    throttles: { api: new MemoryBucketStore(), login: new MemoryBucketStore() },
   }
   const api = createApiApp(services)
   const admin = createAdminApp(services, createApiClient(api))
-  return { services, api, admin }
+  return { services, api, admin, bootstrap }
 }

@@ -1,8 +1,12 @@
+import type { AccessPolicy } from './auth/access.ts'
+import type { Authenticator } from './auth/authenticator.ts'
+import type { SessionPolicy } from './auth/sessions.ts'
+import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/schema.ts'
-import type { ModelRegistry } from './models/registry.ts'
 import type { Logger } from './logger.ts'
-import type { Actor } from './auth/actor.ts'
+import type { ModelRegistry } from './models/registry.ts'
+import type { BucketStore } from './throttle/buckets.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
 export interface Services {
@@ -10,6 +14,10 @@ export interface Services {
   db: Db
   models: ModelRegistry
   log: Logger
-  /** Until sign-in lands every request acts as the seeded administrator (see auth/development-actor.ts). */
-  developmentActor: Actor
+  clock: Clock
+  sessionPolicy: SessionPolicy
+  authenticator: Authenticator
+  access: AccessPolicy
+  /** One store per limit, so each sweeps by its own rate. */
+  throttles: { api: BucketStore; login: BucketStore }
 }

@@ -22,8 +22,13 @@ export function createAdminApp(services: Services, api: ApiClient): Hono {
 
   app.get('/static/htmx.min.js', () => new Response(Bun.file(HTMX), { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' } }))
   app.get('/static/*', async (c) => {
-    const relative = decodeURIComponent(c.req.path.slice('/static/'.length))
-    if (relative.split('/').some((part) => part === '..' || part === '')) return c.text('Not found', 404)
+    let relative: string
+    try {
+      relative = decodeURIComponent(c.req.path.slice('/static/'.length))
+    } catch {
+      return c.text('Not found', 404)
+    }
+    if (relative.includes('\0') || relative.split('/').some((part) => part === '..' || part === '')) return c.text('Not found', 404)
     const file = Bun.file(join(STATIC_DIR, relative))
     return (await file.exists()) ? new Response(file) : c.text('Not found', 404)
   })

@@ -5,7 +5,8 @@ import type { Services } from '../services.ts'
 export interface ApiEnv {
   Variables: {
     requestId: string
-    actor: Actor
+    /** Unset for anonymous requests. */
+    actor: Actor | undefined
     services: Services
   }
 }

@@ -122,16 +122,14 @@ function fromDatabase(error: unknown): ApiError | undefined {
       return new ApiError('validation_error', 'A value breaks a rule of the store.', {
         errors: [{ path: constraint || 'body', message: 'not allowed' }],
       })
-    case '22P02':
-    case '22007':
-    case '22008':
-    case '22003':
-      return new ApiError('bad_request', 'A value has the wrong form for its field.')
     case '40001':
     case '40P01':
       return new ApiError('conflict', 'The change collided with another one; try again.')
+    case '54001':
+      return new ApiError('bad_request', 'The request is too deeply nested or too complex to run.')
     default:
-      return undefined
+      // Class 22, data exceptions: a value out of range, a NUL in text, a malformed pattern. The caller's input.
+      return e.code.startsWith('22') ? new ApiError('bad_request', 'A value is malformed or out of range for its field.') : undefined
   }
 }
 

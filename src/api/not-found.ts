@@ -6,13 +6,22 @@ interface RouteEntry {
   path: string
 }
 
+function safeDecode(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
 /** Turns `/api/v1/User/:id` into a matcher; `*` matches the rest. */
 function matcher(path: string): RegExp {
   const pattern = path
     .split('/')
     .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/')
-  return new RegExp(`^${pattern}/?$`)
+  return new RegExp(`^${pattern}$`)
 }
 
 /**
@@ -33,9 +42,9 @@ export function createNotFoundHandler(routes: () => readonly RouteEntry[], model
         headers: { Allow: allowed.join(', ') },
       })
     }
-    const model = /^\/api\/v1\/([^/]+)/.exec(path)?.[1]
-    if (model !== undefined) {
-      throw new ApiError('not_found', `There is no model ${decodeURIComponent(model)}. Models: ${modelNames().join(', ')}.`)
+    const model = safeDecode(/^\/api\/v1\/([^/]+)/.exec(path)?.[1])
+    if (model !== undefined && !modelNames().includes(model)) {
+      throw new ApiError('not_found', `There is no model ${model}. Models: ${modelNames().join(', ')}.`)
     }
     throw new ApiError('not_found', `Nothing at ${c.req.method} ${path}. The API is described at /api/openapi.json.`)
   }

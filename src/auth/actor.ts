@@ -2,17 +2,19 @@ import type { CompanyRole } from '../db/schema.ts'
 
 export type Role = CompanyRole | 'superadmin'
 
-/** Who a request acts for: set on every request before any handler runs. */
+/** Who a request acts for, set by the authentication middleware before any handler runs. */
 export interface Actor {
   userId: string
-  /** The tenant the request works in. */
-  companyId: string
-  role: CompanyRole
+  /** The company the request works in; null for a user who belongs to none. */
+  companyId: string | null
+  /** The user's role in that company. */
+  role: CompanyRole | null
   isSuperadmin: boolean
 }
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3, superadmin: 4 }
 
 export function hasRole(actor: Actor, least: Role): boolean {
-  return actor.isSuperadmin || RANK[actor.role] >= RANK[least]
+  if (actor.isSuperadmin) return true
+  return actor.role !== null && least !== 'superadmin' && RANK[actor.role] >= RANK[least]
 }

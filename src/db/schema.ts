@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely'
 
 /** Written as a Date or ISO string, read back as a Date by both drivers. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
@@ -115,6 +115,24 @@ export interface ModelAclsTable extends Row {
   min_role: CompanyRole | 'superadmin'
 }
 
+export interface SessionsTable {
+  id: string
+  user_id: string
+  token_hash: string
+  created_at: Timestamp
+  last_seen_at: Timestamp
+  expires_at: Timestamp
+}
+
+export interface ApiTokensTable extends Row {
+  user_id: string
+  name: string
+  token_hash: string
+  prefix: string
+  expires_at: Timestamp | null
+  last_used_at: Timestamp | null
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -128,14 +146,11 @@ export interface Database {
   plans: PlansTable
   system_config: SystemConfigTable
   model_acls: ModelAclsTable
+  sessions: SessionsTable
+  api_tokens: ApiTokensTable
 }
 
 export type TableName = keyof Database
 export type Db = Kysely<Database>
 /** What repository functions take first: the db or a transaction of it. */
 export type Executor = Kysely<Database> | Transaction<Database>
-
-export type User = Selectable<UsersTable>
-export type NewUser = Insertable<UsersTable>
-export type UserUpdate = Updateable<UsersTable>
-export type Company = Selectable<CompaniesTable>

@@ -7,8 +7,11 @@ export interface TenantScope {
   table: TableName
   /** Column holding the owning company; set on insert, matched on every read, update and delete. */
   tenantColumn?: string
-  /** Extra visibility rule for the actor (e.g. only participants see a conversation's messages). */
-  recordRule?: (eb: ExpressionBuilder<any, any>, actor: Actor) => Expression<SqlBool> | undefined
+  /**
+   * Extra rule on which rows the actor may see (`read`) or change (`write`), e.g. only participants see a
+   * conversation's messages. Undefined means no rule beyond the tenant.
+   */
+  recordRule?: (eb: ExpressionBuilder<any, any>, actor: Actor, access: 'read' | 'write') => Expression<SqlBool> | undefined
 }
 
 /**
@@ -17,25 +20,26 @@ export interface TenantScope {
  */
 export function scoped(db: Executor, actor: Actor) {
   const k = db as unknown as Kysely<any>
-  function restrict<Q extends { where: (...args: any[]) => any }>(query: Q, scope: TenantScope): Q {
+  function restrict<Q extends { where: (...args: any[]) => any }>(query: Q, scope: TenantScope, access: 'read' | 'write'): Q {
     let q = query
-    if (scope.tenantColumn) q = q.where(`${scope.table}.${scope.tenantColumn}`, '=', actor.companyId)
+    if (scope.tenantColumn) {
+      // No company, no tenant rows: a null never equals anything, so the query matches nothing.
+      q = q.where(`${scope.table}.${scope.tenantColumn}`, '=', actor.companyId)
+    }
     if (scope.recordRule) {
       const rule = scope.recordRule
-      q = q.where((eb: ExpressionBuilder<any, any>) => rule(eb, actor) ?? eb.lit(true))
+      q = q.where((eb: ExpressionBuilder<any, any>) => rule(eb, actor, access) ?? eb.lit(true))
     }
     return q
   }
   return {
     actor,
-    selectFrom: (scope: TenantScope) => restrict(k.selectFrom(scope.table), scope),
-    updateTable: (scope: TenantScope) => restrict(k.updateTable(scope.table), scope),
-    deleteFrom: (scope: TenantScope) => restrict(k.deleteFrom(scope.table), scope),
+    selectFrom: (scope: TenantScope) => restrict(k.selectFrom(scope.table), scope, 'read'),
+    updateTable: (scope: TenantScope) => restrict(k.updateTable(scope.table), scope, 'write'),
+    deleteFrom: (scope: TenantScope) => restrict(k.deleteFrom(scope.table), scope, 'write'),
     insertInto: (scope: TenantScope, values: Record<string, unknown>) =>
       k
         .insertInto(scope.table)
         .values(scope.tenantColumn ? { ...values, [scope.tenantColumn]: actor.companyId } : values),
   }
 }
-
-export type Scoped = ReturnType<typeof scoped>

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import type { AliasableExpression, ExpressionBuilder } from 'kysely'
 import type { Actor, Role } from '../auth/actor.ts'
 import type { TenantScope } from '../db/scoped.ts'
+import type { Executor } from '../db/schema.ts'
 import { columnKind, type ColumnKind } from './column-kind.ts'
 
 export type Verb = 'list' | 'read' | 'create' | 'update' | 'delete'
@@ -11,6 +12,15 @@ export const VERBS: readonly Verb[] = ['list', 'read', 'create', 'update', 'dele
 export interface ComputedField {
   schema: z.ZodType
   select: (eb: ExpressionBuilder<any, any>) => AliasableExpression<unknown>
+}
+
+/** Whether `id` names a record the actor may refer to from this field. */
+export type ReferenceCheck = (db: Executor, actor: Actor, id: string) => Promise<boolean>
+
+/** Values made by the server on create and shown once in that response only (a new API token). */
+export interface Generated {
+  shape: z.ZodRawShape
+  make(): Promise<{ columns: Record<string, unknown>; shown: Record<string, unknown> }> | { columns: Record<string, unknown>; shown: Record<string, unknown> }
 }
 
 export interface ModelSpec extends TenantScope {
@@ -23,12 +33,19 @@ export interface ModelSpec extends TenantScope {
   writeOnly?: readonly string[]
   /** Stored fields the server sets; returned, never taken from a body. */
   readOnly?: z.ZodRawShape
-  /** Read-only fields set to the acting user's id on create. */
-  actorColumns?: readonly string[]
+  /** Read-only columns the server sets on create only (the author, a message's role). */
+  stamp?: (actor: Actor) => Record<string, unknown>
   computed?: Record<string, ComputedField>
+  /** Fields naming other records: a write may only name records the actor can see. */
+  references?: Record<string, ReferenceCheck>
+  generated?: Generated
+  /** Runs in the create's transaction, e.g. to make a new user a member of the creator's company. */
+  afterCreate?: (db: Executor, record: Record<string, unknown>, actor: Actor) => Promise<void>
+  /** Writes change who may do what (roles, memberships, ACLs), so cached identities are dropped after them. */
+  affectsAccess?: boolean
   /** The least role allowed per verb; ModelAcl rows may override it. */
   access: Record<Verb, Role>
-  /** Turns validated input into column values (hashing a password, fixing server-set columns). */
+  /** Turns validated input into column values (hashing a password). */
   toRow?: (input: Record<string, unknown>, actor: Actor) => Record<string, unknown> | Promise<Record<string, unknown>>
   example: Record<string, unknown>
 }
@@ -40,6 +57,8 @@ export interface Model extends ModelSpec {
   create: z.ZodObject
   /** Body of a JSON merge patch: any writable field, `null` resets it. */
   patch: z.ZodObject
+  /** The create response: the record plus any generated values shown once. */
+  created: z.ZodObject
   /** Stored columns a response may show, in order. */
   columns: string[]
   /** The kind of every field a list may filter or order by. */
@@ -60,8 +79,14 @@ export function defineModel(spec: ModelSpec): Model {
     .object({ id, ...tenant, ...readable, ...spec.readOnly, ...computedShape, created_at: timestamp, updated_at: timestamp })
     .openapi(spec.name, { description: spec.description })
   const create = z.strictObject(spec.fields).openapi(`${spec.name}Create`, { example: spec.example })
+  // A merge patch may hold any part of a field (one key of a nested object, or null to remove it), so only its
+  // top-level keys are checked here; the merged record is then validated whole against `create`.
   const patch = z
-    .strictObject(Object.fromEntries(Object.entries(spec.fields).map(([k, v]) => [k, (v as z.ZodType).nullable().optional()])))
+    .strictObject(
+      Object.fromEntries(
+        Object.keys(spec.fields).map((k) => [k, z.unknown().optional().openapi({ description: `Merged into ${k} (see ${spec.name}Create); null resets it.` })]),
+      ),
+    )
     .openapi(`${spec.name}Patch`, {
       description: 'A JSON merge patch (RFC 7396): fields present are changed, `null` resets a field to its default.',
     })
@@ -72,5 +97,8 @@ export function defineModel(spec: ModelSpec): Model {
   const jsonColumns = new Set(
     Object.entries({ ...spec.fields, ...spec.readOnly }).filter(([, s]) => columnKind(s as z.ZodType) === 'json').map(([k]) => k),
   )
-  return { ...spec, record, create, patch, columns, kinds, jsonColumns }
+  const created = spec.generated
+    ? record.extend(spec.generated.shape).openapi(`${spec.name}Created`, { description: `A new ${spec.name}; the generated values are shown this once.` })
+    : record
+  return { ...spec, record, create, patch, created, columns, kinds, jsonColumns }
 }

@@ -1,9 +1,7 @@
 import { z } from '@hono/zod-openapi'
 
 /** Field schemas several models share. */
-export const uuid = z.uuid()
 export const nullableUuid = z.uuid().nullable().default(null)
-export const timestamp = z.iso.datetime({ offset: true })
 export const slug = z
   .string()
   .regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lowercase letters, digits and inner dashes, at most 64')

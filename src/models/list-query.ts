@@ -43,11 +43,8 @@ function readValue(model: Model, field: string, kind: ColumnKind, text: string):
     case 'boolean':
       if (text !== 'true' && text !== 'false') throw 'is not true or false'
       return text === 'true'
-    case 'timestamp': {
-      const ms = Date.parse(text)
-      if (Number.isNaN(ms)) throw 'is not an ISO-8601 date-time'
-      return new Date(ms).toISOString()
-    }
+    case 'timestamp':
+      return readTimestamp(text)
     case 'enum': {
       const allowed = enumValues(model.record.shape[field] as never)
       if (!allowed.includes(text)) throw `is not one of ${allowed.join(', ')}`
@@ -56,6 +53,23 @@ function readValue(model: Model, field: string, kind: ColumnKind, text: string):
     default:
       return text
   }
+}
+
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})$/
+
+/** An ISO-8601 date-time with its offset (no guessing of time zones), a real calendar date, years 0001–9999. */
+function readTimestamp(text: string): string {
+  const match = ISO_DATE_TIME.exec(text)
+  const [, y, mo, d, h, mi, s = '0'] = match ?? []
+  const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)))
+  const real = match && day.getUTCMonth() === Number(mo) - 1 && day.getUTCDate() === Number(d) && Number(h) < 24 && Number(mi) < 60 && Number(s) < 60
+  if (!real || Number(y) < 1) throw 'is not an ISO-8601 date-time with an offset, e.g. 2026-11-21T09:30:00Z'
+  return new Date(Date.parse(text)).toISOString()
+}
+
+/** A like pattern where only `*` is a wildcard: `%`, `_` and `\` from the caller match themselves. */
+function likePattern(text: string): string {
+  return text.replace(/[\\%_]/g, (ch) => `\\${ch}`).replaceAll('*', '%')
 }
 
 /** Splits `(a,"b,c",d)` into items; double quotes protect commas, a backslash escapes inside quotes. */
@@ -101,7 +115,7 @@ function parseFilter(model: Model, field: string, raw: string): Filter {
   if (kind === 'json') throw 'holds JSON and can only be filtered with is.null'
   if ((op === 'like' || op === 'ilike') && kind !== 'text') throw `${op} works on text fields only`
   if (op === 'in') return { field, op, value: readList(text).map((item) => readValue(model, field, kind, item)) }
-  if (op === 'like' || op === 'ilike') return { field, op, value: text.replaceAll('*', '%') }
+  if (op === 'like' || op === 'ilike') return { field, op, value: likePattern(text) }
   return { field, op, value: readValue(model, field, kind, text) }
 }
 
@@ -136,6 +150,7 @@ export function parseListQuery(model: Model, params: Record<string, string[]>): 
     if (!knownField(name, name)) continue
     for (const raw of values) {
       try {
+        if (raw.includes('\u0000')) throw 'holds a NUL character'
         query.filters.push(parseFilter(model, name, raw))
       } catch (message) {
         errors.push({ path: name, message: `${JSON.stringify(raw)}: ${String(message)}` })

@@ -1,5 +1,5 @@
 import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import { ApiError } from '../api/errors.ts'
+import { ApiError, type FieldError } from '../api/errors.ts'
 import type { Actor } from '../auth/actor.ts'
 import { scoped } from '../db/scoped.ts'
 import type { Executor } from '../db/schema.ts'
@@ -83,25 +83,44 @@ export async function listRecords(db: Executor, actor: Actor, model: Model, quer
   }
 }
 
-export async function getRecord(db: Executor, actor: Actor, model: Model, id: string): Promise<Versioned> {
+export async function getRecord(db: Executor, actor: Actor, model: Model, id: string, options: { forUpdate?: boolean } = {}): Promise<Versioned> {
   const row = await scoped(db, actor)
     .selectFrom(model)
     .select(selection(model))
     .where(`${model.table}.id`, '=', id)
+    .$if(options.forUpdate === true, (q) => q.forUpdate(model.table))
     .executeTakeFirst()
   if (!row) throw notFound(model, id)
   return split(row)
 }
 
+/** A write may only name records the actor could read: no borrowing another user's conversation by its id. */
+async function checkReferences(db: Executor, actor: Actor, model: Model, input: ApiRecord): Promise<void> {
+  const errors: FieldError[] = []
+  for (const [name, isAllowed] of Object.entries(model.references ?? {})) {
+    const id = input[name]
+    if (typeof id === 'string' && !(await isAllowed(db, actor, id))) errors.push({ path: name, message: 'no such record' })
+  }
+  if (errors.length > 0) throw new ApiError('validation_error', 'A referenced record does not exist.', { errors })
+}
+
 export async function createRecord(db: Executor, actor: Actor, model: Model, input: ApiRecord): Promise<Versioned> {
-  const stamps = Object.fromEntries((model.actorColumns ?? []).map((column) => [column, actor.userId]))
-  const row = { ...(await toColumns(model, input, actor)), ...stamps, id: Bun.randomUUIDv7() }
-  return split(await scoped(db, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
+  await checkReferences(db, actor, model, input)
+  const stamps = model.stamp?.(actor) ?? {}
+  const generated = model.generated ? await model.generated.make() : { columns: {}, shown: {} }
+  const row = { ...(await toColumns(model, input, actor)), ...generated.columns, ...stamps, id: Bun.randomUUIDv7() }
+  const insert = async (tx: Executor) => {
+    const created = split(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
+    await model.afterCreate?.(tx, created.record, actor)
+    return created
+  }
+  const created = model.afterCreate && !db.isTransaction ? await db.transaction().execute(insert) : await insert(db)
+  return { ...created, record: { ...created.record, ...generated.shown } }
 }
 
 /**
- * Writes `input` over the record if its version is still `expected` (when given). A stale version is a 412 so
- * that concurrent edits are never silently lost.
+ * Writes `input` over the record if its version is one of `expected` (when given: the tags of If-Match). A stale
+ * version is a 412 so that concurrent edits are never silently lost.
  */
 export async function replaceRecord(
   db: Executor,
@@ -109,55 +128,59 @@ export async function replaceRecord(
   model: Model,
   id: string,
   input: ApiRecord,
-  expected?: number,
+  expected?: readonly number[],
 ): Promise<Versioned> {
+  await checkReferences(db, actor, model, input)
+  if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
   const row = await scoped(db, actor)
     .updateTable(model)
     .set({ ...(await toColumns(model, input, actor)), version: sql`version + 1`, updated_at: sql`now()` })
     .where(`${model.table}.id`, '=', id)
-    .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, '=', expected))
+    .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, 'in', expected))
     .returning(selection(model))
     .executeTakeFirst()
   if (row) return split(row)
-  await getRecord(db, actor, model, id) // 404 when it is gone or never was ours
-  throw stale(model)
+  throw await staleOrMissing(db, actor, model, id)
 }
 
-/** JSON merge patch (RFC 7396) over the writable fields, validated whole, written only if nobody wrote between. */
+/**
+ * JSON merge patch (RFC 7396) over the writable fields, validated whole. The row is locked from read to write,
+ * so concurrent patches of different fields all land, one after the other.
+ */
 export async function patchRecord(
   db: Executor,
   actor: Actor,
   model: Model,
   id: string,
   patch: ApiRecord,
-  expected?: number,
+  expected?: readonly number[],
 ): Promise<Versioned> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await getRecord(db, actor, model, id)
-    if (expected !== undefined && current.version !== expected) throw stale(model)
+  const run = async (tx: Executor) => {
+    const current = await getRecord(tx, actor, model, id, { forUpdate: true })
+    if (expected !== undefined && !expected.includes(current.version)) throw stale(model)
     const writable = Object.fromEntries(Object.keys(model.create.shape).filter((k) => k in current.record).map((k) => [k, current.record[k]]))
     const parsed = model.create.safeParse(mergePatch(writable, patch))
     if (!parsed.success) throw validationError(parsed.error)
-    try {
-      return await replaceRecord(db, actor, model, id, parsed.data, current.version)
-    } catch (error) {
-      // Someone wrote between our read and our write: with If-Match that is the caller's 412, otherwise merge again.
-      if (expected !== undefined || !(error instanceof ApiError && error.code === 'precondition_failed')) throw error
-    }
+    return replaceRecord(tx, actor, model, id, parsed.data, [current.version])
   }
-  throw new ApiError('conflict', `The ${model.name} keeps changing under this patch; try again.`)
+  return db.isTransaction ? run(db) : db.transaction().execute(run)
 }
 
-export async function deleteRecord(db: Executor, actor: Actor, model: Model, id: string, expected?: number): Promise<void> {
+export async function deleteRecord(db: Executor, actor: Actor, model: Model, id: string, expected?: readonly number[]): Promise<void> {
+  if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
   const row = await scoped(db, actor)
     .deleteFrom(model)
     .where(`${model.table}.id`, '=', id)
-    .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, '=', expected))
+    .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, 'in', expected))
     .returning(`${model.table}.id`)
     .executeTakeFirst()
-  if (row) return
+  if (!row) throw await staleOrMissing(db, actor, model, id)
+}
+
+/** Why a conditional write matched nothing: 404 when the record is gone (or never was ours), else 412. */
+async function staleOrMissing(db: Executor, actor: Actor, model: Model, id: string): Promise<ApiError> {
   await getRecord(db, actor, model, id)
-  throw stale(model)
+  return stale(model)
 }
 
 function notFound(model: Model, id: string): ApiError {

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi'
-import { VERBS, defineModel } from './define.ts'
+import { defineModel } from './define.ts'
+import { jsonDepth, MAX_JSON_DEPTH } from './json-depth.ts'
 
 export const SystemConfig = defineModel({
   name: 'SystemConfig',
@@ -11,22 +12,10 @@ export const SystemConfig = defineModel({
     // generator cannot follow.
     value: z
       .union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), z.record(z.string(), z.unknown())])
+      .refine((value) => jsonDepth(value) <= MAX_JSON_DEPTH, `nests deeper than ${MAX_JSON_DEPTH} levels`)
       .openapi({ description: 'Any JSON value except null.' }),
     description: z.string().max(2000).default(''),
   },
   access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
   example: { key: 'chat.max_attachments', value: 20, description: 'Attachments allowed per message.' },
-})
-
-export const ModelAcl = defineModel({
-  name: 'ModelAcl',
-  table: 'model_acls',
-  description: 'Overrides, per model and verb, the least role a model declares.',
-  fields: {
-    model: z.string().min(1).max(100),
-    verb: z.enum(VERBS as [string, ...string[]]),
-    min_role: z.enum(['member', 'admin', 'owner', 'superadmin']),
-  },
-  access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
-  example: { model: 'WebchatMessage', verb: 'delete', min_role: 'owner' },
 })

@@ -1,5 +1,7 @@
 import { z } from '@hono/zod-openapi'
+import { hasRole } from '../auth/actor.ts'
 import { defineModel } from './define.ts'
+import { companyMember } from './references.ts'
 
 export const User = defineModel({
   name: 'User',
@@ -14,9 +16,30 @@ export const User = defineModel({
   },
   writeOnly: ['password'],
   readOnly: { is_superadmin: z.boolean() },
-  access: { list: 'admin', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
+  // Users see themselves; company admins see their company's users. A user who also belongs to another company
+  // can only be changed by themselves or a superadmin, so no admin reaches into another tenant's account.
+  recordRule: (eb, actor, access) => {
+    if (actor.isSuperadmin) return undefined
+    const self = eb('users.id', '=', actor.userId)
+    if (!hasRole(actor, 'admin') || actor.companyId === null) return self
+    const inMyCompany = eb.exists(
+      eb.selectFrom('company_users as m').select('m.id').whereRef('m.user_id', '=', 'users.id').where('m.company_id', '=', actor.companyId),
+    )
+    if (access === 'read') return eb.or([self, inMyCompany])
+    const elsewhere = eb.exists(
+      eb.selectFrom('company_users as o').select('o.id').whereRef('o.user_id', '=', 'users.id').where('o.company_id', '<>', actor.companyId),
+    )
+    return eb.or([self, eb.and([inMyCompany, eb.not(elsewhere), eb('users.is_superadmin', '=', false)])])
+  },
+  access: { list: 'member', read: 'member', create: 'admin', update: 'member', delete: 'admin' },
+  affectsAccess: true,
   async toRow({ password, ...row }) {
     return password === undefined ? row : { ...row, password_hash: await Bun.password.hash(String(password)) }
+  },
+  // A user made by a company admin joins that company, so the admin can see and manage them.
+  async afterCreate(db, record, actor) {
+    if (actor.companyId === null) return
+    await db.insertInto('company_users').values({ id: Bun.randomUUIDv7(), company_id: actor.companyId, user_id: String(record.id), role: 'member' }).execute()
   },
   example: { email: 'ada@example.com', username: 'ada', display_name: 'Ada Lovelace' },
 })
@@ -32,6 +55,7 @@ export const UserPlatform = defineModel({
     platform_user_id: z.string().trim().min(1).max(200),
     platform_username: z.string().max(200).default(''),
   },
+  references: { user_id: companyMember },
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
   example: { user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', platform: 'slack', platform_user_id: 'U024BE7LH' },
 })

@@ -1,7 +1,27 @@
 import { z } from '@hono/zod-openapi'
 import { sql } from 'kysely'
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
+import { hasRole, type Actor } from '../auth/actor.ts'
 import { defineModel } from './define.ts'
 import { nullableUuid } from './fields.ts'
+import { companyMember, visible } from './references.ts'
+
+/**
+ * Conversations are private to their creator and participants, whatever the role: chats are not the
+ * administrators' to read.
+ */
+function takesPart(eb: ExpressionBuilder<any, any>, actor: Actor, conversationId: string): Expression<SqlBool> {
+  return eb.or([
+    eb.exists(
+      eb.selectFrom('webchat_conversations as c').select('c.id').whereRef('c.id', '=', conversationId as any).where('c.created_by', '=', actor.userId),
+    ),
+    eb.exists(
+      eb.selectFrom('webchat_participants as p').select('p.id').whereRef('p.conversation_id', '=', conversationId as any).where('p.user_id', '=', actor.userId),
+    ),
+  ])
+}
+
+const conversation = visible(() => WebchatConversation)
 
 export const WebchatConversation = defineModel({
   name: 'WebchatConversation',
@@ -14,7 +34,8 @@ export const WebchatConversation = defineModel({
     context_prompt: z.string().max(100_000).default('').openapi({ description: 'Extra context given to the agent.' }),
   },
   readOnly: { created_by: z.uuid().nullable() },
-  actorColumns: ['created_by'],
+  stamp: (actor) => ({ created_by: actor.userId }),
+  recordRule: (eb, actor) => takesPart(eb, actor, 'webchat_conversations.id'),
   computed: {
     has_plan: {
       schema: z.boolean().openapi({ description: 'The conversation has a plan that is not cancelled.' }),
@@ -36,6 +57,8 @@ export const WebchatParticipant = defineModel({
     user_id: z.uuid(),
     pinned_at: z.iso.datetime({ offset: true }).nullable().default(null),
   },
+  references: { conversation_id: conversation, user_id: companyMember },
+  recordRule: (eb, actor) => takesPart(eb, actor, 'webchat_participants.conversation_id'),
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
   example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7f' },
 })
@@ -65,7 +88,15 @@ export const WebchatMessage = defineModel({
     role: z.enum(['user', 'agent', 'system']),
     status: z.enum(['complete', 'aborted', 'error']),
   },
-  actorColumns: ['sender_id'],
+  // Messages written through the API are the caller's own; agent and system messages come from the runtime.
+  stamp: (actor) => ({ sender_id: actor.userId, role: 'user' }),
+  references: { conversation_id: conversation },
+  // Participants read the conversation; a message is changed by its author, or by an admin.
+  recordRule: (eb, actor, access) => {
+    const participant = takesPart(eb, actor, 'webchat_messages.conversation_id')
+    if (access === 'read' || hasRole(actor, 'admin')) return participant
+    return eb.and([participant, eb('webchat_messages.sender_id', '=', actor.userId)])
+  },
   computed: {
     sender_name: {
       schema: z.string().nullable().openapi({ description: 'Display name of the sender (user or agent).' }),
@@ -74,7 +105,6 @@ export const WebchatMessage = defineModel({
         (select a.name from agent_configs a where a.id = webchat_messages.agent_id))`,
     },
   },
-  toRow: (row) => ({ ...row, role: 'user' }),
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'admin' },
   example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', text: 'Summarise the attached report, please.' },
 })
@@ -99,7 +129,9 @@ export const WebchatDocument = defineModel({
     truncated: z.boolean().default(false),
   },
   readOnly: { uploaded_by: z.uuid().nullable() },
-  actorColumns: ['uploaded_by'],
+  stamp: (actor) => ({ uploaded_by: actor.userId }),
+  references: { conversation_id: conversation },
+  recordRule: (eb, actor) => takesPart(eb, actor, 'webchat_documents.conversation_id'),
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
   example: {
     conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e',
@@ -120,6 +152,8 @@ export const Plan = defineModel({
     title: z.string().trim().min(1).max(300),
     status: z.enum(['draft', 'active', 'paused', 'completed', 'cancelled']).default('draft'),
   },
+  references: { conversation_id: conversation },
+  recordRule: (eb, actor) => takesPart(eb, actor, 'plans.conversation_id'),
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
   example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', title: 'Write the quarterly report' },
 })

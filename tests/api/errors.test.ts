@@ -16,7 +16,7 @@ test('malformed JSON is a 400', async () => {
 
 test('a body that is not JSON is a 415', async () => {
   expectProblem(await p.call('POST', '/api/v1/Company', { body: 'name=Acme', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type')
-  expectProblem(await p.call('PUT', `/api/v1/Company/${p.services.developmentActor.companyId}`, { body: '{}' }), 415, 'unsupported_media_type')
+  expectProblem(await p.call('PUT', `/api/v1/Company/${p.root.companyId}`, { body: '{}' }), 415, 'unsupported_media_type')
 })
 
 test('a body over the configured limit is a 413, with or without Content-Length', async () => {
@@ -45,7 +45,7 @@ test('a wrong method is a 405 with Allow', async () => {
   const onCollection = await p.call('DELETE', '/api/v1/Company')
   expectProblem(onCollection, 405, 'method_not_allowed')
   expect(onCollection.headers.get('allow')).toBe('GET, POST, HEAD')
-  const onItem = await p.call('POST', `/api/v1/Company/${p.services.developmentActor.companyId}`, { json: {} })
+  const onItem = await p.call('POST', `/api/v1/Company/${p.root.companyId}`, { json: {} })
   expectProblem(onItem, 405, 'method_not_allowed')
   expect(onItem.headers.get('allow')!.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT'])
   expectProblem(await p.call('POST', '/api/openapi.json'), 405, 'method_not_allowed')

@@ -16,6 +16,8 @@ interface Running {
   output: () => string
 }
 
+const PASSWORD = 'e2e-admin-password'
+
 function spawnMain(env: Record<string, string> = {}) {
   return Bun.spawn([process.execPath, MAIN], {
     env: {
@@ -23,6 +25,7 @@ function spawnMain(env: Record<string, string> = {}) {
       SWITCHBOARD_DATA_DIR: dataDir,
       SWITCHBOARD_API_PORT: '0',
       SWITCHBOARD_ADMIN_PORT: '0',
+      SWITCHBOARD_ADMIN_PASSWORD: PASSWORD,
       ...(database ? { DATABASE_URL: database.url } : {}),
       ...env,
     },
@@ -65,9 +68,16 @@ test('serves the docs and the console, keeps data across a restart, and stops cl
   expect(console_.status).toBe(200)
   expect(await console_.text()).toContain('AgentConfigRecord')
 
+  const login = await fetch(`${first.api}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+  })
+  expect(login.status).toBe(200)
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!
   const created = await fetch(`${first.api}/api/v1/AgentConfigRecord`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', cookie },
     body: JSON.stringify({ name: 'survivor', personality: 'Still here.' }),
   })
   expect(created.status).toBe(201)
@@ -77,7 +87,8 @@ test('serves the docs and the console, keeps data across a restart, and stops cl
   expect(existsSync(join(dataDir, 'switchboard.lock'))).toBe(false)
 
   const second = await start()
-  const read = await fetch(`${second.api}/api/v1/AgentConfigRecord/${id}`)
+  // The session, like the data, outlives the restart.
+  const read = await fetch(`${second.api}/api/v1/AgentConfigRecord/${id}`, { headers: { cookie } })
   expect(read.status).toBe(200)
   expect(await read.json()).toMatchObject({ name: 'survivor', personality: 'Still here.' })
   expect(await stop(second)).toBe(0)
@@ -89,7 +100,7 @@ test.skipIf(database !== undefined)('a second process on the same embedded data 
     const second = spawnMain()
     expect(await second.exited).toBe(1)
     expect(await new Response(second.stderr).text()).toContain(`in use by another Switchboard process (pid ${first.process.pid})`)
-    expect((await fetch(`${first.api}/api/v1/Company`)).status).toBe(200)
+    expect((await fetch(`${first.api}/api/openapi.json`)).status).toBe(200)
   } finally {
     expect(await stop(first)).toBe(0)
   }

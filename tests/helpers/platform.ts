@@ -1,11 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { TOKEN_PREFIX } from '../../src/auth/authenticator.ts'
+import { hashSecret, newSecret } from '../../src/auth/secrets.ts'
+import { systemClock, type Clock } from '../../src/clock.ts'
 import { loadConfig } from '../../src/config.ts'
 import type { Store } from '../../src/db/connect.ts'
+import type { CompanyRole } from '../../src/db/schema.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { createPlatform, type Platform } from '../../src/platform.ts'
 import { freshStore } from './database.ts'
+
+export const ADMIN_PASSWORD = 'admin-password-for-tests'
 
 export interface Reply<T = any> {
   status: number
@@ -13,23 +19,65 @@ export interface Reply<T = any> {
   body: T
 }
 
+/** Someone the tests act as: their ids and a personal API token. */
+export interface Principal {
+  userId: string
+  companyId: string | null
+  token: string
+  username: string
+}
+
+export interface CallOptions {
+  json?: unknown
+  body?: BodyInit
+  headers?: Record<string, string>
+  /** Who calls: the seeded superadmin by default, null for nobody (no credentials). */
+  as?: Principal | null
+}
+
 export interface TestPlatform extends Platform {
   store: Store
-  /** Calls the api app in process; a `json` body is sent as application/json. */
-  call<T = any>(method: string, path: string, options?: { json?: unknown; body?: BodyInit; headers?: Record<string, string> }): Promise<Reply<T>>
+  /** The superadmin the first start created, owner of the `default` company. */
+  root: Principal
+  call<T = any>(method: string, path: string, options?: CallOptions): Promise<Reply<T>>
+  /** A user with a token, straight into the store (no password hashing, so suites stay fast). */
+  createUser(options?: { companyId?: string | null; role?: CompanyRole; superadmin?: boolean; password?: string }): Promise<Principal>
+  createCompany(slug?: string): Promise<string>
   close(): Promise<void>
 }
 
-export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
+let serial = 0
+const unique = () => `${Date.now().toString(36)}${(serial++).toString(36)}`
+
+export async function startTestPlatform(env: Record<string, string> = {}, clock: Clock = systemClock): Promise<TestPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-test-'))
   const store = await freshStore()
-  const config = loadConfig({ SWITCHBOARD_DATA_DIR: dataDir, ...env })
-  const platform = await createPlatform(config, store, silentLogger)
+  const config = loadConfig({ SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, ...env })
+  const platform = await createPlatform(config, store, silentLogger, clock)
+  const db = store.db
+
+  async function issueToken(userId: string): Promise<string> {
+    const token = newSecret(TOKEN_PREFIX)
+    await db.insertInto('api_tokens').values({ id: Bun.randomUUIDv7(), user_id: userId, name: 'tests', token_hash: hashSecret(token), prefix: token.slice(0, 10), expires_at: null, last_used_at: null }).execute()
+    return token
+  }
+
+  const admin = await db
+    .selectFrom('users')
+    .innerJoin('company_users', 'company_users.user_id', 'users.id')
+    .select(['users.id', 'users.username', 'company_users.company_id'])
+    .where('users.is_superadmin', '=', true)
+    .executeTakeFirstOrThrow()
+  const root: Principal = { userId: admin.id, companyId: admin.company_id, username: admin.username, token: await issueToken(admin.id) }
+
   return {
     ...platform,
     store,
+    root,
     async call(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers }
+      const principal = options.as === undefined ? root : options.as
+      if (principal && !('authorization' in headers) && !('cookie' in headers)) headers.authorization = `Bearer ${principal.token}`
       let body = options.body
       if (options.json !== undefined) {
         body = JSON.stringify(options.json)
@@ -39,6 +87,21 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
       const text = await response.text()
       const type = response.headers.get('content-type') ?? ''
       return { status: response.status, headers: response.headers, body: /json/.test(type) && text ? JSON.parse(text) : text }
+    },
+    async createUser({ companyId = root.companyId, role = 'member', superadmin = false, password } = {}) {
+      const id = Bun.randomUUIDv7()
+      const username = `user-${unique()}`
+      await db
+        .insertInto('users')
+        .values({ id, email: `${username}@example.com`, username, is_superadmin: superadmin, avatar: null, password_hash: password ? await Bun.password.hash(password) : null })
+        .execute()
+      if (companyId) await db.insertInto('company_users').values({ id: Bun.randomUUIDv7(), company_id: companyId, user_id: id, role }).execute()
+      return { userId: id, companyId, username, token: await issueToken(id) }
+    },
+    async createCompany(slug = `co-${unique()}`) {
+      const id = Bun.randomUUIDv7()
+      await db.insertInto('companies').values({ id, name: slug, slug }).execute()
+      return id
     },
     async close() {
       await store.close()

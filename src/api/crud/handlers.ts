@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
-import { authorize } from '../../auth/authorize.ts'
 import type { Model } from '../../models/define.ts'
+import { jsonDepth, MAX_JSON_DEPTH } from '../../models/json-depth.ts'
 import { parseListQuery } from '../../models/list-query.ts'
 import * as records from '../../models/records.ts'
 import type { ApiEnv } from '../context.ts'
@@ -21,18 +21,30 @@ function recordId(c: Ctx, model: Model): string {
   return id.toLowerCase()
 }
 
-/** The version If-Match asks for; `*` or no header asks for none. A tag we never issued cannot match. */
-function expectedVersion(c: Ctx, model: Model): number | undefined {
+/**
+ * The versions If-Match accepts; none for `*` or no header. Comparison is strong (RFC 9110): weak tags and tags
+ * we never issued match nothing, so the write is refused with 412.
+ */
+function expectedVersions(c: Ctx): number[] | undefined {
   const header = c.req.header('if-match')?.trim()
   if (!header || header === '*') return undefined
-  const match = /^(?:W\/)?"(\d{1,9})"$/.exec(header)
-  if (!match) throw new ApiError('precondition_failed', `If-Match ${header} is not an ETag this ${model.name} ever had.`)
-  return Number(match[1])
+  return header
+    .split(',')
+    .map((tag) => /^"(\d{1,9})"$/.exec(tag.trim())?.[1])
+    .filter((version) => version !== undefined)
+    .map(Number)
 }
 
 /** The body as the route's schema parsed it (defaults filled in). */
 function validBody(c: Ctx): Record<string, unknown> {
   return (c.req as unknown as { valid(target: 'json'): Record<string, unknown> }).valid('json')
+}
+
+/** Drops cached identities and ACLs after a write that changes who may do what. */
+function afterWrite(c: Ctx, model: Model): void {
+  if (!model.affectsAccess) return
+  c.var.services.authenticator.invalidate()
+  c.var.services.access.invalidate()
 }
 
 function sendRecord(c: Ctx, { record, version }: records.Versioned, status: 200 | 201 = 200) {
@@ -41,18 +53,20 @@ function sendRecord(c: Ctx, { record, version }: records.Versioned, status: 200 
 }
 
 export async function listHandler(c: Ctx, model: Model) {
-  const { actor, services } = c.var
-  authorize(actor, model, 'list')
+  const { services } = c.var
+  const actor = await services.access.authorize(c.var.actor, model, 'list')
   const query = parseListQuery(model, c.req.queries())
   const { data, count } = await records.listRecords(services.db, actor, model, query)
   return c.json({ data, limit: query.limit, offset: query.offset, ...(count === undefined ? {} : { count }) }, 200)
 }
 
 export async function readHandler(c: Ctx, model: Model) {
-  const { actor, services } = c.var
-  authorize(actor, model, 'read')
+  const { services } = c.var
+  const actor = await services.access.authorize(c.var.actor, model, 'read')
   const found = await records.getRecord(services.db, actor, model, recordId(c, model))
-  if (c.req.header('if-none-match')?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag(found.version))) {
+  // If-None-Match compares weakly: a weak form of the current tag, or *, means the client's copy is current.
+  const ifNoneMatch = c.req.header('if-none-match')?.split(',').map((tag) => tag.trim().replace(/^W\//, ''))
+  if (ifNoneMatch?.some((tag) => tag === '*' || tag === etag(found.version))) {
     c.header('ETag', etag(found.version))
     return c.body(null, 304)
   }
@@ -60,32 +74,41 @@ export async function readHandler(c: Ctx, model: Model) {
 }
 
 export async function createHandler(c: Ctx, model: Model) {
-  const { actor, services } = c.var
-  authorize(actor, model, 'create')
+  const { services } = c.var
+  const actor = await services.access.authorize(c.var.actor, model, 'create')
   const created = await records.createRecord(services.db, actor, model, validBody(c))
+  afterWrite(c, model)
   c.header('Location', `/api/v1/${model.name}/${created.record.id}`)
   return sendRecord(c, created, 201)
 }
 
 export async function replaceHandler(c: Ctx, model: Model) {
-  const { actor, services } = c.var
-  authorize(actor, model, 'update')
+  const { services } = c.var
+  const actor = await services.access.authorize(c.var.actor, model, 'update')
   const id = recordId(c, model)
-  return sendRecord(c, await records.replaceRecord(services.db, actor, model, id, validBody(c), expectedVersion(c, model)))
+  const replaced = await records.replaceRecord(services.db, actor, model, id, validBody(c), expectedVersions(c))
+  afterWrite(c, model)
+  return sendRecord(c, replaced)
 }
 
 export async function patchHandler(c: Ctx, model: Model) {
-  const { actor, services } = c.var
-  authorize(actor, model, 'update')
+  const { services } = c.var
+  const actor = await services.access.authorize(c.var.actor, model, 'update')
   const id = recordId(c, model)
   // The merge needs the body as sent, not as parsed: parsing fills defaults that would overwrite stored values.
   const patch = (await c.req.json()) as Record<string, unknown>
-  return sendRecord(c, await records.patchRecord(services.db, actor, model, id, patch, expectedVersion(c, model)))
+  if (jsonDepth(patch) > MAX_JSON_DEPTH + 1) {
+    throw new ApiError('validation_error', `The patch nests deeper than ${MAX_JSON_DEPTH} levels.`, { errors: [{ path: '(body)', message: 'too deep' }] })
+  }
+  const patched = await records.patchRecord(services.db, actor, model, id, patch, expectedVersions(c))
+  afterWrite(c, model)
+  return sendRecord(c, patched)
 }
 
 export async function deleteHandler(c: Ctx, model: Model) {
-  const { actor, services } = c.var
-  authorize(actor, model, 'delete')
-  await records.deleteRecord(services.db, actor, model, recordId(c, model), expectedVersion(c, model))
+  const { services } = c.var
+  const actor = await services.access.authorize(c.var.actor, model, 'delete')
+  await records.deleteRecord(services.db, actor, model, recordId(c, model), expectedVersions(c))
+  afterWrite(c, model)
   return c.body(null, 204)
 }

@@ -1,4 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
+import type { MiddlewareHandler } from 'hono'
+import { ApiError } from '../errors.ts'
 import type { Model } from '../../models/define.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../models/list-query.ts'
 import { commonErrors, conflictErrors, notFoundError, validationErrors } from '../responses.ts'
@@ -36,6 +38,16 @@ function listQuery(model: Model) {
     count: text('`exact` adds the total number of matching rows as `count`.', 'exact'),
     ...filters,
   })
+}
+
+const JSON_BODY = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i
+
+/** Runs before the body is validated, so a form or text body is told 415, not "fields missing". */
+const requireJson: MiddlewareHandler = async (c, next) => {
+  if (!JSON_BODY.test(c.req.header('content-type') ?? '')) {
+    throw new ApiError('unsupported_media_type', 'Send the body as JSON, with Content-Type: application/json.')
+  }
+  await next()
 }
 
 /** The six generic CRUD routes of one model, each with its own schemas, so typed clients get a method per model. */
@@ -84,10 +96,11 @@ export function crudRoutes(model: Model) {
       operationId: `create${name}`,
       summary: `Create a ${name}`,
       tags,
+      middleware: [requireJson] as const,
       request: { body: { required: true, content: { 'application/json': { schema: model.create } } } },
       responses: {
         201: {
-          ...json(model.record, `The new ${name}.`),
+          ...json(model.created, `The new ${name}.`),
           headers: { ...etag, Location: { schema: { type: 'string' }, description: 'Address of the new record.' } },
         },
         ...commonErrors,
@@ -102,6 +115,7 @@ export function crudRoutes(model: Model) {
       summary: `Replace a ${name}`,
       description: 'Every writable field is set; a field left out takes its default.',
       tags,
+      middleware: [requireJson] as const,
       request: {
         params: idParam,
         headers: ifMatch,
@@ -121,6 +135,7 @@ export function crudRoutes(model: Model) {
       operationId: `patch${name}`,
       summary: `Change some fields of a ${name}`,
       tags,
+      middleware: [requireJson] as const,
       request: {
         params: idParam,
         headers: ifMatch,

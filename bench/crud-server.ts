@@ -1,0 +1,104 @@
+/**
+ * One of the two servers bench/crud.ts measures, run in a process of its own so that neither the bench nor wrk
+ * shares its event loop. Prints its port on stdout, then serves until SIGTERM.
+ *
+ *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts switchboard
+ *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts baseline <company-id>
+ *
+ * `switchboard` is the api app built as src/main.ts builds it; `baseline` answers the two benchmarked requests
+ * with Bun.serve and postgres.js alone, running the SQL the api runs and returning the same JSON.
+ */
+import postgres from 'postgres'
+import { loadConfig } from '../src/config.ts'
+import { openPostgres } from '../src/db/connect.ts'
+import { silentLogger } from '../src/logger.ts'
+import { createPlatform } from '../src/platform.ts'
+
+// As src/main.ts: Bun's longest idle timeout, so only wrk decides when a connection closes.
+const IDLE_TIMEOUT_SECONDS = 255
+
+interface Running {
+  server: Bun.Server<undefined>
+  close(): Promise<void>
+}
+
+async function switchboard(pool: number): Promise<Running> {
+  const config = loadConfig()
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is not set')
+  const store = openPostgres(config.databaseUrl, pool)
+  const { api } = await createPlatform(config, store, silentLogger)
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS })
+  return { server, close: () => store.close() }
+}
+
+const SELECT = `SELECT id, company_id, name, description, enabled, personality, runner, model, timeout_seconds, channels,
+  voice, email, mcp_permissions, plugins, context_options, created_at, updated_at, version FROM agent_configs`
+const BY_ID = `${SELECT} WHERE company_id = $1 AND id = $2`
+const LIST = `${SELECT} WHERE company_id = $1 AND enabled = $2 ORDER BY id ASC LIMIT $3 OFFSET $4`
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function withoutVersion({ version: _, ...record }: postgres.Row): postgres.Row {
+  return record
+}
+
+/** The non-negative whole number in `text`, or `fallback` when absent; undefined when it is not one. */
+function bound(text: string | null, fallback: number, max: number): number | undefined {
+  if (text === null) return fallback
+  const n = Number(text)
+  return /^\d{1,10}$/.test(text) && n <= max ? n : undefined
+}
+
+/** No framework: the runtime's router, one prepared statement per request, JSON.stringify for the body. */
+function baseline(pool: number, companyId: string): Running {
+  const url = process.env.DATABASE_URL
+  if (!url) throw new Error('DATABASE_URL is not set')
+  const sql = postgres(url, { max: pool })
+  const problem = (status: number, detail: string) => Response.json({ detail }, { status })
+
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: IDLE_TIMEOUT_SECONDS,
+    routes: {
+      '/api/v1/AgentConfigRecord': {
+        async GET(req) {
+          const params = new URL(req.url).searchParams
+          const enabled = params.get('enabled')
+          const limit = bound(params.get('limit'), 50, 500)
+          const offset = bound(params.get('offset'), 0, 1_000_000_000)
+          if (enabled !== 'eq.true' && enabled !== 'eq.false') return problem(400, 'enabled must be eq.true or eq.false')
+          if (!limit || offset === undefined) return problem(400, 'limit or offset is not valid')
+          const rows = await sql.unsafe(LIST, [companyId, enabled === 'eq.true', limit, offset], { prepare: true })
+          return Response.json({ data: rows.map(withoutVersion), limit, offset })
+        },
+      },
+      '/api/v1/AgentConfigRecord/:id': {
+        async GET(req) {
+          const id = req.params.id
+          if (!UUID.test(id)) return problem(404, `No AgentConfigRecord with id ${id}.`)
+          const [row] = await sql.unsafe(BY_ID, [companyId, id.toLowerCase()], { prepare: true })
+          if (!row) return problem(404, `No AgentConfigRecord with id ${id}.`)
+          return Response.json(withoutVersion(row), { headers: { ETag: `"${row.version}"` } })
+        },
+      },
+    },
+    fetch: () => problem(404, 'Not found.'),
+  })
+  return { server, close: () => sql.end() }
+}
+
+const [mode, companyId] = process.argv.slice(2)
+const pool = Number(process.env.BENCH_POOL ?? 10)
+let running: Running
+if (mode === 'switchboard') running = await switchboard(pool)
+else if (mode === 'baseline' && companyId) running = baseline(pool, companyId)
+else {
+  console.error('usage: bun bench/crud-server.ts switchboard | baseline <company-id>')
+  process.exit(2)
+}
+process.once('SIGTERM', async () => {
+  await running.server.stop(true)
+  await running.close()
+  process.exit(0)
+})
+console.log(running.server.port)

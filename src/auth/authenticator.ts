@@ -1,0 +1,150 @@
+import { sql } from 'kysely'
+import { ApiError } from '../api/errors.ts'
+import type { Clock } from '../clock.ts'
+import type { CompanyRole, Db } from '../db/schema.ts'
+import type { Actor } from './actor.ts'
+import { hashSecret } from './secrets.ts'
+import { isLive, type SessionPolicy } from './sessions.ts'
+
+export const SESSION_COOKIE = 'switchboard_session_token'
+export const TOKEN_PREFIX = 'sb_'
+
+export interface Credentials {
+  kind: 'session' | 'token'
+  secret: string
+}
+
+/** A credential resolved to an actor, kept briefly so a request does not cost an extra query. */
+interface Entry {
+  actor: Actor
+  credentialId: string
+  expiresAt: number
+  lastSeen: number
+  lastWritten: number
+  fetchedAt: number
+}
+
+// How long another process's revocation or role change may take to be seen here. This process's own changes
+// clear the cache at once.
+const CACHE_MS = 5_000
+const CACHE_MAX = 10_000
+// Sliding expiry is recorded at most this often per credential.
+const TOUCH_MS = 60_000
+
+export function readCredentials(headers: Headers): Credentials | undefined {
+  const authorization = headers.get('authorization')
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization)
+    return match ? { kind: 'token', secret: match[1]! } : { kind: 'token', secret: '' }
+  }
+  const cookie = headers.get('cookie')
+  if (!cookie) return undefined
+  for (const part of cookie.split(';')) {
+    const eq = part.indexOf('=')
+    if (part.slice(0, eq).trim() === SESSION_COOKIE) return { kind: 'session', secret: part.slice(eq + 1).trim() }
+  }
+  return undefined
+}
+
+export class Authenticator {
+  readonly #cache = new Map<string, Entry>()
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly policy: SessionPolicy,
+  ) {}
+
+  /** The actor for a credential, or undefined when it is unknown, revoked or expired. */
+  async actorFor(credentials: Credentials, companyId?: string): Promise<Actor | undefined> {
+    if (!credentials.secret) return undefined
+    const now = this.clock.now()
+    const key = `${credentials.kind}:${hashSecret(credentials.secret)}:${companyId ?? ''}`
+    let entry = this.#cache.get(key)
+    if (!entry || now - entry.fetchedAt > CACHE_MS || !this.#live(credentials, entry, now)) {
+      this.#cache.delete(key)
+      entry = await this.#load(credentials, key.split(':')[1]!, companyId, now)
+      if (!entry || !this.#live(credentials, entry, now)) return undefined
+      if (this.#cache.size >= CACHE_MAX) this.#cache.clear()
+      this.#cache.set(key, entry)
+    }
+    entry.lastSeen = now
+    if (now - entry.lastWritten >= TOUCH_MS) {
+      entry.lastWritten = now
+      await this.#touch(credentials, entry.credentialId, now)
+    }
+    return entry.actor
+  }
+
+  /** Forgets every resolved credential: after a sign-out, a revocation, or a change of roles. */
+  invalidate(): void {
+    this.#cache.clear()
+  }
+
+  #live(credentials: Credentials, entry: Entry, now: number): boolean {
+    if (credentials.kind === 'token') return now < entry.expiresAt
+    return isLive({ last_seen_at: new Date(entry.lastSeen), expires_at: new Date(entry.expiresAt) }, this.policy, now)
+  }
+
+  async #load(credentials: Credentials, hash: string, companyId: string | undefined, now: number): Promise<Entry | undefined> {
+    const credential =
+      credentials.kind === 'session'
+        ? await this.db
+            .selectFrom('sessions')
+            .select(['id', 'user_id', 'expires_at', 'last_seen_at'])
+            .where('token_hash', '=', hash)
+            .executeTakeFirst()
+        : await this.db
+            .selectFrom('api_tokens')
+            .select(['id', 'user_id', 'expires_at', sql<Date | null>`last_used_at`.as('last_seen_at')])
+            .where('token_hash', '=', hash)
+            .executeTakeFirst()
+    if (!credential) return undefined
+    const actor = await this.#actor(credential.user_id, companyId)
+    const lastSeen = credential.last_seen_at ? new Date(credential.last_seen_at).getTime() : 0
+    return {
+      actor,
+      credentialId: credential.id,
+      expiresAt: credential.expires_at ? new Date(credential.expires_at).getTime() : Number.POSITIVE_INFINITY,
+      lastSeen: credentials.kind === 'session' ? lastSeen : now,
+      lastWritten: credentials.kind === 'session' ? lastSeen : lastSeen || 0,
+      fetchedAt: now,
+    }
+  }
+
+  /** The user with their membership in the asked company, or in their first company when none is asked. */
+  async #actor(userId: string, companyId: string | undefined): Promise<Actor> {
+    const row = await this.db
+      .selectFrom('users as u')
+      .leftJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom('company_users as m')
+            .select(['m.company_id', 'm.role'])
+            .whereRef('m.user_id', '=', 'u.id')
+            .$if(companyId !== undefined, (q) => q.where('m.company_id', '=', companyId!))
+            .orderBy('m.created_at')
+            .orderBy('m.id')
+            .limit(1)
+            .as('membership'),
+        (join) => join.onTrue(),
+      )
+      .select(['u.id', 'u.is_superadmin', 'membership.company_id', 'membership.role'])
+      .where('u.id', '=', userId)
+      .executeTakeFirstOrThrow()
+    const actor: Actor = { userId: row.id, companyId: row.company_id, role: row.role as CompanyRole | null, isSuperadmin: row.is_superadmin }
+    if (companyId === undefined || actor.companyId !== null) return actor
+    // A superadmin may work in any company that exists; anyone else only in their own.
+    const exists = row.is_superadmin && (await this.db.selectFrom('companies').select('id').where('id', '=', companyId).executeTakeFirst())
+    if (!exists) throw new ApiError('forbidden', `You are not a member of company ${companyId}.`)
+    return { ...actor, companyId, role: 'owner' }
+  }
+
+  async #touch(credentials: Credentials, id: string, now: number): Promise<void> {
+    if (credentials.kind === 'session') {
+      await this.db.updateTable('sessions').set({ last_seen_at: new Date(now) }).where('id', '=', id).execute()
+    } else {
+      await this.db.updateTable('api_tokens').set({ last_used_at: new Date(now) }).where('id', '=', id).execute()
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import type { Executor } from '../db/schema.ts'
+import { hashSecret, newSecret } from './secrets.ts'
+
+export interface SessionPolicy {
+  inactivityMs: number
+  maxAgeMs: number
+}
+
+export function sessionPolicy(config: { sessionInactivityHours: number; sessionMaxDays: number }): SessionPolicy {
+  return { inactivityMs: config.sessionInactivityHours * 3_600_000, maxAgeMs: config.sessionMaxDays * 86_400_000 }
+}
+
+/** Starts a session; the returned token goes into the cookie and nowhere else. */
+export async function createSession(db: Executor, userId: string, policy: SessionPolicy, now: number) {
+  const token = newSecret()
+  const expiresAt = new Date(now + policy.maxAgeMs)
+  await db
+    .insertInto('sessions')
+    .values({ id: Bun.randomUUIDv7(), user_id: userId, token_hash: hashSecret(token), created_at: new Date(now), last_seen_at: new Date(now), expires_at: expiresAt })
+    .execute()
+  return { token, expiresAt }
+}
+
+export async function deleteSession(db: Executor, token: string): Promise<void> {
+  await db.deleteFrom('sessions').where('token_hash', '=', hashSecret(token)).execute()
+}
+
+export function isLive(session: { last_seen_at: Date; expires_at: Date }, policy: SessionPolicy, now: number): boolean {
+  return now < session.expires_at.getTime() && now < session.last_seen_at.getTime() + policy.inactivityMs
+}

@@ -1,0 +1,75 @@
+/** How fast a bucket refills and how much it holds: `burst` requests at once, then `perSecond`. */
+export interface Rate {
+  burst: number
+  perSecond: number
+}
+
+export interface Take {
+  allowed: boolean
+  /** Whole requests left after this one. */
+  remaining: number
+  /** Seconds until a request would be allowed again (0 when allowed). */
+  retryAfter: number
+  /** Seconds until the bucket is full again. */
+  reset: number
+}
+
+/**
+ * Token buckets by key. In memory for one process; a shared store (PostgreSQL or Redis) implements the same
+ * interface when several processes serve one deployment.
+ */
+export interface BucketStore {
+  /** Takes one token if there is one. */
+  take(key: string, rate: Rate, now: number): Promise<Take>
+  /** Says whether a take would succeed, without taking (for limits that only failures consume). */
+  peek(key: string, rate: Rate, now: number): Promise<Take>
+}
+
+function describe(allowed: boolean, left: number, rate: Rate): Take {
+  return {
+    allowed,
+    remaining: Math.floor(left),
+    retryAfter: allowed ? 0 : Math.max(1, Math.ceil((1 - left) / rate.perSecond)),
+    reset: Math.ceil((rate.burst - left) / rate.perSecond),
+  }
+}
+
+interface Bucket {
+  tokens: number
+  at: number
+}
+
+export class MemoryBucketStore implements BucketStore {
+  readonly #buckets = new Map<string, Bucket>()
+  #lastSweep = 0
+
+  constructor(private readonly maxKeys = 100_000) {}
+
+  async take(key: string, rate: Rate, now: number): Promise<Take> {
+    const tokens = this.#tokens(key, rate, now)
+    const allowed = tokens >= 1
+    const left = allowed ? tokens - 1 : tokens
+    this.#buckets.set(key, { tokens: left, at: now })
+    if (this.#buckets.size > this.maxKeys) this.#sweep(rate, now)
+    return describe(allowed, left, rate)
+  }
+
+  async peek(key: string, rate: Rate, now: number): Promise<Take> {
+    const tokens = this.#tokens(key, rate, now)
+    return describe(tokens >= 1, tokens, rate)
+  }
+
+  #tokens(key: string, rate: Rate, now: number): number {
+    const bucket = this.#buckets.get(key)
+    return bucket ? Math.min(rate.burst, bucket.tokens + ((now - bucket.at) / 1000) * rate.perSecond) : rate.burst
+  }
+
+  /** Forgets buckets that have refilled: they hold nothing a fresh bucket would not. Bounded to once a second. */
+  #sweep(rate: Rate, now: number): void {
+    if (now - this.#lastSweep < 1000) return
+    this.#lastSweep = now
+    for (const [key, bucket] of this.#buckets) {
+      if (bucket.tokens + ((now - bucket.at) / 1000) * rate.perSecond >= rate.burst) this.#buckets.delete(key)
+    }
+  }
+}
