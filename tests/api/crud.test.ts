@@ -2,96 +2,22 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { MODELS } from '../../src/models/registry.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { modelCases, unique } from '../helpers/fixtures.ts'
 
 let p: TestPlatform
-let serial = 0
-const unique = () => `${Date.now().toString(36)}${(serial++).toString(36)}`
+let CASES: ReturnType<typeof modelCases>
 
 async function create(model: string, json: Record<string, unknown>) {
   const reply = await p.call('POST', `/api/v1/${model}`, { json })
   if (reply.status !== 201) throw new Error(`creating ${model}: ${reply.status} ${JSON.stringify(reply.body)}`)
   return reply.body
 }
-let aclPairs = 0
-const newUser = async () => (await create('User', { email: `${unique()}@example.com`, username: `u${unique()}` })).id as string
 const newAgent = async () => (await create('AgentConfigRecord', { name: `agent-${unique()}` })).id as string
 const newConversation = async () => (await create('WebchatConversation', { title: 'c', agent_id: await newAgent() })).id as string
 
-/** For each model: a valid new record, a merge patch, and what the record shows after the patch. */
-const CASES: Record<string, { make: () => Promise<Record<string, unknown>>; patch: Record<string, unknown>; after: Record<string, unknown> }> = {
-  AgentConfigRecord: {
-    make: async () => ({ name: `agent-${unique()}`, personality: 'Kind.', email: { account: 'help@example.com', sender_name: 'Help' } }),
-    patch: { email: { signature: 'Regards' }, context_options: { session_ttl_minutes: 30 } },
-    after: { personality: 'Kind.', email: { account: 'help@example.com', sender_name: 'Help', signature: 'Regards' }, context_options: { session_ttl_minutes: 30, service_account: null } },
-  },
-  User: {
-    make: async () => ({ email: `${unique()}@example.com`, username: `u${unique()}`, display_name: 'Ada' }),
-    patch: { display_name: 'Ada L.', avatar: '/static/avatars/ada.png' },
-    after: { display_name: 'Ada L.', avatar: '/static/avatars/ada.png' },
-  },
-  UserPlatform: {
-    make: async () => ({ user_id: await newUser(), platform: 'slack', platform_user_id: `U${unique()}` }),
-    patch: { platform_username: 'ada' },
-    after: { platform: 'slack', platform_username: 'ada' },
-  },
-  Company: {
-    make: async () => ({ name: 'Acme', slug: `acme-${unique()}` }),
-    patch: { name: 'Acme Ltd' },
-    after: { name: 'Acme Ltd' },
-  },
-  CompanyUser: {
-    make: async () => ({ user_id: (await p.createUser({ companyId: null })).userId, role: 'member' }),
-    patch: { role: 'admin' },
-    after: { role: 'admin' },
-  },
-  WebchatConversation: {
-    make: async () => ({ title: 'Report', agent_id: await newAgent(), context_prompt: 'EUR' }),
-    patch: { title: 'Q3 report', context_prompt: null },
-    after: { title: 'Q3 report', context_prompt: '', has_plan: false },
-  },
-  WebchatParticipant: {
-    make: async () => ({ conversation_id: await newConversation(), user_id: await newUser() }),
-    patch: { pinned_at: '2026-11-21T10:00:00.000Z' },
-    after: { pinned_at: '2026-11-21T10:00:00.000Z' },
-  },
-  WebchatMessage: {
-    make: async () => ({ conversation_id: await newConversation(), text: 'Hello' }),
-    patch: { text: 'Hello, edited' },
-    after: { text: 'Hello, edited', role: 'user', sender_name: 'Administrator', status: 'complete' },
-  },
-  WebchatDocument: {
-    make: async () => ({ conversation_id: await newConversation(), filename: 'notes.txt', media_type: 'text/plain', size_bytes: 5 }),
-    patch: { extracted_text: 'notes', truncated: true },
-    after: { extracted_text: 'notes', truncated: true, filename: 'notes.txt' },
-  },
-  Plan: {
-    make: async () => ({ conversation_id: await newConversation(), title: 'Write it' }),
-    patch: { status: 'active' },
-    after: { status: 'active', title: 'Write it' },
-  },
-  SystemConfig: {
-    make: async () => ({ key: `k${unique()}`, value: { enabled: true, depth: 2 } }),
-    patch: { value: { depth: 3 } },
-    after: { value: { enabled: true, depth: 3 } },
-  },
-  ApiToken: {
-    make: async () => ({ name: `script ${unique()}`, expires_at: '2030-01-01T00:00:00.000Z' }),
-    patch: { name: 'renamed', expires_at: null },
-    after: { name: 'renamed', expires_at: null, last_used_at: null },
-  },
-  ModelAcl: {
-    // (model, verb) is unique: walk through the pairs. Overrides only ever raise the bar here, for a superadmin.
-    make: async () => {
-      const n = aclPairs++
-      return { model: MODELS[n % MODELS.length]!.name, verb: ['list', 'read', 'create', 'update', 'delete'][Math.floor(n / MODELS.length) % 5], min_role: 'owner' }
-    },
-    patch: { min_role: 'admin' },
-    after: { min_role: 'admin' },
-  },
-}
-
 beforeAll(async () => {
   p = await startTestPlatform()
+  CASES = modelCases(p)
 })
 afterAll(() => p.close())
 
@@ -102,7 +28,7 @@ test('every model of the registry has a CRUD case here', () => {
 describe.each(MODELS.map((m) => m.name))('%s', (model) => {
   test('create, read, list, patch, replace, delete', async () => {
     const { make, patch, after } = CASES[model]!
-    const input = await make()
+    const input = await make(p.root)
     const created = await p.call('POST', `/api/v1/${model}`, { json: input })
     expect(created.status).toBe(201)
     expect(created.headers.get('etag')).toBe('"1"')
@@ -133,7 +59,7 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
     const stale = await p.call('PATCH', `/api/v1/${model}/${id}`, { json: patch, headers: { 'if-match': '"1"' } })
     expectProblem(stale, 412, 'precondition_failed')
 
-    const replacement = await make()
+    const replacement = await make(p.root)
     const replaced = await p.call('PUT', `/api/v1/${model}/${id}`, { json: replacement, headers: { 'if-match': '"2"' } })
     expect(replaced.status).toBe(200)
     expect(replaced.headers.get('etag')).toBe('"3"')
@@ -149,7 +75,7 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
   })
 
   test('read-only fields and unknown fields in a body are refused with 422', async () => {
-    const input = await CASES[model]!.make()
+    const input = await CASES[model]!.make(p.root)
     for (const extra of [{ id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }, { created_at: '2020-01-01T00:00:00Z' }, { no_such_field: 1 }]) {
       const problem = expectProblem(await p.call('POST', `/api/v1/${model}`, { json: { ...input, ...extra } }), 422, 'validation_error')
       expect(problem.errors?.[0]?.message).toContain(Object.keys(extra)[0]!)
@@ -160,7 +86,7 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
 describe('server-set and secret fields', () => {
   test('the tenant column, the author and the role come from the server, never the body', async () => {
     for (const [model, field] of [['AgentConfigRecord', 'company_id'], ['WebchatMessage', 'sender_id'], ['WebchatMessage', 'role'], ['User', 'is_superadmin']] as const) {
-      const input = { ...(await CASES[model]!.make()), [field]: field === 'role' ? 'agent' : field === 'is_superadmin' ? true : '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }
+      const input = { ...(await CASES[model]!.make(p.root)), [field]: field === 'role' ? 'agent' : field === 'is_superadmin' ? true : '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }
       const problem = expectProblem(await p.call('POST', `/api/v1/${model}`, { json: input }), 422, 'validation_error')
       expect(problem.errors?.[0]?.message).toContain(field)
     }

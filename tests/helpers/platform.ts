@@ -33,6 +33,8 @@ export interface CallOptions {
   headers?: Record<string, string>
   /** Who calls: the seeded superadmin by default, null for nobody (no credentials). */
   as?: Principal | null
+  /** The peer address the server sees. */
+  address?: string
 }
 
 export interface TestPlatform extends Platform {
@@ -83,7 +85,8 @@ export async function startTestPlatform(env: Record<string, string> = {}, clock:
         body = JSON.stringify(options.json)
         headers['content-type'] ??= 'application/json'
       }
-      const response = await platform.api.request(path, { method, headers, body })
+      const env = { requestIP: () => ({ address: options.address ?? '192.0.2.1' }) }
+      const response = await platform.api.request(path, { method, headers, body }, env)
       const text = await response.text()
       const type = response.headers.get('content-type') ?? ''
       return { status: response.status, headers: response.headers, body: /json/.test(type) && text ? JSON.parse(text) : text }

@@ -1,0 +1,100 @@
+import { MODELS } from '../../src/models/registry.ts'
+import type { Principal, TestPlatform } from './platform.ts'
+
+export interface ModelCase {
+  /** A valid body for a new record, made with whatever records it refers to, as `as`. */
+  make(as: Principal): Promise<Record<string, unknown>>
+  /** A merge patch, and what the record shows after it. */
+  patch: Record<string, unknown>
+  after: Record<string, unknown>
+}
+
+let serial = 0
+export const unique = () => `${Date.now().toString(36)}${(serial++).toString(36)}`
+
+/** One valid way to make and change a record of every model, for suites that sweep all of them. */
+export function modelCases(p: TestPlatform): Record<string, ModelCase> {
+  async function create(model: string, json: Record<string, unknown>, as: Principal) {
+    const reply = await p.call('POST', `/api/v1/${model}`, { json, as })
+    if (reply.status !== 201) throw new Error(`creating ${model}: ${reply.status} ${JSON.stringify(reply.body)}`)
+    return reply.body
+  }
+  const agent = async (as: Principal) => (await create('AgentConfigRecord', { name: `agent-${unique()}` }, as)).id as string
+  const conversation = async (as: Principal) => (await create('WebchatConversation', { title: 'c', agent_id: await agent(as) }, as)).id as string
+  const member = async (as: Principal) => (await p.createUser({ companyId: as.companyId })).userId
+  let aclPairs = 0
+
+  return {
+    AgentConfigRecord: {
+      make: async () => ({ name: `agent-${unique()}`, personality: 'Kind.', email: { account: 'help@example.com', sender_name: 'Help' } }),
+      patch: { email: { signature: 'Regards' }, context_options: { session_ttl_minutes: 30 } },
+      after: { personality: 'Kind.', email: { account: 'help@example.com', sender_name: 'Help', signature: 'Regards' }, context_options: { session_ttl_minutes: 30, service_account: null } },
+    },
+    User: {
+      make: async () => ({ email: `${unique()}@example.com`, username: `u${unique()}`, display_name: 'Ada' }),
+      patch: { display_name: 'Ada L.', avatar: '/static/avatars/ada.png' },
+      after: { display_name: 'Ada L.', avatar: '/static/avatars/ada.png' },
+    },
+    UserPlatform: {
+      make: async (as) => ({ user_id: await member(as), platform: 'slack', platform_user_id: `U${unique()}` }),
+      patch: { platform_username: 'ada' },
+      after: { platform: 'slack', platform_username: 'ada' },
+    },
+    Company: {
+      make: async () => ({ name: 'Acme', slug: `acme-${unique()}` }),
+      patch: { name: 'Acme Ltd' },
+      after: { name: 'Acme Ltd' },
+    },
+    CompanyUser: {
+      // A user of no company yet, whom only a superadmin can see and add.
+      make: async () => ({ user_id: (await p.createUser({ companyId: null })).userId, role: 'member' }),
+      patch: { role: 'admin' },
+      after: { role: 'admin' },
+    },
+    WebchatConversation: {
+      make: async (as) => ({ title: 'Report', agent_id: await agent(as), context_prompt: 'EUR' }),
+      patch: { title: 'Q3 report', context_prompt: null },
+      after: { title: 'Q3 report', context_prompt: '', has_plan: false },
+    },
+    WebchatParticipant: {
+      make: async (as) => ({ conversation_id: await conversation(as), user_id: await member(as) }),
+      patch: { pinned_at: '2026-11-21T10:00:00.000Z' },
+      after: { pinned_at: '2026-11-21T10:00:00.000Z' },
+    },
+    WebchatMessage: {
+      make: async (as) => ({ conversation_id: await conversation(as), text: 'Hello' }),
+      patch: { text: 'Hello, edited' },
+      after: { text: 'Hello, edited', role: 'user', status: 'complete' },
+    },
+    WebchatDocument: {
+      make: async (as) => ({ conversation_id: await conversation(as), filename: 'notes.txt', media_type: 'text/plain', size_bytes: 5 }),
+      patch: { extracted_text: 'notes', truncated: true },
+      after: { extracted_text: 'notes', truncated: true, filename: 'notes.txt' },
+    },
+    Plan: {
+      make: async (as) => ({ conversation_id: await conversation(as), title: 'Write it' }),
+      patch: { status: 'active' },
+      after: { status: 'active', title: 'Write it' },
+    },
+    SystemConfig: {
+      make: async () => ({ key: `k${unique()}`, value: { enabled: true, depth: 2 } }),
+      patch: { value: { depth: 3 } },
+      after: { value: { enabled: true, depth: 3 } },
+    },
+    ApiToken: {
+      make: async () => ({ name: `script ${unique()}`, expires_at: '2030-01-01T00:00:00.000Z' }),
+      patch: { name: 'renamed', expires_at: null },
+      after: { name: 'renamed', expires_at: null, last_used_at: null },
+    },
+    ModelAcl: {
+      // (model, verb) is unique: walk through the pairs.
+      make: async () => {
+        const n = aclPairs++
+        const verb = ['list', 'read', 'create', 'update', 'delete'][Math.floor(n / MODELS.length) % 5]
+        return { model: MODELS[n % MODELS.length]!.name, verb, min_role: 'owner' }
+      },
+      patch: { min_role: 'admin' },
+      after: { min_role: 'admin' },
+    },
+  }
+}
