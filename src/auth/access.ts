@@ -30,12 +30,12 @@ export class AccessPolicy {
   /** Throws 401 without an actor, 403 when the actor's role is below what the verb needs. */
   async authorize(actor: Actor | undefined, model: Model, verb: Verb): Promise<Actor> {
     if (!actor) throw unauthorized()
+    if (model.tenantColumn && actor.companyId === null) {
+      throw new ApiError('forbidden', `${model.name} records belong to a company, and you are not a member of any.`)
+    }
     const least = await this.leastRole(model, verb)
     if (!hasRole(actor, least)) {
       throw new ApiError('forbidden', `Your role may not ${verb} ${model.name} records (needs ${least}).`)
-    }
-    if (model.tenantColumn && actor.companyId === null) {
-      throw new ApiError('forbidden', `${model.name} records belong to a company, and you are not a member of any.`)
     }
     return actor
   }

@@ -14,7 +14,8 @@ export interface Actor {
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3, superadmin: 4 }
 
+/** Whether the actor's role reaches `least`. Any signed-in user counts as a member (their own user, tokens). */
 export function hasRole(actor: Actor, least: Role): boolean {
-  if (actor.isSuperadmin) return true
+  if (actor.isSuperadmin || least === 'member') return true
   return actor.role !== null && least !== 'superadmin' && RANK[actor.role] >= RANK[least]
 }

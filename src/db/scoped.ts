@@ -35,6 +35,8 @@ export function scoped(db: Executor, actor: Actor) {
   return {
     actor,
     selectFrom: (scope: TenantScope) => restrict(k.selectFrom(scope.table), scope, 'read'),
+    /** Rows the actor may change, for telling "not yours to change" from "not there". */
+    selectWritable: (scope: TenantScope) => restrict(k.selectFrom(scope.table), scope, 'write'),
     updateTable: (scope: TenantScope) => restrict(k.updateTable(scope.table), scope, 'write'),
     deleteFrom: (scope: TenantScope) => restrict(k.deleteFrom(scope.table), scope, 'write'),
     insertInto: (scope: TenantScope, values: Record<string, unknown>) =>

@@ -130,6 +130,8 @@ export async function replaceRecord(
   input: ApiRecord,
   expected?: readonly number[],
 ): Promise<Versioned> {
+  // A missing record is a 404 before anything in the body is judged.
+  if (model.references) await getRecord(db, actor, model, id)
   await checkReferences(db, actor, model, input)
   if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
   const row = await scoped(db, actor)
@@ -177,10 +179,14 @@ export async function deleteRecord(db: Executor, actor: Actor, model: Model, id:
   if (!row) throw await staleOrMissing(db, actor, model, id)
 }
 
-/** Why a conditional write matched nothing: 404 when the record is gone (or never was ours), else 412. */
+/**
+ * Why a write matched nothing: 404 when the record is gone (or never was visible), 403 when it is visible but
+ * not the actor's to change, else 412 (If-Match named an old version).
+ */
 async function staleOrMissing(db: Executor, actor: Actor, model: Model, id: string): Promise<ApiError> {
   await getRecord(db, actor, model, id)
-  return stale(model)
+  const writable = await scoped(db, actor).selectWritable(model).select(`${model.table}.id`).where(`${model.table}.id`, '=', id).executeTakeFirst()
+  return writable ? stale(model) : new ApiError('forbidden', `This ${model.name} is not yours to change.`)
 }
 
 function notFound(model: Model, id: string): ApiError {
