@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { MODELS } from '../../src/models/registry.ts'
+import { modelCases } from '../helpers/fixtures.ts'
+import { ADMIN_PASSWORD, startTestPlatform, type Reply, type TestPlatform } from '../helpers/platform.ts'
+
+let p: TestPlatform
+beforeAll(async () => {
+  p = await startTestPlatform()
+})
+afterAll(() => p.close())
+
+test('no response of any endpoint contains a password hash or a token hash', async () => {
+  const replies: Reply[] = []
+  const cases = modelCases(p)
+  const member = await p.createUser({ password: 'member-password-1' })
+  replies.push(await p.call('POST', '/auth/login', { as: null, json: { username: 'admin', password: ADMIN_PASSWORD }, headers: { accept: 'application/json' } }))
+  replies.push(await p.call('POST', '/auth/login', { as: null, json: { username: member.username, password: 'member-password-1' }, headers: { accept: 'application/json' } }))
+  replies.push(await p.call('POST', '/api/v1/User', { json: { email: 'hashme@example.com', username: 'hashme', password: 'a-password-to-hash' } }))
+  replies.push(await p.call('POST', '/api/v1/ApiToken', { json: { name: 'scan' } }))
+  replies.push(await p.call('POST', '/api/v1/ApiToken', { as: member, json: { name: 'scan' } }))
+  for (const model of MODELS) {
+    const made = await p.call('POST', `/api/v1/${model.name}`, { json: await cases[model.name]!.make(p.root) })
+    replies.push(made)
+    replies.push(await p.call('GET', `/api/v1/${model.name}?limit=500`))
+    replies.push(await p.call('GET', `/api/v1/${model.name}/${made.body.id}`))
+    replies.push(await p.call('PATCH', `/api/v1/${model.name}/${made.body.id}`, { json: cases[model.name]!.patch }))
+    replies.push(await p.call('GET', `/api/v1/${model.name}?limit=500`, { as: member }))
+  }
+  replies.push(await p.call('GET', '/api/openapi.json'))
+  // Asking for the secret columns by name is refused, not answered.
+  for (const query of ['User?select=password_hash', 'ApiToken?select=token_hash', 'User?password_hash=is.null', 'User?order=password_hash.asc']) {
+    const refused = await p.call('GET', `/api/v1/${query}`)
+    expect(refused.status).toBe(400)
+    replies.push(refused)
+  }
+
+  const hashes = [
+    ...(await p.store.db.selectFrom('users').select('password_hash').where('password_hash', 'is not', null).execute()).map((r) => r.password_hash!),
+    ...(await p.store.db.selectFrom('api_tokens').select('token_hash').execute()).map((r) => r.token_hash),
+    ...(await p.store.db.selectFrom('sessions').select('token_hash').execute()).map((r) => r.token_hash),
+  ]
+  expect(hashes.length).toBeGreaterThanOrEqual(7)
+  for (const reply of replies) {
+    const text = `${JSON.stringify(reply.body)} ${JSON.stringify([...reply.headers])}`
+    expect(text).not.toContain('$argon2')
+    for (const hash of hashes) expect(text).not.toContain(hash)
+  }
+})

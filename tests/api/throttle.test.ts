@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { manualClock } from '../../src/clock.ts'
+import { MemoryBucketStore } from '../../src/throttle/buckets.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
+
+const clock = manualClock()
+let p: TestPlatform
+
+beforeAll(async () => {
+  p = await startTestPlatform({ SWITCHBOARD_API_RATE_BURST: '5', SWITCHBOARD_API_RATE_PER_SECOND: '0.5' }, clock)
+})
+afterAll(() => p.close())
+
+test('after the burst a user gets 429 with a Retry-After that is right; another user is unaffected', async () => {
+  const user = await p.createUser()
+  const other = await p.createUser()
+  const list = (as = user) => p.call('GET', '/api/v1/AgentConfigRecord', { as })
+  for (let i = 0; i < 5; i++) {
+    const ok = await list()
+    expect(ok.status).toBe(200)
+    expect(ok.headers.get('ratelimit-policy')).toBe('"api";q=5;w=10')
+    expect(ok.headers.get('ratelimit')).toBe(`"api";r=${4 - i};t=${(i + 1) * 2}`)
+  }
+  const limited = await list()
+  expectProblem(limited, 429, 'rate_limited')
+  const retryAfter = Number(limited.headers.get('retry-after'))
+  expect(retryAfter).toBe(2)
+  expect(limited.headers.get('ratelimit')).toBe('"api";r=0;t=10')
+
+  expect((await list(other)).status).toBe(200)
+
+  clock.advance(retryAfter * 1000 - 1)
+  expectProblem(await list(), 429, 'rate_limited')
+  clock.advance(1)
+  expect((await list()).status).toBe(200)
+})
+
+test('anonymous callers are throttled per address, before they learn they need credentials', async () => {
+  const anonymous = (address: string) => p.call('GET', '/api/v1/AgentConfigRecord', { as: null, address })
+  for (let i = 0; i < 5; i++) expect((await anonymous('192.0.2.10')).status).toBe(401)
+  expectProblem(await anonymous('192.0.2.10'), 429, 'rate_limited')
+  expect((await anonymous('192.0.2.11')).status).toBe(401)
+})
+
+test('the docs are not throttled', async () => {
+  for (let i = 0; i < 8; i++) expect((await p.call('GET', '/api/openapi.json', { as: null, address: '192.0.2.20' })).status).toBe(200)
+})
+
+test('the in-memory store forgets refilled buckets once it holds too many keys', async () => {
+  const store = new MemoryBucketStore(10)
+  const rate = { burst: 2, perSecond: 1 }
+  for (let i = 0; i < 11; i++) await store.take(`k${i}`, rate, 0)
+  // Two seconds later every bucket is full again; the next take sweeps them all but its own.
+  await store.take('late', rate, 2000)
+  await store.take('later', rate, 3500)
+  expect((await store.peek('k0', rate, 3500)).remaining).toBe(2)
+  expect((await store.take('k0', rate, 3500)).remaining).toBe(1)
+})
