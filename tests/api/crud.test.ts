@@ -146,16 +146,60 @@ describe('ETags', () => {
     expect((await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`)).body.name).toBe(agent.name)
   })
 
-  test('concurrent patches without If-Match both land: neither change is lost', async () => {
+  test('twenty concurrent patches of different fields all land: no change is lost or refused', async () => {
     const agent = await create('AgentConfigRecord', { name: `race-${unique()}` })
-    const replies = await Promise.all([
-      p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { description: 'from A' } }),
-      p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { personality: 'from B' } }),
-      p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { email: { signature: 'from C' } } }),
-    ])
-    expect(replies.map((r) => r.status)).toEqual([200, 200, 200])
-    const final = (await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`)).body
-    expect(final).toMatchObject({ description: 'from A', personality: 'from B', email: { signature: 'from C' } })
+    const keys = Array.from({ length: 20 }, (_, i) => `server-${i}`)
+    const replies = await Promise.all(
+      keys.map((key) => p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { mcp_permissions: { servers: { [key]: { deny: ['x'] } } } } })),
+    )
+    expect(replies.map((r) => r.status)).toEqual(keys.map(() => 200))
+    const final = await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`)
+    expect(Object.keys(final.body.mcp_permissions.servers).sort()).toEqual(keys.sort())
+    expect(final.headers.get('etag')).toBe('"21"')
+  })
+
+  test('If-Match may list tags; comparison is strong; If-None-Match: * matches any current record', async () => {
+    const agent = await create('AgentConfigRecord', { name: `tags-${unique()}` })
+    const path = `/api/v1/AgentConfigRecord/${agent.id}`
+    expect((await p.call('PATCH', path, { json: { description: 'a' }, headers: { 'if-match': '"7", "1"' } })).status).toBe(200)
+    expectProblem(await p.call('PATCH', path, { json: { description: 'b' }, headers: { 'if-match': 'W/"2"' } }), 412, 'precondition_failed')
+    expect((await p.call('PATCH', path, { json: { description: 'c' }, headers: { 'if-match': '*' } })).status).toBe(200)
+    expect((await p.call('GET', path, { headers: { 'if-none-match': '*' } })).status).toBe(304)
+    expect((await p.call('GET', path, { headers: { 'if-none-match': 'W/"3"' } })).status).toBe(304)
+  })
+})
+
+describe('merge patch and replace semantics', () => {
+  test('a nested key can be changed alone, or removed with null', async () => {
+    const agent = await create('AgentConfigRecord', {
+      name: `nested-${unique()}`,
+      channels: { slack: { bot_token_secret: 'slack/bot', signing_secret_secret: 'slack/signing' }, webchat: {} },
+    })
+    const path = `/api/v1/AgentConfigRecord/${agent.id}`
+    const off = await p.call('PATCH', path, { json: { channels: { slack: { enabled: false } } } })
+    expect(off.status).toBe(200)
+    expect(off.body.channels).toEqual({ slack: { enabled: false, bot_token_secret: 'slack/bot', signing_secret_secret: 'slack/signing' }, webchat: { enabled: true } })
+    const removed = await p.call('PATCH', path, { json: { channels: { slack: null } } })
+    expect(removed.status).toBe(200)
+    expect(removed.body.channels).toEqual({ webchat: { enabled: true } })
+  })
+
+  test('PUT resets every writable field the body leaves out to its default', async () => {
+    const agent = await create('AgentConfigRecord', { name: `put-${unique()}`, personality: 'Kind.', timeout_seconds: 60, email: { account: 'a@example.com' } })
+    const replaced = await p.call('PUT', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { name: agent.name } })
+    expect(replaced.body).toMatchObject({ name: agent.name, personality: '', timeout_seconds: 900, email: {} })
+  })
+
+  test('editing a message keeps who wrote it and what kind it is', async () => {
+    const conversation = await newConversation()
+    const id = Bun.randomUUIDv7()
+    await p.store.db
+      .insertInto('webchat_messages')
+      .values({ id, company_id: p.root.companyId!, conversation_id: conversation, sender_id: null, agent_id: null, role: 'agent', text: 'I am the agent', attachments: '[]' })
+      .execute()
+    const edited = await p.call('PATCH', `/api/v1/WebchatMessage/${id}`, { json: { text: 'corrected' } })
+    expect(edited.status).toBe(200)
+    expect(edited.body).toMatchObject({ text: 'corrected', role: 'agent', sender_id: null })
   })
 })
 

@@ -71,3 +71,29 @@ test('a failure inside is a 500 without stack or SQL, and the next request still
   await p.store.db.schema.alterTable('system_config_away').renameTo('system_config').execute()
   expect((await p.call('GET', '/api/v1/SystemConfig')).status).toBe(200)
 })
+
+test('a path that is not valid percent-encoding is a 404, not a 500', async () => {
+  expectProblem(await p.call('GET', '/api/v1/%E0%A4%A'), 404, 'not_found')
+  expectProblem(await p.call('GET', '/api/v1/Company/%E0%A4%A'), 404, 'not_found')
+})
+
+test('a trailing slash or an extra segment is a plain 404, naming no wrong model', async () => {
+  const slash = expectProblem(await p.call('GET', '/api/v1/Company/'), 404, 'not_found')
+  expect(slash.detail).not.toContain('no model')
+  const extra = expectProblem(await p.call('GET', `/api/v1/Company/${p.root.companyId}/extra`), 404, 'not_found')
+  expect(extra.detail).not.toContain('no model')
+})
+
+test('the method and the model are judged before the body’s type', async () => {
+  expectProblem(await p.call('PUT', '/api/v1/Company', { body: 'x', headers: { 'content-type': 'text/plain' } }), 405, 'method_not_allowed')
+  expectProblem(await p.call('POST', '/api/v1/Widget', { body: 'x', headers: { 'content-type': 'text/plain' } }), 404, 'not_found')
+})
+
+test('JSON nested deeper than any configuration needs is refused with 422', async () => {
+  let deep: unknown = 1
+  // 500 levels: deep enough to refuse, small enough for this suite's 4 KiB body limit.
+  for (let i = 0; i < 500; i++) deep = { d: deep }
+  expectProblem(await p.call('POST', '/api/v1/SystemConfig', { json: { key: 'deep', value: deep } }), 422, 'validation_error')
+  const made = await p.call('POST', '/api/v1/SystemConfig', { json: { key: 'shallow', value: 1 } })
+  expectProblem(await p.call('PATCH', `/api/v1/SystemConfig/${made.body.id}`, { json: { value: deep } }), 422, 'validation_error')
+})

@@ -135,3 +135,30 @@ describe('bad list queries are 400 problems naming the parameter', () => {
     expect(problem.errors!.map((e) => e.path).sort()).toEqual(['ghost', 'limit', 'order'])
   })
 })
+
+describe('values that must not be misread', () => {
+  test('%, _ and backslash in a like pattern match themselves; only * is a wildcard', async () => {
+    for (const name of ['100% sure', '100 percent sure', 'snake_case', 'snakeXcase', 'back\\slash']) {
+      await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name } })
+    }
+    const like = async (pattern: string) => names(await list(`name=like.${encodeURIComponent(pattern)}`))
+    expect(await like('100%*')).toEqual(['100% sure'])
+    expect(await like('snake_*')).toEqual(['snake_case'])
+    expect(await like('back\\*')).toEqual(['back\\slash'])
+    expect(await like('*\\')).toEqual([])
+  })
+
+  test('a date-time needs its offset, a real date and a four-digit year', async () => {
+    for (const bad of ['0', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00', '+010000-01-01T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01']) {
+      const problem = expectProblem(await list(`created_at=gt.${encodeURIComponent(bad)}`), 400, 'bad_request')
+      expect(problem.errors![0]!.path).toBe('created_at')
+    }
+    expect((await list(`created_at=gt.${encodeURIComponent('2026-01-01T00:00:00+02:00')}`)).status).toBe(200)
+  })
+
+  test('a NUL character is refused in a filter and in a body, not passed to the store', async () => {
+    expectProblem(await list('name=eq.a%00b'), 400, 'bad_request')
+    expectProblem(await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'a\u0000b' } }), 400, 'bad_request')
+    expectProblem(await p.call('POST', '/api/v1/SystemConfig', { json: { key: 'nul', value: { text: 'a\u0000b' } } }), 400, 'bad_request')
+  })
+})

@@ -36,3 +36,14 @@ test('released, the directory can be locked again', () => {
   const again = lockDataDir(data)
   again()
 })
+
+test('the same process cannot lock a directory twice, and releasing one handle frees it once', () => {
+  const data = dir()
+  const release = lockDataDir(data)
+  expect(() => lockDataDir(data)).toThrow(DataDirLockedError)
+  release()
+  release()
+  const again = lockDataDir(data)
+  expect(existsSync(join(data, 'switchboard.lock'))).toBe(true)
+  again()
+})
