@@ -1,12 +1,13 @@
 /**
  * One of the two servers bench/crud.ts measures, run in a process of its own so that neither the bench nor wrk
- * shares its event loop. Prints its port on stdout, then serves until SIGTERM.
+ * shares its event loop. Prints its port on stdout, then serves until killed.
  *
  *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts switchboard
- *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts baseline <company-id>
+ *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts baseline <company-id> <token-sha256>
  *
- * `switchboard` is the api app built as src/main.ts builds it; `baseline` answers the two benchmarked requests
- * with Bun.serve and postgres.js alone, running the SQL the api runs and returning the same JSON.
+ * `switchboard` is the api app built as src/main.ts builds it, configured by the SWITCHBOARD_* environment.
+ * `baseline` answers the two benchmarked requests with Bun.serve and postgres.js alone: it checks the bearer
+ * token, runs the SQL the api runs, and returns the same JSON.
  */
 import postgres from 'postgres'
 import { loadConfig } from '../src/config.ts'
@@ -17,18 +18,11 @@ import { createPlatform } from '../src/platform.ts'
 // As src/main.ts: Bun's longest idle timeout, so only wrk decides when a connection closes.
 const IDLE_TIMEOUT_SECONDS = 255
 
-interface Running {
-  server: Bun.Server<undefined>
-  close(): Promise<void>
-}
-
-async function switchboard(pool: number): Promise<Running> {
+async function switchboard(pool: number) {
   const config = loadConfig()
   if (!config.databaseUrl) throw new Error('DATABASE_URL is not set')
-  const store = openPostgres(config.databaseUrl, pool)
-  const { api } = await createPlatform(config, store, silentLogger)
-  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS })
-  return { server, close: () => store.close() }
+  const { api } = await createPlatform(config, openPostgres(config.databaseUrl, pool), silentLogger)
+  return Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS })
 }
 
 const SELECT = `SELECT id, company_id, name, description, enabled, personality, runner, model, timeout_seconds, channels,
@@ -41,39 +35,45 @@ function withoutVersion({ version: _, ...record }: postgres.Row): postgres.Row {
   return record
 }
 
-/** The non-negative whole number in `text`, or `fallback` when absent; undefined when it is not one. */
+/** A whole number from 0 to max, or `fallback` when absent; undefined when the text is not one. */
 function bound(text: string | null, fallback: number, max: number): number | undefined {
   if (text === null) return fallback
-  const n = Number(text)
-  return /^\d{1,10}$/.test(text) && n <= max ? n : undefined
+  return /^\d{1,10}$/.test(text) && Number(text) <= max ? Number(text) : undefined
 }
 
-/** No framework: the runtime's router, one prepared statement per request, JSON.stringify for the body. */
-function baseline(pool: number, companyId: string): Running {
+/**
+ * No framework: the runtime's router, one prepared statement per request, JSON.stringify for the body. Like the
+ * api it stores only the token's hash, so it hashes what it is sent.
+ */
+function baseline(pool: number, companyId: string, tokenHash: string) {
   const url = process.env.DATABASE_URL
   if (!url) throw new Error('DATABASE_URL is not set')
   const sql = postgres(url, { max: pool })
   const problem = (status: number, detail: string) => Response.json({ detail }, { status })
+  const authorized = (req: Request) =>
+    new Bun.CryptoHasher('sha256').update(req.headers.get('authorization')?.replace(/^Bearer /, '') ?? '').digest('hex') === tokenHash
 
-  const server = Bun.serve({
+  return Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
     idleTimeout: IDLE_TIMEOUT_SECONDS,
     routes: {
       '/api/v1/AgentConfigRecord': {
         async GET(req) {
+          if (!authorized(req)) return problem(401, 'Send a bearer token.')
           const params = new URL(req.url).searchParams
           const enabled = params.get('enabled')
           const limit = bound(params.get('limit'), 50, 500)
           const offset = bound(params.get('offset'), 0, 1_000_000_000)
           if (enabled !== 'eq.true' && enabled !== 'eq.false') return problem(400, 'enabled must be eq.true or eq.false')
-          if (!limit || offset === undefined) return problem(400, 'limit or offset is not valid')
+          if (limit === undefined || limit < 1 || offset === undefined) return problem(400, 'limit or offset is not valid')
           const rows = await sql.unsafe(LIST, [companyId, enabled === 'eq.true', limit, offset], { prepare: true })
           return Response.json({ data: rows.map(withoutVersion), limit, offset })
         },
       },
       '/api/v1/AgentConfigRecord/:id': {
         async GET(req) {
+          if (!authorized(req)) return problem(401, 'Send a bearer token.')
           const id = req.params.id
           if (!UUID.test(id)) return problem(404, `No AgentConfigRecord with id ${id}.`)
           const [row] = await sql.unsafe(BY_ID, [companyId, id.toLowerCase()], { prepare: true })
@@ -84,21 +84,15 @@ function baseline(pool: number, companyId: string): Running {
     },
     fetch: () => problem(404, 'Not found.'),
   })
-  return { server, close: () => sql.end() }
 }
 
-const [mode, companyId] = process.argv.slice(2)
+const [mode, companyId, tokenHash] = process.argv.slice(2)
 const pool = Number(process.env.BENCH_POOL ?? 10)
-let running: Running
-if (mode === 'switchboard') running = await switchboard(pool)
-else if (mode === 'baseline' && companyId) running = baseline(pool, companyId)
+let server: Bun.Server<undefined>
+if (mode === 'switchboard') server = await switchboard(pool)
+else if (mode === 'baseline' && companyId && tokenHash) server = baseline(pool, companyId, tokenHash)
 else {
-  console.error('usage: bun bench/crud-server.ts switchboard | baseline <company-id>')
+  console.error('usage: bun bench/crud-server.ts switchboard | baseline <company-id> <token-sha256>')
   process.exit(2)
 }
-process.once('SIGTERM', async () => {
-  await running.server.stop(true)
-  await running.close()
-  process.exit(0)
-})
-console.log(running.server.port)
+console.log(server.port)

@@ -1,10 +1,20 @@
 import { dirname, join } from 'node:path'
 import { Hono } from 'hono'
 import { jsxRenderer } from 'hono/jsx-renderer'
+import { requestId } from 'hono/request-id'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { createAuthApp } from '../api/auth/index.ts'
+import { toApiError } from '../api/errors.ts'
+import { localRedirect } from '../auth/redirect.ts'
+import { originGuard } from '../auth/origin-guard.ts'
 import type { Services } from '../services.ts'
 import type { ApiClient } from './api-client.ts'
 import { Layout } from './components/layout.tsx'
+import type { AdminEnv, Me } from './context.ts'
+import { LoginPage } from './pages/login.tsx'
 import { Overview } from './pages/overview.tsx'
+import { RESOURCES } from './resources/resource.ts'
+import { mountResource } from './resources/routes.tsx'
 
 const STATIC_DIR = join(import.meta.dir, '..', '..', 'static')
 const HTMX = join(dirname(Bun.fileURLToPath(import.meta.resolve('htmx.org/package.json'))), 'dist', 'htmx.min.js')
@@ -16,8 +26,8 @@ declare module 'hono' {
 }
 
 /** The admin app (port 8080): console pages rendered on the server, data only through the public API. */
-export function createAdminApp(services: Services, api: ApiClient): Hono {
-  const app = new Hono()
+export function createAdminApp(services: Services, api: ApiClient): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>()
   const apiBaseUrl = services.config.baseUrl
 
   app.get('/static/htmx.min.js', () => new Response(Bun.file(HTMX), { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' } }))
@@ -33,17 +43,41 @@ export function createAdminApp(services: Services, api: ApiClient): Hono {
     return (await file.exists()) ? new Response(file) : c.text('Not found', 404)
   })
 
-  app.use(jsxRenderer(({ children, title }) => <Layout title={title} apiBaseUrl={apiBaseUrl}>{children}</Layout>, { docType: true }))
+  app.use(requestId())
+  app.use(originGuard([services.config.baseUrl, services.config.adminBaseUrl]))
+  // Sign-in and sign-out are the api's own handlers, answering on this port too.
+  app.route('/', createAuthApp(services))
+
+  app.use(jsxRenderer(({ children, title }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')}>{children}</Layout>, { docType: true }))
+
+  app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'))} />, { title: 'Sign in' }))
+
+  // Every other page needs a session: without one, to the sign-in page and back here afterwards.
+  app.use(async (c, next) => {
+    const me = await api.call<Me>(c, 'GET', '/api/me')
+    if (me.status === 401) {
+      const back = `/login?${new URLSearchParams({ post_login_redirect: `${c.req.path}${new URL(c.req.url).search}` })}`
+      if (c.req.header('hx-request') === 'true') {
+        c.header('HX-Redirect', back)
+        return c.body(null, 401)
+      }
+      return c.redirect(back, 303)
+    }
+    if (me.status !== 200) throw new Error(`GET /api/me answered ${me.status}`)
+    c.set('me', me.body)
+    await next()
+  })
 
   app.get('/', async (c) => {
     const counts = await Promise.all(
       [...services.models.keys()].map(async (model) => {
-        const { status, body } = await api.get<{ count?: number }>(`/api/v1/${model}?limit=1&select=id&count=exact`)
+        const { status, body } = await api.call<{ count?: number }>(c, 'GET', `/api/v1/${model}?limit=1&select=id&count=exact`)
         return { model, count: status === 200 ? body.count : undefined }
       }),
     )
     return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} />, { title: 'Overview' })
   })
+  for (const resource of RESOURCES) mountResource(app, api, resource)
 
   app.notFound((c) => {
     c.status(404)
@@ -56,6 +90,21 @@ export function createAdminApp(services: Services, api: ApiClient): Hono {
         </p>
       </section>,
       { title: 'Not found' },
+    )
+  })
+  app.onError((error, c) => {
+    const problem = toApiError(error)
+    if (problem.status >= 500) {
+      services.log.error('console page failed', { request_id: c.get('requestId'), path: c.req.path, error: String((error as Error)?.stack ?? error) })
+    }
+    const text = problem.status >= 500 ? `The page could not be shown. Quote this id when reporting it: ${c.get('requestId')}` : problem.detail
+    c.status(problem.status as ContentfulStatusCode)
+    return c.render(
+      <section>
+        <h1>{problem.status >= 500 ? 'Something went wrong' : 'Not possible'}</h1>
+        <p class="problem">{text}</p>
+      </section>,
+      { title: 'Error' },
     )
   })
   return app

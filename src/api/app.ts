@@ -13,6 +13,7 @@ import { mountDocs } from './docs/index.ts'
 import { ApiError } from './errors.ts'
 import { apiDefaultHook, renderProblems } from './hooks.ts'
 import { mountInternal } from './internal/index.ts'
+import { mountMe } from './me/index.ts'
 import { createNotFoundHandler } from './not-found.ts'
 
 export const API_VERSION = '0.1.0'
@@ -58,6 +59,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   })
   app.route('/', createAuthApp(services))
   mountInternal(app, config)
+  mountMe(app)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)
 

@@ -1,21 +1,49 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 
 let p: TestPlatform
+let cookie: string
+const ORIGIN = 'http://127.0.0.1:8080'
+
 beforeAll(async () => {
   p = await startTestPlatform()
+  const login = await p.admin.request('/auth/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
+    body: new URLSearchParams({ username: 'admin', password: ADMIN_PASSWORD, post_login_redirect: '/users' }),
+  })
+  expect(login.status).toBe(303)
+  expect(login.headers.get('location')).toBe('/users')
+  cookie = login.headers.get('set-cookie')!.split(';')[0]!
 })
 afterAll(() => p.close())
 
-const page = async (path: string) => {
-  const response = await p.admin.request(path)
-  return { status: response.status, type: response.headers.get('content-type') ?? '', text: await response.text() }
+const page = async (path: string, init: RequestInit & { headers?: Record<string, string> } = {}, signedIn = true) => {
+  const response = await p.admin.request(path, { ...init, headers: { ...(signedIn ? { cookie } : {}), origin: ORIGIN, ...init.headers } })
+  return { status: response.status, headers: response.headers, type: response.headers.get('content-type') ?? '', text: await response.text() }
 }
+const htmx = { 'hx-request': 'true', 'hx-request-type': 'partial' }
+const form = (fields: Record<string, string>) => ({ body: new URLSearchParams(fields), headers: { 'content-type': 'application/x-www-form-urlencoded', ...htmx } })
+
+test('pages need a session; the deep link survives the trip through sign-in', async () => {
+  const anonymous = await page('/users?q=ad', {}, false)
+  expect(anonymous.status).toBe(303)
+  expect(anonymous.headers.get('location')).toBe('/login?post_login_redirect=%2Fusers%3Fq%3Dad')
+  const login = await page('/login?post_login_redirect=%2Fusers%3Fq%3Dad', {}, false)
+  expect(login.text).toContain('name="post_login_redirect" value="/users?q=ad"')
+  const offsite = await page('/login?post_login_redirect=%2F%2Fevil.example', {}, false)
+  expect(offsite.text).toContain('name="post_login_redirect" value="/"')
+  expect((await page('/login?error=invalid', {}, false)).text).toContain('Unknown username or wrong password.')
+})
+
+test('an htmx request without a session is sent to the sign-in page', async () => {
+  const reply = await page('/users', { headers: htmx }, false)
+  expect(reply.status).toBe(401)
+  expect(reply.headers.get('hx-redirect')).toBe('/login?post_login_redirect=%2Fusers')
+})
 
 test('the overview lists every model with its record count, read through the public API', async () => {
-  for (const name of ['one', 'two', 'three']) {
-    await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name } })
-  }
+  for (const name of ['one', 'two', 'three']) await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name } })
   const overview = await page('/')
   expect(overview.status).toBe(200)
   expect(overview.text).toStartWith('<!DOCTYPE html>')
@@ -23,22 +51,85 @@ test('the overview lists every model with its record count, read through the pub
   expect(row('AgentConfigRecord')).toBe('3')
   expect(row('Company')).toBe('1')
   for (const model of p.services.models.keys()) expect(row(model)).toMatch(/^\d+$/)
+  expect(overview.text).toContain('Sign out')
 })
 
-test('the layout links the API docs on the api port, and loads htmx and the stylesheet from this server', async () => {
-  const overview = await page('/')
-  expect(overview.text).toContain(`href="${p.services.config.baseUrl}/api/docs"`)
-  const htmx = await page('/static/htmx.min.js')
-  expect(htmx.status).toBe(200)
-  expect(htmx.type).toContain('javascript')
-  expect(htmx.text).toContain('htmx')
-  const css = await page('/static/css/admin.css')
-  expect(css.status).toBe(200)
-  expect(css.type).toContain('text/css')
+test('users: create through the form, find with the filter, edit inline, delete', async () => {
+  const created = await page('/users', { method: 'POST', ...form({ username: 'grace', display_name: 'Grace Hopper', email: 'grace@example.com', password: 'a-long-password' }) })
+  expect(created.status).toBe(200)
+  expect(created.text).toContain('Created user grace.')
+  expect(created.text).toContain('hx-swap-oob="outerHTML"')
+  expect(created.text).toContain('grace@example.com')
+
+  const found = await page('/users?q=gra', { headers: htmx })
+  expect(found.text).toStartWith('<div id="rows"')
+  expect(found.text).toContain('Grace Hopper')
+  expect(found.text).not.toContain('admin@switchboard.local')
+  const id = /id="row-([0-9a-f-]{36})"/.exec(found.text)![1]!
+
+  const edit = await page(`/users/${id}/edit`, { headers: htmx })
+  expect(edit.text).toContain('value="Grace Hopper"')
+  const saved = await page(`/users/${id}`, { method: 'PATCH', ...form({ username: 'grace', display_name: 'Rear Admiral Hopper', email: 'grace@example.com' }) })
+  expect(saved.status).toBe(200)
+  expect(saved.text).toContain('Rear Admiral Hopper')
+  expect((await p.call('GET', `/api/v1/User/${id}`)).body.display_name).toBe('Rear Admiral Hopper')
+
+  expect((await page(`/users/${id}`, { method: 'DELETE', headers: htmx })).status).toBe(200)
+  expect((await p.call('GET', `/api/v1/User/${id}`)).status).toBe(404)
 })
 
-test('static files cannot escape the static folder', async () => {
-  for (const path of ['/static/../package.json', '/static/%2e%2e/package.json', '/static/css/../../src/main.ts', '/static/nope.css']) {
+test('a form the API refuses comes back with each field’s message, and nothing is written', async () => {
+  const refused = await page('/users', { method: 'POST', ...form({ username: 'x', email: 'not-an-email', password: 'short' }) })
+  expect(refused.status).toBe(422)
+  expect(refused.text).toContain('aria-invalid="true"')
+  expect(refused.text).toMatch(/Invalid email/)
+  expect(refused.text).toContain('value="not-an-email"')
+  expect((await p.call('GET', '/api/v1/User?username=eq.x')).body.data).toEqual([])
+
+  const duplicate = await page('/companies', { method: 'POST', ...form({ name: 'Again', slug: 'default' }) })
+  expect(duplicate.status).toBe(422)
+  expect(duplicate.text).toContain('already exists')
+})
+
+test('companies page pages through records twenty at a time', async () => {
+  for (let i = 0; i < 22; i++) await p.call('POST', '/api/v1/Company', { json: { name: `Firm ${String(i).padStart(2, '0')}`, slug: `firm-${i}` } })
+  const first = await page('/companies?q=Firm')
+  expect(first.text).toContain('1–20 of 22')
+  expect(first.text).toContain('href="/companies?q=Firm&amp;offset=20"')
+  const second = await page('/companies?q=Firm&offset=20', { headers: htmx })
+  expect(second.text).toContain('21–22 of 22')
+  expect(second.text).toContain('Firm 21')
+})
+
+test('a member sees the refusal the API gives, in the page', async () => {
+  const member = await p.createUser({ role: 'member', password: 'member-password-1' })
+  const login = await p.admin.request('/auth/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
+    body: new URLSearchParams({ username: member.username, password: 'member-password-1' }),
+  })
+  const memberCookie = login.headers.get('set-cookie')!.split(';')[0]!
+  const reply = await p.admin.request('/companies', {
+    method: 'POST',
+    headers: { cookie: memberCookie, origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded', ...htmx },
+    body: new URLSearchParams({ name: 'Mine', slug: 'mine' }),
+  })
+  expect(reply.status).toBe(400)
+  expect(await reply.text()).toContain('Your role may not create Company records')
+})
+
+test('a write from a foreign page is refused before it reaches the API', async () => {
+  const reply = await page('/companies', { method: 'POST', ...form({ name: 'Evil', slug: 'evil' }), headers: { ...form({}).headers, origin: 'https://evil.example' } })
+  expect(reply.status).toBe(403)
+  expect((await p.call('GET', '/api/v1/Company?slug=eq.evil')).body.data).toEqual([])
+})
+
+test('htmx and the stylesheet come from this server; static files cannot escape their folder', async () => {
+  const htmxFile = await page('/static/htmx.min.js')
+  expect(htmxFile.status).toBe(200)
+  expect(htmxFile.type).toContain('javascript')
+  expect((await page('/static/css/admin.css')).type).toContain('text/css')
+  for (const path of ['/static/%2e%2e/package.json', '/static/css/%2e%2e/%2e%2e/src/main.ts', '/static/nope.css', '/static/%E0%A4%A', '/static/a%00b']) {
     expect((await page(path)).status).toBe(404)
   }
 })

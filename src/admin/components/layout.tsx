@@ -1,11 +1,22 @@
 import type { Child } from 'hono/jsx'
+import type { Me } from '../context.ts'
 
 const NAV = [
   { href: '/', label: 'Overview' },
-  { href: '/api/docs', label: 'API docs', external: true },
+  { href: '/users', label: 'Users' },
+  { href: '/companies', label: 'Companies' },
 ]
 
-export function Layout({ title, apiBaseUrl, children }: { title: string; apiBaseUrl: string; children?: Child }) {
+function SignedIn({ me }: { me: Me }) {
+  return (
+    <form method="post" action="/auth/logout" class="whoami">
+      <span>{me.user.display_name || me.user.username}</span>
+      <button type="submit">Sign out</button>
+    </form>
+  )
+}
+
+export function Layout({ title, apiBaseUrl, me, children }: { title: string; apiBaseUrl: string; me?: Me; children?: Child }) {
   return (
     <html lang="en">
       <head>
@@ -18,11 +29,15 @@ export function Layout({ title, apiBaseUrl, children }: { title: string; apiBase
       <body>
         <header class="top">
           <strong class="brand">Switchboard</strong>
-          <nav>
-            {NAV.map((item) => (
-              <a href={item.external ? `${apiBaseUrl}${item.href}` : item.href}>{item.label}</a>
-            ))}
-          </nav>
+          {me ? (
+            <nav>
+              {NAV.map((item) => (
+                <a href={item.href}>{item.label}</a>
+              ))}
+              <a href={`${apiBaseUrl}/api/docs`}>API docs</a>
+            </nav>
+          ) : null}
+          {me ? <SignedIn me={me} /> : null}
         </header>
         <main>{children}</main>
       </body>
