@@ -2,15 +2,17 @@
  * CRUD API benchmark: the generic CRUD API (Hono + Kysely, built exactly as src/main.ts builds it) against a
  * no-framework baseline (Bun.serve + postgres.js running the same SQL and returning the same JSON), both on
  * PostgreSQL. A hand-run benchmark, not a test. Target: the API serves at least 0.8x the baseline's requests per
- * second, each ratio taken between two runs of this same process.
+ * second, both measured in the same run.
  *
- * Workloads, each driven by wrk at fixed concurrency:
+ * Workloads, each driven by wrk at fixed concurrency with a personal API token (Authorization: Bearer):
  *   get-by-id   GET /api/v1/AgentConfigRecord/{id}                     (one record, with its ETag)
  *   list-50     GET /api/v1/AgentConfigRecord?enabled=eq.true&limit=50 (50 of the 150 enabled agents)
  *
  * It creates a fresh database sb_bench_<random>, seeds 200 agents through the API, then runs each server in its
  * own process (bench/crud-server.ts), one after the other, warming each workload up before measuring it. The
- * database is dropped at the end, on failure and on Ctrl-C. Takes about a minute with the defaults.
+ * API's per-user throttle is configured out of the way (SWITCHBOARD_API_RATE_*), since it would otherwise answer
+ * 429; its middleware still runs. The database is dropped at the end, on failure and on Ctrl-C. Takes about a
+ * minute with the defaults.
  *
  * Run:  node_modules/.bin/bun bench/crud.ts
  * Needs wrk (apt-get install -y wrk) and a PostgreSQL server whose admin connection may create databases.
@@ -31,6 +33,8 @@ import { createPlatform } from '../src/platform.ts'
 
 const TARGET = 0.8
 const AGENTS = 200
+const MODES = ['baseline', 'switchboard'] as const
+type Mode = (typeof MODES)[number]
 
 function setting(name: string, fallback: string, pattern: RegExp): string {
   const value = process.env[name] || fallback
@@ -45,13 +49,17 @@ const DURATION = setting('BENCH_DURATION', '10s', /^[1-9]\d*[smh]?$/)
 const WARMUP = setting('BENCH_WARMUP', '3s', /^[1-9]\d*[smh]?$/)
 const POOL = setting('BENCH_POOL', '10', /^[1-9]\d*$/)
 
-type Mode = 'baseline' | 'switchboard'
-
 interface Workload {
   name: string
   path: string
   /** The body the api answered during seeding; both servers must answer it byte for byte. */
   expected: string
+}
+
+interface Seeded {
+  companyId: string
+  token: string
+  workloads: Workload[]
 }
 
 interface Result {
@@ -76,11 +84,31 @@ function spawn(cmd: string[], env?: Record<string, string | undefined>) {
   return proc
 }
 
-/** Seeds the agents through the api itself, so the rows are exactly what the api writes. */
-async function seed(databaseUrl: string): Promise<{ companyId: string; workloads: Workload[] }> {
-  const store = openPostgres(databaseUrl, Number(POOL))
+async function expectStatus(response: Response, status: number, what: string): Promise<Response> {
+  if (response.status !== status) throw new Error(`${what} failed: ${response.status} ${await response.text()}`)
+  return response
+}
+
+/**
+ * Signs in as the first superadmin, makes an API token, and seeds the agents through the api itself, so the
+ * rows are exactly what the api writes.
+ */
+async function seed(env: Record<string, string | undefined>): Promise<Seeded> {
+  const config = loadConfig(env)
+  const store = openPostgres(config.databaseUrl!, Number(POOL))
   try {
-    const { api } = await createPlatform(loadConfig({ ...process.env, DATABASE_URL: databaseUrl }), store, silentLogger)
+    const { api } = await createPlatform(config, store, silentLogger)
+    const json = { 'content-type': 'application/json', accept: 'application/json' }
+    const login = await api.request('/auth/login', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ username: 'admin', password: config.initialAdmin.password }),
+    })
+    const cookie = (await expectStatus(login, 200, 'signing in')).headers.get('set-cookie')!.split(';')[0]!
+    const made = await api.request('/api/v1/ApiToken', { method: 'POST', headers: { ...json, cookie }, body: '{"name":"bench"}' })
+    const { token } = (await (await expectStatus(made, 201, 'making an API token')).json()) as { token: string }
+    const headers = { ...json, authorization: `Bearer ${token}` }
+
     const ids: string[] = []
     let companyId = ''
     for (let i = 1; i <= AGENTS; i++) {
@@ -94,13 +122,8 @@ async function seed(databaseUrl: string): Promise<{ companyId: string; workloads
         channels: { webchat: { enabled: true } },
         plugins: { enabled: ['planning'] },
       }
-      const response = await api.request('/api/v1/AgentConfigRecord', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-      if (response.status !== 201) throw new Error(`seeding failed: ${response.status} ${await response.text()}`)
-      const created = (await response.json()) as { id: string; company_id: string }
+      const response = await api.request('/api/v1/AgentConfigRecord', { method: 'POST', headers, body: JSON.stringify(body) })
+      const created = (await (await expectStatus(response, 201, 'seeding')).json()) as { id: string; company_id: string }
       ids.push(created.id)
       companyId = created.company_id
     }
@@ -109,22 +132,22 @@ async function seed(databaseUrl: string): Promise<{ companyId: string; workloads
       'list-50': '/api/v1/AgentConfigRecord?enabled=eq.true&limit=50',
     }
     const workloads = await Promise.all(
-      Object.entries(paths).map(async ([name, path]) => ({ name, path, expected: await (await api.request(path)).text() })),
+      Object.entries(paths).map(async ([name, path]) => {
+        const response = await expectStatus(await api.request(path, { headers }), 200, `reading ${path}`)
+        return { name, path, expected: await response.text() }
+      }),
     )
-    return { companyId, workloads }
+    return { companyId, token, workloads }
   } finally {
     await store.close()
   }
 }
 
 /** Starts a server process and waits for the port it prints. */
-async function startServer(mode: Mode, databaseUrl: string, companyId: string) {
+async function startServer(mode: Mode, env: Record<string, string | undefined>, seeded: Seeded) {
   const script = new URL('./crud-server.ts', import.meta.url).pathname
-  const proc = spawn([process.execPath, script, mode, ...(mode === 'baseline' ? [companyId] : [])], {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    BENCH_POOL: POOL,
-  })
+  const tokenHash = new Bun.CryptoHasher('sha256').update(seeded.token).digest('hex')
+  const proc = spawn([process.execPath, script, mode, ...(mode === 'baseline' ? [seeded.companyId, tokenHash] : [])], env)
   const reader = proc.stdout.getReader()
   const decoder = new TextDecoder()
   let text = ''
@@ -142,8 +165,8 @@ async function startServer(mode: Mode, databaseUrl: string, companyId: string) {
 }
 
 /** A server answering differently from the api during seeding would make the comparison meaningless. */
-async function check(mode: Mode, url: string, expected: string): Promise<void> {
-  const response = await fetch(url)
+async function check(mode: Mode, url: string, token: string, expected: string): Promise<void> {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
   const body = await response.text()
   if (response.status !== 200 || body !== expected) {
     throw new Error(`the ${mode} server answers ${url} with ${response.status}, not the api's body:\n${body.slice(0, 500)}`)
@@ -161,7 +184,7 @@ function parseWrk(output: string): Result {
   const p50 = /^\s+50%\s+(\S+)/m.exec(output)?.[1]
   const p99 = /^\s+99%\s+(\S+)/m.exec(output)?.[1]
   if (!requestsPerSecond || !p50 || !p99) throw new Error(`unreadable wrk output:\n${output}`)
-  // Errors would otherwise be counted as fast requests.
+  // Errors answer fast: counted as requests they would flatter the server.
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1]
   if (non2xx) throw new Error(`${non2xx} responses were not 2xx:\n${output}`)
   return {
@@ -172,8 +195,13 @@ function parseWrk(output: string): Result {
   }
 }
 
-function wrkCommand(url: string, duration: string): string[] {
-  return ['wrk', `-t${THREADS}`, `-c${CONNECTIONS}`, `-d${duration}`, '--latency', url]
+function wrkCommand(url: string, token: string, duration: string): string[] {
+  return ['wrk', `-t${THREADS}`, `-c${CONNECTIONS}`, `-d${duration}`, '--latency', '-H', `Authorization: Bearer ${token}`, url]
+}
+
+/** The command as one pastes it into a shell. */
+function shellLine(cmd: string[]): string {
+  return cmd.map((arg) => (/^[\w./:=-]+$/.test(arg) ? arg : `'${arg}'`)).join(' ')
 }
 
 async function wrk(cmd: string[]): Promise<Result> {
@@ -185,7 +213,29 @@ async function wrk(cmd: string[]): Promise<Result> {
 
 function row(cells: string[]): string {
   const widths = [12, 12, 9, 9, 9]
-  return cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join(' ').trimEnd()
+  return cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' ').trimEnd()
+}
+
+function report(workloads: Workload[], results: Map<string, Result>): void {
+  console.log()
+  console.log(row(['workload', 'server', 'req/s', 'p50', 'p99']))
+  const verdicts: string[] = []
+  for (const workload of workloads) {
+    const baseline = results.get(`${workload.name} baseline`)!
+    for (const mode of MODES) {
+      const r = results.get(`${workload.name} ${mode}`)!
+      const ratio = r.requestsPerSecond / baseline.requestsPerSecond
+      const cells = [workload.name, mode, r.requestsPerSecond.toFixed(0), `${r.p50.toFixed(2)}ms`, `${r.p99.toFixed(2)}ms`]
+      if (mode === 'switchboard') {
+        cells.push(`ratio ${ratio.toFixed(2)}x`)
+        verdicts.push(`${workload.name}: switchboard ÷ baseline = ${ratio.toFixed(2)}x, target ${TARGET}x ${ratio >= TARGET ? 'met' : 'NOT met'}`)
+      }
+      if (r.socketErrors) cells.push(`socket errors: ${r.socketErrors}`)
+      console.log(row(cells))
+    }
+  }
+  console.log()
+  for (const verdict of verdicts) console.log(verdict)
 }
 
 async function main(): Promise<void> {
@@ -194,11 +244,17 @@ async function main(): Promise<void> {
   const name = `sb_bench_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
   const url = new URL(ADMIN_URL)
   url.pathname = `/${name}`
-  const databaseUrl = url.toString()
+  const env = {
+    ...process.env,
+    DATABASE_URL: url.toString(),
+    SWITCHBOARD_ADMIN_PASSWORD: crypto.randomUUID(),
+    SWITCHBOARD_API_RATE_BURST: '1000000000',
+    SWITCHBOARD_API_RATE_PER_SECOND: '1000000000',
+    BENCH_POOL: POOL,
+  }
 
   let dropping: Promise<void> | undefined
-  const dropDatabase = () =>
-    (dropping ??= admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(() => admin.end()))
+  const dropDatabase = () => (dropping ??= admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(() => admin.end()))
   process.once('SIGINT', async () => {
     for (const child of children) child.kill()
     await dropDatabase()
@@ -212,54 +268,25 @@ async function main(): Promise<void> {
       `Bun ${Bun.version}, PostgreSQL ${version?.server_version}, ${navigator.hardwareConcurrency} CPUs, pool ${POOL}, ` +
         `database ${name}, ${AGENTS} agents`,
     )
-    const { companyId, workloads } = await seed(databaseUrl)
-
+    const seeded = await seed(env)
     const results = new Map<string, Result>()
-    for (const mode of ['baseline', 'switchboard'] as const) {
+    for (const mode of MODES) {
       console.log(`${mode}:`)
-      const server = await startServer(mode, databaseUrl, companyId)
+      const server = await startServer(mode, env, seeded)
       try {
-        for (const workload of workloads) {
-          const url = server.base + workload.path
-          await check(mode, url, workload.expected)
-          await wrk(wrkCommand(url, WARMUP))
-          const measured = wrkCommand(url, DURATION)
-          console.log(`  ${workload.name}: ${measured.join(' ')}`)
+        for (const workload of seeded.workloads) {
+          const target = server.base + workload.path
+          await check(mode, target, seeded.token, workload.expected)
+          await wrk(wrkCommand(target, seeded.token, WARMUP))
+          const measured = wrkCommand(target, seeded.token, DURATION)
+          console.log(`  ${workload.name}: ${shellLine(measured)}`)
           results.set(`${workload.name} ${mode}`, await wrk(measured))
         }
       } finally {
         await server.stop()
       }
     }
-
-    console.log()
-    console.log(row(['workload', 'server', 'req/s', 'p50', 'p99']))
-    const verdicts: string[] = []
-    for (const workload of workloads) {
-      const baseline = results.get(`${workload.name} baseline`)!
-      for (const mode of ['baseline', 'switchboard'] as const) {
-        const r = results.get(`${workload.name} ${mode}`)!
-        const ratio = r.requestsPerSecond / baseline.requestsPerSecond
-        console.log(
-          row([
-            workload.name,
-            mode,
-            r.requestsPerSecond.toFixed(0),
-            `${r.p50.toFixed(2)}ms`,
-            `${r.p99.toFixed(2)}ms`,
-            mode === 'switchboard' ? `ratio ${ratio.toFixed(2)}x` : '',
-            r.socketErrors ? `socket errors: ${r.socketErrors}` : '',
-          ]),
-        )
-        if (mode === 'switchboard') {
-          verdicts.push(
-            `${workload.name}: switchboard ÷ baseline = ${ratio.toFixed(2)}x, target ${TARGET}x ${ratio >= TARGET ? 'met' : 'NOT met'}`,
-          )
-        }
-      }
-    }
-    console.log()
-    for (const verdict of verdicts) console.log(verdict)
+    report(seeded.workloads, results)
   } finally {
     await dropDatabase()
   }

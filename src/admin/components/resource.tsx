@@ -154,10 +154,20 @@ export function ResourcePage({ resource, listing, form }: { resource: Resource; 
   return (
     <section>
       <h1>{resource.title}</h1>
-      <form class="search" hx-get={resource.path} hx-target="#rows" hx-swap="outerHTML" hx-push-url="true" hx-trigger="submit, input changed delay:300ms from:find input">
+      <form class="search" action={resource.path} hx-get={resource.path} hx-target="#rows" hx-swap="outerHTML" hx-push-url="true">
         <label for="q">
           {resource.search.label}
-          <input id="q" name="q" type="search" value={listing.q} />
+          <input
+            id="q"
+            name="q"
+            type="search"
+            value={listing.q}
+            hx-get={resource.path}
+            hx-trigger="input changed delay:300ms"
+            hx-target="#rows"
+            hx-swap="outerHTML"
+            hx-push-url="true"
+          />
         </label>
         <button type="submit">Search</button>
       </form>

@@ -16,7 +16,8 @@ function isFragment(c: Ctx): boolean {
 function formState(values: Record<string, string>, reply: ApiReply): FormState {
   const problem = reply.body ?? {}
   const errors: FieldError[] = Array.isArray(problem.errors) ? problem.errors : []
-  return { values, errors, message: problem.detail ?? `The request failed (${reply.status}).` }
+  const fieldsMarked = errors.some((e) => e.path !== '(body)')
+  return { values, errors, message: fieldsMarked ? 'Please correct the fields marked above.' : (problem.detail ?? `The request failed (${reply.status}).`) }
 }
 
 /** Form text → API JSON: empty optional fields are left out, so the API's defaults apply. */

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { loadConfig } from '../../src/config.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { createPlatform } from '../../src/platform.ts'
+import { freshStore } from '../helpers/database.ts'
+
+// Debian's Chromium, never a downloaded browser. .ci/run installs it; elsewhere these tests skip, saying so.
+const CHROMIUM = '/usr/bin/chromium'
+const hasChromium = existsSync(CHROMIUM)
+if (!hasChromium) console.warn(`Browser tests skipped: ${CHROMIUM} is not installed (apt-get install -y chromium).`)
+
+const PASSWORD = 'browser-test-password'
+let browser: Browser
+let page: Page
+let console_: string
+let stop: () => Promise<void>
+
+function freePort(): number {
+  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  return port
+}
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  const [apiPort, adminPort] = [freePort(), freePort()]
+  const config = loadConfig({
+    SWITCHBOARD_API_PORT: String(apiPort),
+    SWITCHBOARD_ADMIN_PORT: String(adminPort),
+    SWITCHBOARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'switchboard-browser-')),
+    SWITCHBOARD_ADMIN_PASSWORD: PASSWORD,
+  })
+  const store = await freshStore()
+  const { api, admin } = await createPlatform(config, store, silentLogger)
+  const servers = [
+    Bun.serve({ hostname: '127.0.0.1', port: apiPort, fetch: api.fetch }),
+    Bun.serve({ hostname: '127.0.0.1', port: adminPort, fetch: admin.fetch }),
+  ]
+  console_ = config.adminBaseUrl
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+  page = await browser.newPage()
+  stop = async () => {
+    await browser.close()
+    for (const server of servers) server.stop(true)
+    await store.close()
+  }
+})
+afterAll(() => stop?.())
+
+test.skipIf(!hasChromium)('a deep link survives signing in', async () => {
+  await page.goto(`${console_}/users?q=adm`)
+  expect(new URL(page.url()).pathname).toBe('/login')
+  await page.fill('#username', 'admin')
+  await page.fill('#password', 'wrong password')
+  await page.click('button[type=submit]')
+  await expect(page.locator('[role=alert]').textContent()).resolves.toContain('Unknown username or wrong password.')
+  await page.fill('#username', 'admin')
+  await page.fill('#password', PASSWORD)
+  await page.click('button[type=submit]')
+  await page.waitForURL(`${console_}/users?q=adm`)
+  expect(await page.inputValue('#q')).toBe('adm')
+  expect(await page.locator('#rows tbody tr').count()).toBe(1)
+  expect(await page.locator('#rows tbody').textContent()).toContain('admin@switchboard.local')
+}, 30_000)
+
+test.skipIf(!hasChromium)('create a user and see it in the list', async () => {
+  await page.goto(`${console_}/users`)
+  await page.fill('#create-username', 'ada')
+  await page.fill('#create-display_name', 'Ada Lovelace')
+  await page.fill('#create-email', 'ada@example.com')
+  await page.fill('#create-password', 'analytical-engine')
+  await page.click('#create button[type=submit]')
+  await page.locator('#create [role=status]').waitFor()
+  expect(await page.locator('#create [role=status]').textContent()).toContain('Created user ada.')
+  await page.locator('#rows', { hasText: 'Ada Lovelace' }).waitFor()
+  // The search box narrows the list as one types, without a page load, and the address follows.
+  await page.fill('#q', 'ada')
+  await page.locator('#rows tbody tr', { hasText: 'admin@switchboard.local' }).waitFor({ state: 'detached' })
+  expect(await page.locator('#rows tbody tr').count()).toBe(1)
+  await page.waitForURL(`${console_}/users?q=ada`)
+}, 30_000)
+
+test.skipIf(!hasChromium)('a validation error from the API is shown in the page, by the field', async () => {
+  await page.goto(`${console_}/users`)
+  await page.fill('#create-username', 'x')
+  await page.fill('#create-email', 'x@example.com')
+  await page.click('#create button[type=submit]')
+  const invalid = page.locator('#create-username[aria-invalid=true]')
+  await invalid.waitFor()
+  expect(await page.locator('#create .field-error').first().textContent()).toContain('2 to 64 letters')
+  expect(await page.inputValue('#create-email')).toBe('x@example.com')
+  await page.screenshot({ path: join(tmpdir(), 'switchboard-console-validation.png'), fullPage: true })
+}, 30_000)
