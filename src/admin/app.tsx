@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import { dirname, join } from 'node:path'
 import { Hono } from 'hono'
 import { jsxRenderer } from 'hono/jsx-renderer'

@@ -139,3 +139,14 @@ test('an unknown page is a readable 404 page', async () => {
   expect(missing.status).toBe(404)
   expect(missing.text).toContain('There is no page at /no/such/page')
 })
+
+test('a password can be changed from the edit row; left empty it stays', async () => {
+  const user = await p.createUser({ password: 'first-password-1' })
+  const hash = async () => (await p.store.db.selectFrom('users').select('password_hash').where('id', '=', user.userId).executeTakeFirstOrThrow()).password_hash
+  const before = await hash()
+  const fields = { username: user.username, display_name: 'Kept', email: `${user.username}@example.com` }
+  expect((await page(`/users/${user.userId}`, { method: 'PATCH', ...form({ ...fields, password: '' }) })).status).toBe(200)
+  expect(await hash()).toBe(before)
+  expect((await page(`/users/${user.userId}`, { method: 'PATCH', ...form({ ...fields, password: 'second-password-2' }) })).status).toBe(200)
+  expect(await Bun.password.verify('second-password-2', (await hash())!)).toBe(true)
+})

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { FieldError } from '../../api/errors.ts'
 import { PAGE_SIZE, type Field, type Resource } from '../resources/resource.ts'
 
@@ -77,11 +78,9 @@ export function EditRow({ resource, row, form }: { resource: Resource; row: Row;
     <tr id={`row-${row.id}`} class="editing">
       <td colspan={resource.columns.length + 1}>
         <form hx-patch={url} hx-target="closest tr" hx-swap="outerHTML" class="inline-form">
-          {resource.fields
-            .filter((f) => !f.createOnly)
-            .map((f) => (
-              <Input field={f} value={values[f.name] ?? ''} errors={form?.errors ?? []} id={`edit-${row.id}-${f.name}`} />
-            ))}
+          {resource.fields.map((f) => (
+            <Input field={{ ...f, required: f.required && f.type !== 'password' }} value={values[f.name] ?? ''} errors={form?.errors ?? []} id={`edit-${row.id}-${f.name}`} />
+          ))}
           <button type="submit">Save</button>
           <button type="button" hx-get={`${url}/row`} hx-target="closest tr" hx-swap="outerHTML">
             Cancel

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 const MESSAGES: Record<string, string> = {
   invalid: 'Unknown username or wrong password.',
   throttled: 'Too many failed attempts. Wait a minute, then try again.',

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 export interface ModelCount {
   model: string
   count: number | undefined

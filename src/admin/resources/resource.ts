@@ -4,8 +4,6 @@ export interface Field {
   label: string
   type?: 'text' | 'email' | 'password'
   required?: boolean
-  /** Shown only when creating (a password is set here, changed elsewhere). */
-  createOnly?: boolean
 }
 
 /**
@@ -42,7 +40,8 @@ export const users: Resource = {
     { name: 'username', label: 'Username', required: true },
     { name: 'display_name', label: 'Name' },
     { name: 'email', label: 'Email', type: 'email', required: true },
-    { name: 'password', label: 'Password', type: 'password', createOnly: true },
+    // Left empty on an edit, the password stays as it is.
+    { name: 'password', label: 'Password', type: 'password' },
   ],
   nameOf: (row) => String(row.username),
 }

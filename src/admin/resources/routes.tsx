@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { Context, Hono } from 'hono'
 import type { FieldError } from '../../api/errors.ts'
 import type { ApiClient, ApiReply } from '../api-client.ts'
@@ -25,7 +26,6 @@ function formBody(resource: Resource, form: Record<string, unknown>, mode: 'crea
   const values: Record<string, string> = {}
   const json: Record<string, string> = {}
   for (const field of resource.fields) {
-    if (mode === 'edit' && field.createOnly) continue
     const value = typeof form[field.name] === 'string' ? (form[field.name] as string) : ''
     values[field.name] = value
     if (value !== '' || (field.required && mode === 'create')) json[field.name] = value
