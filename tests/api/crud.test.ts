@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'kysely'
 import { MODELS } from '../../src/models/registry.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -195,7 +196,7 @@ describe('merge patch and replace semantics', () => {
     const id = Bun.randomUUIDv7()
     await p.store.db
       .insertInto('webchat_messages')
-      .values({ id, company_id: p.root.companyId!, conversation_id: conversation, sender_id: null, agent_id: null, role: 'agent', text: 'I am the agent', attachments: '[]' })
+      .values({ id, company_id: p.root.companyId!, conversation_id: conversation, sender_id: null, agent_id: null, role: 'agent', text: 'I am the agent', attachments: sql`'[]'::jsonb` })
       .execute()
     const edited = await p.call('PATCH', `/api/v1/WebchatMessage/${id}`, { json: { text: 'corrected' } })
     expect(edited.status).toBe(200)

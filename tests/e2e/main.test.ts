@@ -1,4 +1,4 @@
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, afterEach, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -56,17 +56,26 @@ async function start(): Promise<Running> {
   }
 }
 
+// Servers a failed test left running are stopped, so they hold no lock over the next test.
+const running = new Set<Running>()
+afterEach(async () => {
+  for (const server of running) await stop(server)
+})
+
 async function stop(server: Running): Promise<number> {
+  running.delete(server)
   server.process.kill('SIGTERM')
   return server.process.exited
 }
 
 test('serves the docs and the console, keeps data across a restart, and stops cleanly on SIGTERM', async () => {
   const first = await start()
+  running.add(first)
   expect((await fetch(`${first.api}/api/docs`)).status).toBe(200)
-  const console_ = await fetch(`${first.admin}/`)
-  expect(console_.status).toBe(200)
-  expect(await console_.text()).toContain('AgentConfigRecord')
+  const signIn = await fetch(`${first.admin}/`)
+  expect(signIn.status).toBe(200)
+  expect(signIn.url).toBe(`${first.admin}/login?post_login_redirect=%2F`)
+  expect(await signIn.text()).toContain('Sign in')
 
   const login = await fetch(`${first.api}/auth/login`, {
     method: 'POST',
@@ -82,11 +91,14 @@ test('serves the docs and the console, keeps data across a restart, and stops cl
   })
   expect(created.status).toBe(201)
   const { id } = (await created.json()) as { id: string }
+  const overview = await fetch(`${first.admin}/`, { headers: { cookie } })
+  expect(await overview.text()).toMatch(/AgentConfigRecord<\/a><\/td><td>1</)
 
   expect(await stop(first)).toBe(0)
   expect(existsSync(join(dataDir, 'switchboard.lock'))).toBe(false)
 
   const second = await start()
+  running.add(second)
   // The session, like the data, outlives the restart.
   const read = await fetch(`${second.api}/api/v1/AgentConfigRecord/${id}`, { headers: { cookie } })
   expect(read.status).toBe(200)
@@ -96,6 +108,7 @@ test('serves the docs and the console, keeps data across a restart, and stops cl
 
 test.skipIf(database !== undefined)('a second process on the same embedded data directory refuses to start', async () => {
   const first = await start()
+  running.add(first)
   try {
     const second = spawnMain()
     expect(await second.exited).toBe(1)
