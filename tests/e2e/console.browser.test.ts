@@ -19,28 +19,27 @@ let page: Page
 let console_: string
 let stop: () => Promise<void>
 
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
+/** A server on a free port whose handler is set later, once the configuration can name both real ports. */
+function listen() {
+  let handler: (request: Request, server: Bun.Server<unknown>) => Response | Promise<Response> = () => new Response(null, { status: 503 })
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request, srv) => handler(request, srv) })
+  return { server, serve: (fetch: typeof handler) => (handler = fetch) }
 }
 
 beforeAll(async () => {
   if (!hasChromium) return
-  const [apiPort, adminPort] = [freePort(), freePort()]
+  const [apiListener, adminListener] = [listen(), listen()]
   const config = loadConfig({
-    SWITCHBOARD_API_PORT: String(apiPort),
-    SWITCHBOARD_ADMIN_PORT: String(adminPort),
+    SWITCHBOARD_API_PORT: String(apiListener.server.port),
+    SWITCHBOARD_ADMIN_PORT: String(adminListener.server.port),
     SWITCHBOARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'switchboard-browser-')),
     SWITCHBOARD_ADMIN_PASSWORD: PASSWORD,
   })
   const store = await freshStore()
   const { api, admin } = await createPlatform(config, store, silentLogger)
-  const servers = [
-    Bun.serve({ hostname: '127.0.0.1', port: apiPort, fetch: api.fetch }),
-    Bun.serve({ hostname: '127.0.0.1', port: adminPort, fetch: admin.fetch }),
-  ]
+  apiListener.serve(api.fetch)
+  adminListener.serve(admin.fetch)
+  const servers = [apiListener.server, adminListener.server]
   console_ = config.adminBaseUrl
   browser = await chromium.launch({
     executablePath: CHROMIUM,
