@@ -109,8 +109,7 @@ async function seed(env: Record<string, string | undefined>): Promise<Seeded> {
     const { token } = (await (await expectStatus(made, 201, 'making an API token')).json()) as { token: string }
     const headers = { ...json, authorization: `Bearer ${token}` }
 
-    const ids: string[] = []
-    let companyId = ''
+    let first: { id: string; company_id: string } | undefined
     for (let i = 1; i <= AGENTS; i++) {
       const body = {
         name: `agent-${i}`,
@@ -124,11 +123,10 @@ async function seed(env: Record<string, string | undefined>): Promise<Seeded> {
       }
       const response = await api.request('/api/v1/AgentConfigRecord', { method: 'POST', headers, body: JSON.stringify(body) })
       const created = (await (await expectStatus(response, 201, 'seeding')).json()) as { id: string; company_id: string }
-      ids.push(created.id)
-      companyId = created.company_id
+      first ??= created
     }
     const paths = {
-      'get-by-id': `/api/v1/AgentConfigRecord/${ids[0]}`,
+      'get-by-id': `/api/v1/AgentConfigRecord/${first!.id}`,
       'list-50': '/api/v1/AgentConfigRecord?enabled=eq.true&limit=50',
     }
     const workloads = await Promise.all(
@@ -137,7 +135,7 @@ async function seed(env: Record<string, string | undefined>): Promise<Seeded> {
         return { name, path, expected: await response.text() }
       }),
     )
-    return { companyId, token, workloads }
+    return { companyId: first!.company_id, token, workloads }
   } finally {
     await store.close()
   }

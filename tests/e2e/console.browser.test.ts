@@ -46,6 +46,8 @@ beforeAll(async () => {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   })
   page = await browser.newPage()
+  // Fail within a test's own time, naming the step, rather than at the runner's limit.
+  page.setDefaultTimeout(10_000)
   stop = async () => {
     await browser.close()
     for (const server of servers) server.stop(true)
@@ -59,12 +61,11 @@ test.skipIf(!hasChromium)('a deep link survives signing in', async () => {
   expect(new URL(page.url()).pathname).toBe('/login')
   await page.fill('#username', 'admin')
   await page.fill('#password', 'wrong password')
-  await page.click('button[type=submit]')
-  await expect(page.locator('[role=alert]').textContent()).resolves.toContain('Unknown username or wrong password.')
+  await Promise.all([page.waitForURL(/\/login\?error=invalid/), page.click('button[type=submit]')])
+  expect(await page.locator('[role=alert]').textContent()).toContain('Unknown username or wrong password.')
   await page.fill('#username', 'admin')
   await page.fill('#password', PASSWORD)
-  await page.click('button[type=submit]')
-  await page.waitForURL(`${console_}/users?q=adm`)
+  await Promise.all([page.waitForURL(`${console_}/users?q=adm`), page.click('button[type=submit]')])
   expect(await page.inputValue('#q')).toBe('adm')
   expect(await page.locator('#rows tbody tr').count()).toBe(1)
   expect(await page.locator('#rows tbody').textContent()).toContain('admin@switchboard.local')
