@@ -2,6 +2,7 @@ import { sql, type AliasableExpression, type Expression, type ExpressionBuilder,
 import { ApiError, type FieldError } from '../api/errors.ts'
 import type { Actor } from '../auth/actor.ts'
 import { scoped } from '../db/scoped.ts'
+import { runTemplate, slot } from '../db/templates.ts'
 import type { Executor } from '../db/schema.ts'
 import type { Model } from './define.ts'
 import type { Filter, ListQuery } from './list-query.ts'
@@ -64,32 +65,62 @@ async function toColumns(model: Model, input: ApiRecord, actor: Actor): Promise<
   return row
 }
 
+/**
+ * What a record rule may branch on. Rules bind the actor's ids as values, so one compiled query serves every
+ * actor of the same shape (see db/templates.ts).
+ */
+function shapeOf(actor: Actor): string {
+  return `${actor.isSuperadmin ? 's' : '-'}${actor.role ?? '-'}${actor.companyId === null ? 'n' : 'c'}`
+}
+
+/** The actor with its ids replaced by stand-ins for values 0 and 1. */
+function standInActor(actor: Actor): Actor {
+  return { ...actor, userId: slot(0), companyId: actor.companyId === null ? null : slot(1) }
+}
+
 export async function listRecords(db: Executor, actor: Actor, model: Model, query: ListQuery) {
-  const where = (eb: Eb) => eb.and(query.filters.map((f) => condition(eb, model, f)))
-  const s = scoped(db, actor)
-  let rows = s.selectFrom(model).select(selection(model, query.select)).where(where)
-  for (const { field: name, direction } of query.order) rows = rows.orderBy((eb: Eb) => field(eb, model, name), direction)
-  // The id (UUIDv7, so creation order) breaks ties: pages never repeat or skip a row.
-  rows = rows.orderBy(`${model.table}.id`, query.order.at(-1)?.direction ?? 'asc').limit(query.limit).offset(query.offset)
-  const [data, total] = await Promise.all([
-    rows.execute(),
-    query.count
-      ? s.selectFrom(model).select(sql<number>`count(*)::int`.as('count')).where(where).executeTakeFirstOrThrow()
-      : undefined,
+  // Values in slot order: the actor's ids, each filter value, then limit and offset.
+  const values: unknown[] = [actor.userId, actor.companyId]
+  const standIn = (value: unknown) => slot(values.push(value) - 1)
+  const filters = query.filters.map((f) => ({
+    ...f,
+    value: f.op === 'is' ? f.value : f.op === 'in' ? (f.value as unknown[]).map(standIn) : standIn(f.value),
+  }))
+  const [limit, offset] = [standIn(query.limit), standIn(query.offset)]
+  const shape = [
+    model.name,
+    shapeOf(actor),
+    filters.map((f) => `${f.field}.${f.op}${f.op === 'is' ? String(f.value) : f.op === 'in' ? (f.value as unknown[]).length : ''}`).join(','),
+    query.order.map((o) => `${o.field}.${o.direction}`).join(','),
+    query.select?.join(',') ?? '*',
+  ].join('|')
+
+  const where = (eb: Eb) => eb.and(filters.map((f) => condition(eb, model, f)))
+  const page = () => {
+    let rows = scoped(db, standInActor(actor)).selectFrom(model).select(selection(model, query.select)).where(where)
+    for (const { field: name, direction } of query.order) rows = rows.orderBy((eb: Eb) => field(eb, model, name), direction)
+    // The id (UUIDv7, so creation order) breaks ties: pages never repeat or skip a row.
+    return rows.orderBy(`${model.table}.id`, query.order.at(-1)?.direction ?? 'asc').limit(limit).offset(offset)
+  }
+  const total = () => scoped(db, standInActor(actor)).selectFrom(model).select(sql<number>`count(*)::int`.as('count')).where(where)
+  const [data, counted] = await Promise.all([
+    runTemplate(db, `list|${shape}`, page, values),
+    query.count ? runTemplate<{ count: number }>(db, `count|${shape}`, total, values) : undefined,
   ])
   return {
-    data: data.map((row: Record<string, unknown>) => split(row).record),
-    count: total === undefined ? undefined : Number(total.count),
+    data: data.map((row) => split(row).record),
+    count: counted === undefined ? undefined : Number(counted[0]!.count),
   }
 }
 
+function byId(db: Executor, actor: Actor, model: Model, id: string) {
+  return scoped(db, actor).selectFrom(model).select(selection(model)).where(`${model.table}.id`, '=', id)
+}
+
 export async function getRecord(db: Executor, actor: Actor, model: Model, id: string, options: { forUpdate?: boolean } = {}): Promise<Versioned> {
-  const row = await scoped(db, actor)
-    .selectFrom(model)
-    .select(selection(model))
-    .where(`${model.table}.id`, '=', id)
-    .$if(options.forUpdate === true, (q) => q.forUpdate(model.table))
-    .executeTakeFirst()
+  const [row] = options.forUpdate
+    ? [await byId(db, actor, model, id).forUpdate(model.table).executeTakeFirst()]
+    : await runTemplate(db, `get|${model.name}|${shapeOf(actor)}`, () => byId(db, standInActor(actor), model, slot(2)), [actor.userId, actor.companyId, id])
   if (!row) throw notFound(model, id)
   return split(row)
 }
