@@ -59,11 +59,13 @@ export class Authenticator {
   async actorFor(credentials: Credentials, companyId?: string): Promise<Actor | undefined> {
     if (!credentials.secret) return undefined
     const now = this.clock.now()
-    const key = `${credentials.kind}:${hashSecret(credentials.secret)}:${companyId ?? ''}`
+    // Keyed by the secret itself, which this process holds for the request anyway: hashing is for the store,
+    // and is paid only on a miss.
+    const key = `${credentials.kind}:${credentials.secret}:${companyId ?? ''}`
     let entry = this.#cache.get(key)
     if (!entry || now - entry.fetchedAt > CACHE_MS || !this.#live(credentials, entry, now)) {
       this.#cache.delete(key)
-      entry = await this.#load(credentials, key.split(':')[1]!, companyId, now)
+      entry = await this.#load(credentials, hashSecret(credentials.secret), companyId, now)
       if (!entry || !this.#live(credentials, entry, now)) return undefined
       if (this.#cache.size >= CACHE_MAX) this.#cache.clear()
       this.#cache.set(key, entry)
