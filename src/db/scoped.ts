@@ -9,7 +9,9 @@ export interface TenantScope {
   tenantColumn?: string
   /**
    * Extra rule on which rows the actor may see (`read`) or change (`write`), e.g. only participants see a
-   * conversation's messages. Undefined means no rule beyond the tenant.
+   * conversation's messages. Undefined means no rule beyond the tenant. A rule may branch only on the actor's
+   * superadmin flag, role and whether it has a company, and must use the actor's ids as values: compiled reads
+   * are reused across actors of the same shape (db/templates.ts).
    */
   recordRule?: (eb: ExpressionBuilder<any, any>, actor: Actor, access: 'read' | 'write') => Expression<SqlBool> | undefined
 }

@@ -106,6 +106,42 @@ test('serves the docs and the console, keeps data across a restart, and stops cl
   expect(await stop(second)).toBe(0)
 }, 60_000)
 
+test('SIGTERM lets a request in flight finish before the process exits', async () => {
+  const server = await start()
+  running.add(server)
+  const login = await fetch(`${server.api}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+  })
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!
+  // The body arrives in two parts; the signal comes between them.
+  const body = JSON.stringify({ name: `in-flight-${Date.now()}` })
+  let sendRest!: () => void
+  const upload = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(body.slice(0, 5)))
+      sendRest = () => {
+        controller.enqueue(new TextEncoder().encode(body.slice(5)))
+        controller.close()
+      }
+    },
+  })
+  const reply = fetch(`${server.api}/api/v1/AgentConfigRecord`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie },
+    body: upload,
+    duplex: 'half',
+  } as RequestInit)
+  await Bun.sleep(300)
+  running.delete(server)
+  server.process.kill('SIGTERM')
+  await Bun.sleep(300)
+  sendRest()
+  expect((await reply).status).toBe(201)
+  expect(await server.process.exited).toBe(0)
+}, 60_000)
+
 test.skipIf(database !== undefined)('a second process on the same embedded data directory refuses to start', async () => {
   const first = await start()
   running.add(first)
