@@ -1,15 +1,25 @@
 /**
- * One of the two servers bench/crud.ts measures, run in a process of its own so that neither the bench nor wrk
+ * A server bench/crud.ts or bench/auth.ts measures, run in a process of its own so that neither the bench nor wrk
  * shares its event loop. Prints its port on stdout, then serves until killed.
  *
  *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts switchboard
+ *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts open
  *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts baseline <company-id> <token-sha256>
  *
  * `switchboard` is the api app built as src/main.ts builds it, configured by the SWITCHBOARD_* environment.
+ * `open` is the same platform with the same CRUD routes and error handler, but none of the api app's middleware
+ * (request id, body limit, origin guard, credential resolution, throttle): every request acts as the seeded
+ * superadmin, owner of the seeded company. Its handlers still run the (cached) per-verb ACL check and every query
+ * still goes through the tenant-scoped builder.
  * `baseline` answers the two benchmarked requests with Bun.serve and postgres.js alone: it checks the bearer
  * token, runs the SQL the api runs, and returns the same JSON.
  */
+import { OpenAPIHono } from '@hono/zod-openapi'
 import postgres from 'postgres'
+import type { ApiEnv } from '../src/api/context.ts'
+import { mountCrud } from '../src/api/crud/index.ts'
+import { apiDefaultHook, renderProblems } from '../src/api/hooks.ts'
+import type { Actor } from '../src/auth/actor.ts'
 import { loadConfig } from '../src/config.ts'
 import { openPostgres } from '../src/db/connect.ts'
 import { silentLogger } from '../src/logger.ts'
@@ -23,6 +33,31 @@ async function switchboard(pool: number) {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is not set')
   const { api } = await createPlatform(config, openPostgres(config.databaseUrl, pool), silentLogger)
   return Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS })
+}
+
+/** Authentication off: the CRUD routes on a bare app, acting as a fixed actor. */
+async function open(pool: number) {
+  const config = loadConfig()
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is not set')
+  const { services } = await createPlatform(config, openPostgres(config.databaseUrl, pool), silentLogger)
+  const superadmin = await services.db
+    .selectFrom('users as u')
+    .innerJoin('company_users as m', 'm.user_id', 'u.id')
+    .select(['u.id', 'm.company_id'])
+    .where('u.is_superadmin', '=', true)
+    .orderBy('m.created_at')
+    .limit(1)
+    .executeTakeFirstOrThrow()
+  const actor: Actor = { userId: superadmin.id, companyId: superadmin.company_id, role: 'owner', isSuperadmin: true }
+  const app = new OpenAPIHono<ApiEnv>({ defaultHook: apiDefaultHook })
+  app.use(async (c, next) => {
+    c.set('services', services)
+    c.set('actor', actor)
+    await next()
+  })
+  mountCrud(app, services.models.values())
+  app.onError(renderProblems(services))
+  return Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: app.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS })
 }
 
 const SELECT = `SELECT id, company_id, name, description, enabled, personality, runner, model, timeout_seconds, channels,
@@ -90,9 +125,10 @@ const [mode, companyId, tokenHash] = process.argv.slice(2)
 const pool = Number(process.env.BENCH_POOL ?? 10)
 let server: Bun.Server<undefined>
 if (mode === 'switchboard') server = await switchboard(pool)
+else if (mode === 'open') server = await open(pool)
 else if (mode === 'baseline' && companyId && tokenHash) server = baseline(pool, companyId, tokenHash)
 else {
-  console.error('usage: bun bench/crud-server.ts switchboard | baseline <company-id> <token-sha256>')
+  console.error('usage: bun bench/crud-server.ts switchboard | open | baseline <company-id> <token-sha256>')
   process.exit(2)
 }
 console.log(server.port)

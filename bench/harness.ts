@@ -29,6 +29,7 @@ export const CONNECTIONS = setting('BENCH_CONNECTIONS', '32', /^[1-9]\d*$/)
 export const DURATION = setting('BENCH_DURATION', '10s', /^[1-9]\d*[smh]?$/)
 export const WARMUP = setting('BENCH_WARMUP', '3s', /^[1-9]\d*[smh]?$/)
 export const POOL = setting('BENCH_POOL', '10', /^[1-9]\d*$/)
+export const ROUNDS = Number(setting('BENCH_ROUNDS', '3', /^[1-9]\d*$/))
 
 export interface Workload {
   name: string
@@ -254,27 +255,34 @@ async function wrk(cmd: string[]): Promise<Result> {
 
 /**
  * Runs each server in its own process, one after the other; for each workload checks the body, warms up, then
- * measures. Results are keyed `<workload> <server label>`.
+ * measures. This is done ROUNDS times, the servers' order flipped each round, so that drift on a shared machine
+ * (caches, clock speed, neighbours) does not favour one of them; each server's result is its median round.
+ * Results are keyed `<workload> <server label>`.
  */
 export async function measure(servers: readonly Server[], workloads: readonly Workload[], env: Env): Promise<Map<string, Result>> {
-  const results = new Map<string, Result>()
-  for (const server of servers) {
-    console.log(`${server.label}:`)
-    const running = await startServer(server, env)
-    try {
-      for (const workload of workloads) {
-        const target = running.base + workload.path
-        await check(server, target, workload.expected)
-        await wrk(wrkCommand(target, server.header, WARMUP))
-        const measured = wrkCommand(target, server.header, DURATION)
-        console.log(`  ${workload.name}: ${shellLine(measured)}`)
-        results.set(`${workload.name} ${server.label}`, await wrk(measured))
+  const rounds = new Map<string, Result[]>()
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const server of round % 2 === 1 ? servers : [...servers].reverse()) {
+      console.log(`round ${round}, ${server.label}:`)
+      const running = await startServer(server, env)
+      try {
+        for (const workload of workloads) {
+          const target = running.base + workload.path
+          await check(server, target, workload.expected)
+          await wrk(wrkCommand(target, server.header, WARMUP))
+          const measured = wrkCommand(target, server.header, DURATION)
+          const result = await wrk(measured)
+          console.log(`  ${workload.name}: ${result.requestsPerSecond.toFixed(0)} req/s  ${shellLine(measured)}`)
+          const key = `${workload.name} ${server.label}`
+          rounds.set(key, [...(rounds.get(key) ?? []), result])
+        }
+      } finally {
+        await running.stop()
       }
-    } finally {
-      await running.stop()
     }
   }
-  return results
+  const median = (results: Result[]) => [...results].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(results.length / 2)]!
+  return new Map([...rounds].map(([key, results]) => [key, median(results)]))
 }
 
 function row(cells: string[]): string {
@@ -296,6 +304,7 @@ export interface Comparison {
 export function report(workloads: readonly Workload[], servers: readonly Server[], results: Map<string, Result>, comparison: Comparison): void {
   const { reference, subject, target } = comparison
   console.log()
+  console.log(`median of ${ROUNDS} round(s):`)
   console.log(row(['workload', 'server', 'req/s', 'p50', 'p99']))
   const verdicts: string[] = []
   for (const workload of workloads) {
