@@ -2,6 +2,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts'
 import { DataDirLockedError } from './db/lock.ts'
 import { openStore, type Store } from './db/connect.ts'
 import { createLogger } from './logger.ts'
+import { PluginError } from './plugin-host/discover.ts'
 import { createPlatform } from './platform.ts'
 
 // Bun cuts a connection idle for longer than this many seconds (255 is its maximum); NDJSON and MCP streams
@@ -25,7 +26,15 @@ async function main(): Promise<void> {
     return fail(`Could not open the database: ${(error as Error).message}`)
   }
 
-  const { api, admin, bootstrap } = await createPlatform(config, store, log)
+  let platform: Awaited<ReturnType<typeof createPlatform>>
+  try {
+    platform = await createPlatform(config, store, log)
+  } catch (error) {
+    await store.close()
+    if (error instanceof PluginError) return fail(error.message)
+    throw error
+  }
+  const { api, admin, bootstrap } = platform
   const servers = [
     Bun.serve({ hostname: config.host, port: config.apiPort, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),
     Bun.serve({ hostname: config.host, port: config.adminPort, fetch: admin.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),

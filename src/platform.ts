@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { createAdminApp } from './admin/app.tsx'
 import { createApiClient } from './admin/api-client.ts'
 import { createApiApp } from './api/app.ts'
@@ -13,6 +14,11 @@ import type { Logger } from './logger.ts'
 import { createModelRegistry } from './models/registry.ts'
 import type { Services } from './services.ts'
 import { MemoryBucketStore } from './throttle/buckets.ts'
+import { discoverPlugins } from './plugin-host/discover.ts'
+import { PluginHost } from './plugin-host/host.ts'
+
+/** The plugins that ship with Switchboard; SWITCHBOARD_PLUGIN_PATHS adds more folders. */
+const PLUGINS_DIR = join(import.meta.dir, '..', 'plugins')
 
 export interface Platform {
   services: Services
@@ -26,6 +32,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const applied = await migrate(store.db)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
+  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), log)
   const policy = sessionPolicy(config)
   const services: Services = {
     config,
@@ -37,8 +44,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     authenticator: new Authenticator(store.db, clock, policy),
     access: new AccessPolicy(store.db, clock),
     throttles: { api: new MemoryBucketStore(), login: new MemoryBucketStore() },
+    plugins,
   }
   const api = createApiApp(services)
   const admin = createAdminApp(services, createApiClient(api))
+  await plugins.startup()
   return { services, api, admin, bootstrap }
 }

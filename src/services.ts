@@ -6,6 +6,7 @@ import type { Config } from './config.ts'
 import type { Db } from './db/schema.ts'
 import type { Logger } from './logger.ts'
 import type { ModelRegistry } from './models/registry.ts'
+import type { PluginHost } from './plugin-host/host.ts'
 import type { BucketStore } from './throttle/buckets.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
@@ -20,4 +21,5 @@ export interface Services {
   access: AccessPolicy
   /** One store per limit, so each sweeps by its own rate. */
   throttles: { api: BucketStore; login: BucketStore }
+  plugins: PluginHost
 }

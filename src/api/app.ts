@@ -14,6 +14,7 @@ import { ApiError } from './errors.ts'
 import { apiDefaultHook, renderProblems } from './hooks.ts'
 import { mountInternal } from './internal/index.ts'
 import { mountMe } from './me/index.ts'
+import { mountPluginList } from './plugins/index.ts'
 import { createNotFoundHandler } from './not-found.ts'
 
 export const API_VERSION = '0.1.0'
@@ -60,6 +61,8 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   app.route('/', createAuthApp(services))
   mountInternal(app, config)
   mountMe(app)
+  mountPluginList(app)
+  services.plugins.mount(app)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)
 

@@ -163,3 +163,13 @@ test('bad configuration stops start-up with one message naming every bad variabl
   expect(message).toContain('SWITCHBOARD_API_PORT')
   expect(message).toContain('SWITCHBOARD_SESSION_MAX_DAYS')
 })
+
+test('a bad plugin manifest stops start-up, naming the file and the field', async () => {
+  const plugins = join(import.meta.dir, '..', 'fixtures', 'plugins', 'bad-field')
+  const child = spawnMain({ SWITCHBOARD_PLUGIN_PATHS: plugins, SWITCHBOARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'switchboard-plugins-')) })
+  expect(await child.exited).toBe(1)
+  const message = await new Response(child.stderr).text()
+  expect(message).toContain(join(plugins, 'wrong', 'manifest.json'))
+  expect(message).toContain('kind:')
+  expect(message).toContain('colour: unknown field')
+})

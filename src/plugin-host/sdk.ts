@@ -1,0 +1,47 @@
+/**
+ * The plugin SDK: the one module a plugin imports from Switchboard. Everything a plugin may use of the kernel
+ * is here, so the kernel can change behind it.
+ */
+import type { Context, Hono } from 'hono'
+import { unauthorized } from '../auth/access.ts'
+import type { Actor } from '../auth/actor.ts'
+import type { Logger } from '../logger.ts'
+import type { Manifest } from './manifest.ts'
+
+export { ApiError } from '../api/errors.ts'
+export type { Actor, Logger, Manifest }
+
+/** What a plugin's router sees on every request. */
+export interface PluginEnv {
+  Variables: { actor: Actor | undefined; requestId: string }
+}
+
+export interface PluginContext {
+  readonly manifest: Manifest
+  /** Log lines carry the plugin's name. */
+  readonly log: Logger
+  /**
+   * The plugin's routes. A `public_api` plugin's router is mounted at its `public_api_prefix` and decides itself
+   * who may call (webhook receivers check a signature); any other plugin's is mounted at /api/plugins/<name>/
+   * behind sign-in.
+   */
+  readonly router: Hono<PluginEnv>
+  /** Runs at boot, after every plugin is set up, and again on each reload (ON_STARTUP). */
+  onStartup(hook: () => void | Promise<void>): void
+}
+
+export interface Plugin {
+  setup(context: PluginContext): void | Promise<void>
+}
+
+/** A plugin module's default export. */
+export function definePlugin(plugin: Plugin): Plugin {
+  return plugin
+}
+
+/** The signed-in caller of a request, or a 401 problem. For public routes that still need a user. */
+export function requireActor(c: Context<PluginEnv>): Actor {
+  const actor = c.get('actor')
+  if (!actor) throw unauthorized()
+  return actor
+}
