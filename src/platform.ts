@@ -2,6 +2,8 @@ import { join } from 'node:path'
 import { createAdminApp } from './admin/app.tsx'
 import { createApiClient } from './admin/api-client.ts'
 import { createApiApp } from './api/app.ts'
+import { ActiveTurns } from './chat/active-turns.ts'
+import { BuiltInTools } from './chat/tools.ts'
 import { AccessPolicy } from './auth/access.ts'
 import { Authenticator } from './auth/authenticator.ts'
 import { ensureSuperadmin, type Bootstrap } from './auth/bootstrap.ts'
@@ -45,6 +47,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     access: new AccessPolicy(store.db, clock),
     throttles: { api: new MemoryBucketStore(), login: new MemoryBucketStore() },
     plugins,
+    tools: new BuiltInTools(),
+    turns: new ActiveTurns(),
   }
   const api = createApiApp(services)
   const admin = createAdminApp(services, createApiClient(api))

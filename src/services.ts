@@ -1,4 +1,6 @@
 import type { AccessPolicy } from './auth/access.ts'
+import type { ActiveTurns } from './chat/active-turns.ts'
+import type { ToolExecutor } from './chat/tools.ts'
 import type { Authenticator } from './auth/authenticator.ts'
 import type { SessionPolicy } from './auth/sessions.ts'
 import type { Clock } from './clock.ts'
@@ -22,4 +24,6 @@ export interface Services {
   /** One store per limit, so each sweeps by its own rate. */
   throttles: { api: BucketStore; login: BucketStore }
   plugins: PluginHost
+  tools: ToolExecutor
+  turns: ActiveTurns
 }

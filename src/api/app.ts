@@ -8,6 +8,7 @@ import { createAuthApp } from './auth/index.ts'
 import { authenticate } from './authenticate.ts'
 import { clientAddress } from './client-address.ts'
 import type { ApiEnv } from './context.ts'
+import { mountChat } from './chat/index.ts'
 import { mountCrud } from './crud/index.ts'
 import { mountDocs } from './docs/index.ts'
 import { ApiError } from './errors.ts'
@@ -62,6 +63,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountInternal(app, config)
   mountMe(app)
   mountPluginList(app)
+  mountChat(app)
   services.plugins.mount(app)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)

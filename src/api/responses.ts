@@ -36,3 +36,6 @@ export const conflictErrors = {
   409: problem('The change conflicts with another record (e.g. a unique field).'),
   412: problem('If-Match names a version that is no longer current.'),
 } as const
+
+/** Routes for signed-in callers: a session cookie or a personal API token. Typed so route inference keeps the body. */
+export const signedIn: Array<Record<string, string[]>> = [{ sessionCookie: [] }, { apiToken: [] }]

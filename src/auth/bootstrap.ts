@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Db } from '../db/schema.ts'
 import { newSecret } from './secrets.ts'
 
@@ -7,8 +8,8 @@ export interface Bootstrap {
 }
 
 /**
- * The first start creates a superadmin, owner of a first company, when there is no superadmin. The password
- * comes from configuration or is generated; either way only its argon2id hash is stored.
+ * The first start creates a superadmin, owner of a first company with a demo agent, when there is no
+ * superadmin. The password comes from configuration or is generated; either way only its argon2id hash is stored.
  */
 export async function ensureSuperadmin(db: Db, admin: { email: string; password: string | undefined }): Promise<Bootstrap> {
   return db.transaction().execute(async (tx) => {
@@ -36,6 +37,25 @@ export async function ensureSuperadmin(db: Db, admin: { email: string; password:
       .execute()
     const company = await tx.selectFrom('companies').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow()
     await tx.insertInto('company_users').values({ id: Bun.randomUUIDv7(), company_id: company.id, user_id: userId, role: 'owner' }).execute()
+    // Something to talk to on a fresh install: the local echo runner needs no provider account.
+    await tx
+      .insertInto('agent_configs')
+      .values({
+        id: Bun.randomUUIDv7(),
+        company_id: company.id,
+        name: 'demo',
+        description: 'A demo agent on the local echo runner. Try "/tool current_time".',
+        runner: 'echo',
+        model: 'echo-1',
+        channels: sql`'{"webchat":{"enabled":true}}'::jsonb`,
+        voice: sql`'{"enabled":false}'::jsonb`,
+        email: sql`'{}'::jsonb`,
+        mcp_permissions: sql`'{"servers":{}}'::jsonb`,
+        plugins: sql`'{"enabled":[]}'::jsonb`,
+        context_options: sql`'{"session_ttl_minutes":null,"service_account":null}'::jsonb`,
+      })
+      .onConflict((oc) => oc.columns(['company_id', 'name']).doNothing())
+      .execute()
     return admin.password ? {} : { generatedPassword: { username, password } }
   })
 }

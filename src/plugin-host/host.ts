@@ -7,6 +7,7 @@ import type { ApiEnv } from '../api/context.ts'
 import type { Logger } from '../logger.ts'
 import { PluginError, type FoundPlugin } from './discover.ts'
 import type { Manifest } from './manifest.ts'
+import type { Runner } from '../runners/contract.ts'
 import type { Plugin, PluginEnv } from './sdk.ts'
 
 interface LoadedPlugin {
@@ -19,13 +20,18 @@ function isPlugin(value: unknown): value is Plugin {
   return typeof value === 'object' && value !== null && typeof (value as Plugin).setup === 'function'
 }
 
-/** The loaded plugins: their routers to mount and their ON_STARTUP hooks, in dependency order. */
+/** The loaded plugins: their routers to mount, their runners and their ON_STARTUP hooks, in dependency order. */
 export class PluginHost {
-  private constructor(private readonly plugins: LoadedPlugin[]) {}
+  private constructor(
+    private readonly plugins: LoadedPlugin[],
+    /** Runners by name, as plugins registered them. */
+    readonly runners: ReadonlyMap<string, Runner>,
+  ) {}
 
   /** Imports each plugin's entry and runs its setup; a plugin that fails names its manifest. */
   static async load(found: readonly FoundPlugin[], log: Logger): Promise<PluginHost> {
     const plugins: LoadedPlugin[] = []
+    const runners = new Map<string, Runner>()
     for (const { manifest, dir, file } of found) {
       let module: { default?: unknown }
       try {
@@ -39,13 +45,26 @@ export class PluginHost {
       const loaded: LoadedPlugin = { manifest, router: new Hono<PluginEnv>(), startup: [] }
       const pluginLog = prefixed(log, manifest.name)
       try {
-        await module.default.setup({ manifest, log: pluginLog, router: loaded.router, onStartup: (hook) => loaded.startup.push(hook) })
+        await module.default.setup({
+          manifest,
+          log: pluginLog,
+          router: loaded.router,
+          onStartup: (hook) => loaded.startup.push(hook),
+          registerRunner(runner) {
+            if (runners.has(runner.name)) throw new Error(`a runner named "${runner.name}" is already registered`)
+            const placeholders = runner.models().filter((m) => m.placeholder).map((m) => m.id)
+            if (placeholders.length > 0) {
+              throw new Error(`runner "${runner.name}" has unconfirmed placeholder model ids (${placeholders.join(', ')}); confirm their api_id first`)
+            }
+            runners.set(runner.name, runner)
+          },
+        })
       } catch (error) {
         throw new PluginError(`${file}: setup failed: ${(error as Error).message}`)
       }
       plugins.push(loaded)
     }
-    return new PluginHost(plugins)
+    return new PluginHost(plugins, runners)
   }
 
   /** Mounts every router on the api app: public ones at their prefix, the others behind sign-in. */

@@ -6,9 +6,11 @@ import type { Context, Hono } from 'hono'
 import { unauthorized } from '../auth/access.ts'
 import type { Actor } from '../auth/actor.ts'
 import type { Logger } from '../logger.ts'
+import type { Runner } from '../runners/contract.ts'
 import type { Manifest } from './manifest.ts'
 
 export { ApiError } from '../api/errors.ts'
+export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest }
 
 /** What a plugin's router sees on every request. */
@@ -28,6 +30,8 @@ export interface PluginContext {
   readonly router: Hono<PluginEnv>
   /** Runs at boot, after every plugin is set up, and again on each reload (ON_STARTUP). */
   onStartup(hook: () => void | Promise<void>): void
+  /** Offers a runner to agents, under its name (an agent's `runner` field). */
+  registerRunner(runner: Runner): void
 }
 
 export interface Plugin {

@@ -48,7 +48,7 @@ test('the overview lists every model with its record count, read through the pub
   expect(overview.status).toBe(200)
   expect(overview.text).toStartWith('<!DOCTYPE html>')
   const row = (model: string) => new RegExp(`${model}</a></td><td>(\\d+)</td>`).exec(overview.text)?.[1]
-  expect(row('AgentConfigRecord')).toBe('3')
+  expect(row('AgentConfigRecord')).toBe('4') // the three above and the first start's demo agent
   expect(row('Company')).toBe('1')
   for (const model of p.services.models.keys()) expect(row(model)).toMatch(/^\d+$/)
   expect(overview.text).toContain('Sign out')

@@ -28,7 +28,8 @@ test('GET /api/plugins lists what was loaded, for signed-in callers', async () =
     mounted_at: '/api/plugins/beta',
     dependencies: ['alpha'],
   })
-  expect(listed.body.data.map((x: { name: string }) => x.name)).toEqual(['alpha', 'beta', 'hooks'])
+  // The shipped plugins first, then the extra folder's, each in dependency order.
+  expect(listed.body.data.map((x: { name: string }) => x.name)).toEqual(['runner-echo', 'alpha', 'beta', 'hooks'])
   expectProblem(await p.call('GET', '/api/plugins', { as: null }), 401, 'unauthorized')
 })
 

@@ -92,7 +92,7 @@ test('serves the docs and the console, keeps data across a restart, and stops cl
   expect(created.status).toBe(201)
   const { id } = (await created.json()) as { id: string }
   const overview = await fetch(`${first.admin}/`, { headers: { cookie } })
-  expect(await overview.text()).toMatch(/AgentConfigRecord<\/a><\/td><td>1</)
+  expect(await overview.text()).toMatch(/AgentConfigRecord<\/a><\/td><td>2</) // with the demo agent
 
   expect(await stop(first)).toBe(0)
   expect(existsSync(join(dataDir, 'switchboard.lock'))).toBe(false)

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import { unauthorized } from '../../auth/access.ts'
 import type { ApiEnv } from '../context.ts'
-import { commonErrors } from '../responses.ts'
+import { commonErrors, signedIn } from '../responses.ts'
 
 const Me = z
   .object({
@@ -18,7 +18,7 @@ const meRoute = createRoute({
   operationId: 'getMe',
   summary: 'Who the credentials belong to, and where they work',
   tags: ['Auth'],
-  security: [{ sessionCookie: [] }, { apiToken: [] }],
+  security: signedIn,
   responses: { 200: { description: 'The signed-in user.', content: { 'application/json': { schema: Me } } }, ...commonErrors },
 })
 

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import { unauthorized } from '../../auth/access.ts'
 import { PLUGIN_KINDS } from '../../plugin-host/manifest.ts'
 import type { ApiEnv } from '../context.ts'
-import { commonErrors } from '../responses.ts'
+import { commonErrors, signedIn } from '../responses.ts'
 
 const PluginInfo = z
   .object({
@@ -22,7 +22,7 @@ const listPlugins = createRoute({
   operationId: 'listPlugins',
   summary: 'The plugins this instance loaded, in dependency order',
   tags: ['Plugins'],
-  security: [{ sessionCookie: [] }, { apiToken: [] }],
+  security: signedIn,
   responses: { 200: { description: 'Loaded plugins.', content: { 'application/json': { schema: z.object({ data: z.array(PluginInfo) }) } } }, ...commonErrors },
 })
 

@@ -1,0 +1,53 @@
+/** The runner contract (DESIGN §4, Runners): a runner streams events for one request to a language model. */
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string
+  /** On `tool` messages: the call this answers. */
+  tool_call_id?: string
+  /** On `assistant` messages that asked for tools. */
+  tool_calls?: ToolCall[]
+}
+
+export interface ToolCall {
+  id: string
+  name: string
+  arguments: Record<string, unknown>
+}
+
+export interface ToolSpec {
+  name: string
+  description: string
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>
+}
+
+/** A model of a runner's registry: `id` in the console, `api_id` on the wire and for cost. */
+export interface ModelEntry {
+  id: string
+  name: string
+  api_id: string
+  /** An id nobody has confirmed yet; a runner whose registry holds one is refused at start. */
+  placeholder?: boolean
+}
+
+export interface RunnerRequest {
+  messages: ChatMessage[]
+  tools: ToolSpec[]
+  model: ModelEntry
+  /** Cancels the provider request (and kills a subprocess) when aborted: by the user, or by the timeout. */
+  signal: AbortSignal
+}
+
+export type RunnerEvent =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | { type: 'usage'; input_tokens: number; output_tokens: number; cost_usd: number }
+  | { type: 'done' }
+  | { type: 'error'; text: string; details?: string; error_type: string }
+
+export interface Runner {
+  name: string
+  models(): ModelEntry[]
+  stream(request: RunnerRequest): AsyncIterable<RunnerEvent>
+}
