@@ -50,6 +50,7 @@ export class PluginHost {
           log: pluginLog,
           router: loaded.router,
           onStartup: (hook) => loaded.startup.push(hook),
+          runner: (name) => (name === undefined ? runners.values().next().value : runners.get(name)),
           registerRunner(runner) {
             if (runners.has(runner.name)) throw new Error(`a runner named "${runner.name}" is already registered`)
             const placeholders = runner.models().filter((m) => m.placeholder).map((m) => m.id)

@@ -32,6 +32,8 @@ export interface PluginContext {
   onStartup(hook: () => void | Promise<void>): void
   /** Offers a runner to agents, under its name (an agent's `runner` field). */
   registerRunner(runner: Runner): void
+  /** A runner by name, or the first one installed; looked up when called, so every plugin's runners count. */
+  runner(name?: string): Runner | undefined
 }
 
 export interface Plugin {
