@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { createAdminApp } from './admin/app.tsx'
 import { createApiClient } from './admin/api-client.ts'
+import { AgentSupervisor } from './agents/supervisor.ts'
 import { createApiApp } from './api/app.ts'
 import { ActiveTurns } from './chat/active-turns.ts'
 import { BuiltInTools } from './chat/tools.ts'
@@ -49,9 +50,11 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     plugins,
     tools: new BuiltInTools(),
     turns: new ActiveTurns(),
+    agents: new AgentSupervisor(store.db, log, () => plugins.startup()),
   }
   const api = createApiApp(services)
   const admin = createAdminApp(services, createApiClient(api))
   await plugins.startup()
+  await services.agents.startAll()
   return { services, api, admin, bootstrap }
 }

@@ -1,3 +1,4 @@
+import type { AgentSupervisor } from './agents/supervisor.ts'
 import type { AccessPolicy } from './auth/access.ts'
 import type { ActiveTurns } from './chat/active-turns.ts'
 import type { ToolExecutor } from './chat/tools.ts'
@@ -26,4 +27,5 @@ export interface Services {
   plugins: PluginHost
   tools: ToolExecutor
   turns: ActiveTurns
+  agents: AgentSupervisor
 }

@@ -8,6 +8,7 @@ import { createAuthApp } from './auth/index.ts'
 import { authenticate } from './authenticate.ts'
 import { clientAddress } from './client-address.ts'
 import type { ApiEnv } from './context.ts'
+import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
 import { mountCrud } from './crud/index.ts'
 import { mountDocs } from './docs/index.ts'
@@ -64,6 +65,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountMe(app)
   mountPluginList(app)
   mountChat(app)
+  mountAgents(app)
   services.plugins.mount(app)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)

@@ -89,7 +89,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, clock:
       const response = await platform.api.request(path, { method, headers, body }, env)
       const text = await response.text()
       const type = response.headers.get('content-type') ?? ''
-      return { status: response.status, headers: response.headers, body: /json/.test(type) && text ? JSON.parse(text) : text }
+      return { status: response.status, headers: response.headers, body: /application\/(?:[\w.-]+\+)?json/.test(type) && text ? JSON.parse(text) : text }
     },
     async createUser({ companyId = root.companyId, role = 'member', superadmin = false, password } = {}) {
       const id = Bun.randomUUIDv7()

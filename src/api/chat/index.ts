@@ -20,6 +20,8 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
       ? (await getRecord(services.db, actor, WebchatConversation, conversation_id)).record
       : (await createRecord(services.db, actor, WebchatConversation, WebchatConversation.create.parse({ agent_id, title: text.slice(0, 80) }))).record
     const controller = services.turns.start(String(conversation.id))
+    // The turn runs on the agent's live instance: a reload meanwhile waits for it before stopping that instance.
+    const release = services.agents.instance(agent.id).lease()
 
     c.header('content-type', 'application/x-ndjson; charset=utf-8')
     c.header('cache-control', 'no-store')
@@ -33,6 +35,7 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
           await out.write(`${JSON.stringify(event)}\n`)
         }
       } finally {
+        release()
         services.turns.finish(String(conversation.id), controller)
       }
     }) as never // a stream is not a typed JSON response; the route documents its lines
