@@ -22,13 +22,29 @@ export async function insertMessage(db: Executor, message: NewMessage): Promise<
   return id
 }
 
-/** The latest messages of a conversation, oldest first, as the runner contract wants them. */
-export async function history(db: Executor, conversationId: string): Promise<ChatMessage[]> {
+/**
+ * The id of the conversation's last message when it is older than `ttlMinutes`: the session behind it has
+ * expired. Undefined while the session is fresh (or has no messages). Judged by the store's clock.
+ */
+export async function expiredSessionEnd(db: Executor, conversationId: string, ttlMinutes: number): Promise<string | undefined> {
+  const last = await db
+    .selectFrom('webchat_messages')
+    .select(['id', sql<boolean>`created_at < now() - make_interval(mins => ${ttlMinutes})`.as('stale')])
+    .where('conversation_id', '=', conversationId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return last?.stale ? last.id : undefined
+}
+
+/** The latest messages of a conversation (after `afterId`, when given), oldest first, as runners want them. */
+export async function history(db: Executor, conversationId: string, afterId?: string): Promise<ChatMessage[]> {
   const rows = await db
     .selectFrom('webchat_messages')
     .select(['role', 'text'])
     .where('conversation_id', '=', conversationId)
     .where('status', '=', 'complete')
+    .$if(afterId !== undefined, (q) => q.where('id', '>', afterId!))
     .orderBy('id', 'desc')
     .limit(HISTORY)
     .execute()

@@ -3,7 +3,7 @@ import type { Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
 import type { ChatMessage, Runner, RunnerEvent } from '../runners/contract.ts'
 import type { ChatEvent } from './events.ts'
-import { history, insertMessage } from './messages.ts'
+import { expiredSessionEnd, history, insertMessage } from './messages.ts'
 import type { ToolExecutor } from './tools.ts'
 
 /** How many times one turn may go back to the model with tool results. */
@@ -17,6 +17,7 @@ export interface TurnAgent {
   runner: string
   model: string
   timeout_seconds: number
+  context_options: { session_ttl_minutes: number | null }
 }
 
 export interface Turn {
@@ -50,6 +51,9 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
   const { db } = deps
   const { actor, agent, conversation } = turn
   const base = { company_id: agent.company_id, conversation_id: conversation.id }
+  const ttl = agent.context_options.session_ttl_minutes
+  // A stale session is not carried on: the model starts afresh, and the answer says so.
+  const sessionEnd = ttl ? await expiredSessionEnd(db, conversation.id, ttl) : undefined
   await insertMessage(db, { ...base, sender_id: actor.userId, agent_id: null, role: 'user', text: turn.text, status: 'complete' })
   yield { type: 'typing' }
 
@@ -67,8 +71,12 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
     if (!model) throw failure(`The runner "${runner.name}" has no model "${agent.model}".`, `Models: ${models.map((m) => m.id).join(', ')}.`, 'model_not_found')
 
     const system = [agent.personality, conversation.context_prompt].filter(Boolean).join('\n\n')
-    const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...(await history(db, conversation.id))]
+    const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...(await history(db, conversation.id, sessionEnd))]
     const tools = deps.tools.list(actor)
+    if (sessionEnd) {
+      answer = `(The previous session ended after ${ttl} minutes without activity, so this conversation starts afresh.)\n\n`
+      yield { type: 'stream', text: answer }
+    }
 
     for (let round = 0; ; round++) {
       const calls: Extract<RunnerEvent, { type: 'tool_call' }>['call'][] = []

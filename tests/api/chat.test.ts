@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'kysely'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -147,5 +148,25 @@ describe('bad requests', () => {
     for (const body of [{ agent_id: demo }, { agent_id: demo, text: '   ' }, { agent_id: 'demo', text: 'x' }, { agent_id: demo, text: 'x', extra: 1 }]) {
       expectProblem(await p.call('POST', '/api/chat', { json: body }), 422, 'validation_error')
     }
+  })
+})
+
+describe('session expiry', () => {
+  test('after session_ttl_minutes of silence the next answer starts with a notice and the model starts afresh', async () => {
+    const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'forgetful', context_options: { session_ttl_minutes: 5 } } })).body
+    const first = await turn({ agent_id: agent.id, text: 'remember this' })
+    const conversation = first[0]!.conversation_id
+    // Six minutes pass, as far as the store can tell.
+    await p.store.db
+      .updateTable('webchat_messages')
+      .set({ created_at: sql`created_at - interval '6 minutes'` })
+      .where('conversation_id', '=', conversation)
+      .execute()
+    const second = await turn({ agent_id: agent.id, conversation_id: conversation, text: 'still there?' })
+    const notice = '(The previous session ended after 5 minutes without activity, so this conversation starts afresh.)\n\n'
+    expect(second.find((e) => e.type === 'stream')!.text).toBe(notice)
+    expect(second.at(-1)!.text).toBe(`${notice}Echo: still there?`)
+    const third = await turn({ agent_id: agent.id, conversation_id: conversation, text: 'and now?' })
+    expect(third.at(-1)!.text).toBe('Echo: and now?')
   })
 })
