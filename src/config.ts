@@ -25,6 +25,8 @@ export interface Config {
   apiRate: Rate
   /** Failed sign-ins allowed per account and per address. */
   loginRate: Rate
+  /** Every SWITCHBOARD_PLUGIN_<NAME>_<KEY> variable; the plugin host hands each plugin its own. */
+  pluginEnv: Record<string, string>
 }
 
 export class ConfigError extends Error {
@@ -94,5 +96,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     initialAdmin: { email: e.SWITCHBOARD_ADMIN_EMAIL, password: e.SWITCHBOARD_ADMIN_PASSWORD },
     apiRate: { burst: e.SWITCHBOARD_API_RATE_BURST, perSecond: e.SWITCHBOARD_API_RATE_PER_SECOND },
     loginRate: { burst: e.SWITCHBOARD_LOGIN_RATE_BURST, perSecond: e.SWITCHBOARD_LOGIN_RATE_PER_MINUTE / 60 },
+    pluginEnv: Object.fromEntries(
+      Object.entries(source).filter(
+        (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',
+      ),
+    ),
   }
 }

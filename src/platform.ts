@@ -35,7 +35,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const applied = await migrate(store.db)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
-  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), log)
+  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), log, config.pluginEnv)
   const policy = sessionPolicy(config)
   const services: Services = {
     config,

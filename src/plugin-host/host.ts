@@ -29,7 +29,7 @@ export class PluginHost {
   ) {}
 
   /** Imports each plugin's entry and runs its setup; a plugin that fails names its manifest. */
-  static async load(found: readonly FoundPlugin[], log: Logger): Promise<PluginHost> {
+  static async load(found: readonly FoundPlugin[], log: Logger, env: Readonly<Record<string, string>> = {}): Promise<PluginHost> {
     const plugins: LoadedPlugin[] = []
     const runners = new Map<string, Runner>()
     for (const { manifest, dir, file } of found) {
@@ -47,6 +47,7 @@ export class PluginHost {
       try {
         await module.default.setup({
           manifest,
+          settings: settingsOf(manifest.name, env),
           log: pluginLog,
           router: loaded.router,
           onStartup: (hook) => loaded.startup.push(hook),
@@ -110,6 +111,15 @@ export class PluginHost {
       dependencies: manifest.dependencies,
     }))
   }
+}
+
+function settingsOf(plugin: string, env: Readonly<Record<string, string>>): Record<string, string> {
+  const prefix = `SWITCHBOARD_PLUGIN_${plugin.toUpperCase().replaceAll('-', '_')}_`
+  return Object.fromEntries(
+    Object.entries(env)
+      .filter(([name]) => name.startsWith(prefix))
+      .map(([name, value]) => [name.slice(prefix.length).toLowerCase(), value]),
+  )
 }
 
 function prefixed(log: Logger, plugin: string): Logger {

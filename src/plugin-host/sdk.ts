@@ -20,6 +20,11 @@ export interface PluginEnv {
 
 export interface PluginContext {
   readonly manifest: Manifest
+  /**
+   * The plugin's settings: SWITCHBOARD_PLUGIN_<NAME>_<KEY> variables, keyed by `key` in lower case (for the
+   * plugin runner-openai, SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL is `base_url`).
+   */
+  readonly settings: Readonly<Record<string, string>>
   /** Log lines carry the plugin's name. */
   readonly log: Logger
   /**

@@ -1,0 +1,68 @@
+/**
+ * A fake OpenAI-compatible provider on loopback, speaking the real wire protocol: POST /v1/chat/completions with
+ * `stream: true` answered as server-sent events of chat.completion.chunk objects, ending in `data: [DONE]`.
+ * Each request takes the next scripted answer; what was asked, and when a client hung up, is recorded.
+ */
+export type Script =
+  | { text: string[]; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | { toolCall: { name: string; argumentChunks: string[] } }
+  | { status: number; body: string; headers?: Record<string, string> }
+
+export interface Received {
+  body: any
+  authorization: string | null
+  /** Set when the client closed the connection before the answer ended. */
+  closedAt?: number
+}
+
+export function startFakeOpenAI() {
+  const scripts: Script[] = []
+  const received: Received[] = []
+  const encoder = new TextEncoder()
+  const chunk = (delta: object, extra: object = {}) => `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`
+
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: 30,
+    async fetch(req) {
+      if (new URL(req.url).pathname !== '/v1/chat/completions' || req.method !== 'POST') return new Response('not found', { status: 404 })
+      const record: Received = { body: await req.json(), authorization: req.headers.get('authorization') }
+      received.push(record)
+      req.signal.addEventListener('abort', () => (record.closedAt ??= Date.now()))
+      const script = scripts.shift() ?? { text: ['(no script)'] }
+      if ('status' in script) return new Response(script.body, { status: script.status, headers: script.headers })
+      const body = new ReadableStream({
+        async start(controller) {
+          const send = (text: string) => controller.enqueue(encoder.encode(text))
+          try {
+            send(chunk({ role: 'assistant', content: '' }))
+            if ('toolCall' in script) {
+              script.toolCall.argumentChunks.forEach((args, i) =>
+                send(chunk({ tool_calls: [{ index: 0, ...(i === 0 ? { id: 'call_1', type: 'function' } : {}), function: { ...(i === 0 ? { name: script.toolCall.name } : {}), arguments: args } }] })),
+              )
+            } else {
+              for (const piece of script.text) {
+                if (script.delayMs) await Bun.sleep(script.delayMs)
+                if (req.signal.aborted) return
+                send(chunk({ content: piece }))
+              }
+              if (script.usage) send(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: script.usage })}\n\n`)
+            }
+            send('data: [DONE]\n\n')
+            controller.close()
+          } catch {
+            // The client went away while we wrote.
+          }
+        },
+      })
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}/v1`,
+    scripts,
+    received,
+    stop: () => server.stop(true),
+  }
+}

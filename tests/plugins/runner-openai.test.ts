@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+
+const fake = startFakeOpenAI()
+let p: TestPlatform
+let agent: string
+
+beforeAll(async () => {
+  p = await startTestPlatform({
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url,
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY: 'sk-test-key',
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_MODELS: 'fast:gpt-fast-2026,smart:gpt-smart-2026',
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_PRICES: 'gpt-fast-2026=1/2',
+  })
+  agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'gpt', runner: 'openai', model: 'fast', personality: 'Be brief.' } })).body.id
+})
+afterAll(async () => {
+  await p.close()
+  fake.stop()
+})
+
+type Event = Record<string, any> & { type: string }
+
+async function turn(text: string, onEvent?: (event: Event, conversation: string) => Promise<void>): Promise<Event[]> {
+  const response = await p.api.request('/api/chat', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${p.root.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_id: agent, text }),
+  })
+  const events: Event[] = []
+  let buffer = ''
+  for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
+    buffer += chunk
+    let newline: number
+    while ((newline = buffer.indexOf('\n')) !== -1) {
+      const event = JSON.parse(buffer.slice(0, newline))
+      buffer = buffer.slice(newline + 1)
+      events.push(event)
+      await onEvent?.(event, events[0]!.conversation_id)
+    }
+  }
+  return events
+}
+
+test('streams the provider’s answer, sending the model’s api_id, the key and the conversation', async () => {
+  fake.scripts.push({ text: ['Hel', 'lo ', 'there'], usage: { prompt_tokens: 1000, completion_tokens: 500 } })
+  const events = await turn('hi')
+  expect(events.filter((e) => e.type === 'stream').map((e) => e.text)).toEqual(['Hel', 'lo ', 'there'])
+  expect(events.at(-1)).toMatchObject({ type: 'message', text: 'Hello there', agent: 'gpt' })
+  const sent = fake.received.at(-1)!
+  expect(sent.authorization).toBe('Bearer sk-test-key')
+  expect(sent.body).toMatchObject({ model: 'gpt-fast-2026', stream: true, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] })
+  expect(sent.body.tools.map((t: { function: { name: string } }) => t.function.name)).toContain('current_time')
+})
+
+test('changing the agent’s model in the store changes the api_id on the very next turn, no reload', async () => {
+  await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { model: 'smart' } })
+  fake.scripts.push({ text: ['ok'] })
+  await turn('again')
+  expect(fake.received.at(-1)!.body.model).toBe('gpt-smart-2026')
+  await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { model: 'fast' } })
+})
+
+test('a tool call streamed in pieces is run, and its result goes back to the provider', async () => {
+  fake.scripts.push({ toolCall: { name: 'current_time', argumentChunks: ['{"time_', 'zone": "UTC"}'] } }, { text: ['It is late.'] })
+  const events = await turn('what time is it?')
+  expect(events.map((e) => e.type)).toEqual(['conversation', 'typing', 'tool_call', 'tool_result', 'stream', 'stream_end', 'message'])
+  const followUp = fake.received.at(-1)!.body.messages.slice(-2)
+  expect(followUp[0]).toEqual({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'current_time', arguments: '{"time_zone":"UTC"}' } }],
+  })
+  expect(followUp[1]).toMatchObject({ role: 'tool', tool_call_id: 'call_1' })
+  expect(followUp[1].content).toMatch(/UTC$/)
+})
+
+test.each([
+  [401, 'auth', 'refused the credentials', {}],
+  [429, 'rate_limited', 'retry in 7 s', { 'retry-after': '7' }],
+  [503, 'provider_unavailable', 'unavailable', {}],
+  [400, 'provider_error', 'rejected the request', {}],
+])('HTTP %i from the provider reaches the client as error_type %s with the actual error', async (status, errorType, text, headers) => {
+  fake.scripts.push({ status, body: `{"error":{"message":"upstream says ${status}"}}`, headers })
+  const last = (await turn('hi')).at(-1)!
+  expect(last).toMatchObject({ type: 'error', error_type: errorType })
+  expect(last.text).toContain(text)
+  expect(last.details).toContain(`upstream says ${status}`)
+})
+
+test('abort mid-stream closes the provider connection within a second and ends the stream with aborted', async () => {
+  fake.scripts.push({ text: ['one ', 'two ', 'three ', 'four ', 'five ', 'six'], delayMs: 200 })
+  let abortedAt = 0
+  const events = await turn('count slowly', async (event, conversation) => {
+    if (event.type === 'stream' && abortedAt === 0) {
+      abortedAt = Date.now()
+      await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation } })
+    }
+  })
+  expect(events.at(-1)).toMatchObject({ type: 'aborted' })
+  await Bun.sleep(50)
+  const closedAt = fake.received.at(-1)!.closedAt
+  expect(closedAt).toBeDefined()
+  expect(closedAt! - abortedAt).toBeLessThan(1000)
+  const stored = (await p.call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${events[0]!.conversation_id}&role=eq.agent`)).body.data
+  expect(stored).toMatchObject([{ status: 'aborted', text: 'one ' }])
+})
+
+test('a provider slower than the agent’s timeout ends the turn with a timeout error and hangs up on it', async () => {
+  await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { timeout_seconds: 1 } })
+  fake.scripts.push({ text: ['a', 'b', 'c', 'd'], delayMs: 600 })
+  const last = (await turn('take your time')).at(-1)!
+  expect(last).toMatchObject({ type: 'error', error_type: 'timeout' })
+  await Bun.sleep(50)
+  expect(fake.received.at(-1)!.closedAt).toBeDefined()
+  await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { timeout_seconds: 900 } })
+})
+
+test('an unreachable provider is an error event, not a hang', async () => {
+  const other = await startTestPlatform({ SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' })
+  try {
+    const id = (await other.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'nowhere', runner: 'openai' } })).body.id
+    const reply = await other.call('POST', '/api/chat', { json: { agent_id: id, text: 'hi' } })
+    expect(JSON.parse(String(reply.body).trim().split('\n').at(-1)!)).toMatchObject({ type: 'error', error_type: 'provider_unreachable' })
+  } finally {
+    await other.close()
+  }
+})
+
+test('usage is priced by the api_id: /rlm-query reports the cost', async () => {
+  fake.scripts.push({ text: ['4'], usage: { prompt_tokens: 1000, completion_tokens: 500 } })
+  const reply = await p.call('POST', '/rlm-query', { json: { prompt: '2+2', runner: 'openai', model: 'fast' } })
+  expect(reply.body).toEqual({ text: '4', cost_usd: (1000 * 1 + 500 * 2) / 1e6, is_error: false })
+  expect(fake.received.at(-1)!.body).toMatchObject({ model: 'gpt-fast-2026', messages: [{ role: 'user', content: '2+2' }] })
+  expect(fake.received.at(-1)!.body.tools).toBeUndefined()
+})
