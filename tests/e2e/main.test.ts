@@ -173,3 +173,19 @@ test('a bad plugin manifest stops start-up, naming the file and the field', asyn
   expect(message).toContain('kind:')
   expect(message).toContain('colour: unknown field')
 })
+
+test('kimi with backend=cli: the process exits non-zero, giving both reasons', async () => {
+  const child = spawnMain({ SWITCHBOARD_PLUGIN_RUNNER_KIMI_BACKEND: 'cli', SWITCHBOARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'switchboard-kimi-')) })
+  expect(await child.exited).toBe(1)
+  const message = await new Response(child.stderr).text()
+  expect(message).toContain('runner-kimi/manifest.json: setup failed: backend=cli is refused')
+  expect(message).toContain('none of the flags the runner contract needs')
+  expect(message).toContain('outside the MCP gateway')
+})
+
+test('a runner whose model registry holds placeholder ids is refused at start, naming the runner', async () => {
+  const plugins = join(import.meta.dir, '..', 'fixtures', 'plugins', 'placeholder')
+  const child = spawnMain({ SWITCHBOARD_PLUGIN_PATHS: plugins, SWITCHBOARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'switchboard-placeholder-')) })
+  expect(await child.exited).toBe(1)
+  expect(await new Response(child.stderr).text()).toContain('runner "guesswork" has unconfirmed placeholder model ids (maybe)')
+})

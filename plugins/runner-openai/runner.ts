@@ -1,0 +1,130 @@
+import type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest } from '../../src/plugin-host/sdk.ts'
+import { sseData } from './sse.ts'
+
+export interface Settings {
+  baseUrl: string
+  apiKey?: string
+  models: ModelEntry[]
+  /** US$ per million tokens, by api_id. */
+  prices: Map<string, { input: number; output: number }>
+}
+
+/** Reads base_url, api_key, models (id or id:api_id, comma-separated) and prices (api_id=in/out per million). */
+export function readSettings(raw: Readonly<Record<string, string>>, defaults: { baseUrl: string; models: string }): Settings {
+  const models = (raw.models ?? defaults.models).split(',').map((entry) => {
+    const [id = '', apiId] = entry.trim().split(':')
+    return { id, name: id, api_id: apiId || id }
+  })
+  const prices = new Map(
+    (raw.prices ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((entry) => {
+        const [apiId = '', pair = ''] = entry.trim().split('=')
+        const [input, output] = pair.split('/').map(Number)
+        if (!Number.isFinite(input) || !Number.isFinite(output)) throw new Error(`prices: "${entry}" is not api_id=input/output`)
+        return [apiId, { input: input!, output: output! }] as const
+      }),
+  )
+  return { baseUrl: (raw.base_url ?? defaults.baseUrl).replace(/\/$/, ''), apiKey: raw.api_key, models, prices }
+}
+
+/** The contract's messages in the chat completions shape. */
+function wireMessages(messages: ChatMessage[]) {
+  return messages.map((m) => {
+    if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content }
+    if (m.role === 'assistant' && m.tool_calls?.length) {
+      return {
+        role: 'assistant',
+        content: m.content || null,
+        tool_calls: m.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } })),
+      }
+    }
+    return { role: m.role, content: m.content }
+  })
+}
+
+/** What an HTTP failure of the provider means for the person waiting. */
+async function failure(response: Response): Promise<RunnerEvent> {
+  const body = (await response.text()).slice(0, 500)
+  const details = `HTTP ${response.status}: ${body}`
+  if (response.status === 401 || response.status === 403) return { type: 'error', text: 'The model provider refused the credentials.', details, error_type: 'auth' }
+  if (response.status === 429) {
+    const wait = response.headers.get('retry-after')
+    return { type: 'error', text: `The model provider is rate limiting us${wait ? `; retry in ${wait} s` : ''}.`, details, error_type: 'rate_limited' }
+  }
+  if (response.status >= 500) return { type: 'error', text: 'The model provider is unavailable.', details, error_type: 'provider_unavailable' }
+  return { type: 'error', text: 'The model provider rejected the request.', details, error_type: 'provider_error' }
+}
+
+async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
+  let response: Response
+  try {
+    response = await fetch(`${settings.baseUrl}/chat/completions`, {
+      method: 'POST',
+      signal: request.signal,
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}) },
+      body: JSON.stringify({
+        model: request.model.api_id,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: wireMessages(request.messages),
+        ...(request.tools.length
+          ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+          : {}),
+      }),
+    })
+  } catch (error) {
+    if (request.signal.aborted) return
+    yield { type: 'error', text: 'The model provider could not be reached.', details: (error as Error).message, error_type: 'provider_unreachable' }
+    return
+  }
+  if (!response.ok || !response.body) {
+    yield await failure(response)
+    return
+  }
+
+  // Tool calls arrive in pieces, by index: the name once, the arguments as fragments of JSON.
+  const calls = new Map<number, { id: string; name: string; arguments: string }>()
+  try {
+    for await (const data of sseData(response.body)) {
+      if (data === '[DONE]') break
+      const chunk = JSON.parse(data)
+      const delta = chunk.choices?.[0]?.delta
+      if (typeof delta?.content === 'string' && delta.content) yield { type: 'text', text: delta.content }
+      for (const part of delta?.tool_calls ?? []) {
+        const call = calls.get(part.index) ?? { id: '', name: '', arguments: '' }
+        call.id ||= part.id ?? ''
+        call.name ||= part.function?.name ?? ''
+        call.arguments += part.function?.arguments ?? ''
+        calls.set(part.index, call)
+      }
+      if (chunk.usage) {
+        const price = settings.prices.get(request.model.api_id)
+        const input = chunk.usage.prompt_tokens ?? 0
+        const output = chunk.usage.completion_tokens ?? 0
+        yield { type: 'usage', input_tokens: input, output_tokens: output, cost_usd: price ? (input * price.input + output * price.output) / 1e6 : 0 }
+      }
+    }
+  } catch (error) {
+    if (request.signal.aborted) return
+    yield { type: 'error', text: 'The model provider’s answer broke off.', details: (error as Error).message, error_type: 'provider_error' }
+    return
+  }
+  for (const call of [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c)) {
+    let args: Record<string, unknown>
+    try {
+      args = call.arguments ? JSON.parse(call.arguments) : {}
+    } catch {
+      yield { type: 'error', text: `The model asked for ${call.name} with arguments that are not JSON.`, details: call.arguments.slice(0, 500), error_type: 'provider_error' }
+      return
+    }
+    yield { type: 'tool_call', call: { id: call.id, name: call.name, arguments: args } }
+  }
+  yield { type: 'done' }
+}
+
+/** A runner for any endpoint that speaks OpenAI's chat completions, under the given name. */
+export function openAICompatibleRunner(name: string, settings: Settings): Runner {
+  return { name, models: () => settings.models, stream: (request) => stream(settings, request) }
+}
