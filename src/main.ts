@@ -4,6 +4,7 @@ import { openStore, type Store } from './db/connect.ts'
 import { createLogger } from './logger.ts'
 import { PluginError } from './plugin-host/discover.ts'
 import { createPlatform } from './platform.ts'
+import { RunnerRefused } from './runners/registry.ts'
 
 // Bun cuts a connection idle for longer than this many seconds (255 is its maximum); NDJSON and MCP streams
 // send keep-alives well within it.
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
     platform = await createPlatform(config, store, log)
   } catch (error) {
     await store.close()
-    if (error instanceof PluginError) return fail(error.message)
+    if (error instanceof PluginError || error instanceof RunnerRefused) return fail(error.message)
     throw error
   }
   const { api, admin, bootstrap } = platform

@@ -17,6 +17,7 @@ import type { Logger } from './logger.ts'
 import { createModelRegistry } from './models/registry.ts'
 import type { Services } from './services.ts'
 import { MemoryBucketStore } from './throttle/buckets.ts'
+import { RunnerModels } from './runners/registry.ts'
 import { discoverPlugins } from './plugin-host/discover.ts'
 import { PluginHost } from './plugin-host/host.ts'
 
@@ -35,7 +36,9 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const applied = await migrate(store.db)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
-  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), log, config.pluginEnv)
+  const runnerModels = new RunnerModels(store.db)
+  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), log, config.pluginEnv, runnerModels)
+  await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
   const services: Services = {
     config,
@@ -48,6 +51,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     access: new AccessPolicy(store.db, clock),
     throttles: { api: new MemoryBucketStore(), login: new MemoryBucketStore() },
     plugins,
+    runnerModels,
     tools: new BuiltInTools(),
     turns: new ActiveTurns(),
     agents: new AgentSupervisor(store.db, log, () => plugins.startup()),

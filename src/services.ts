@@ -10,6 +10,7 @@ import type { Db } from './db/schema.ts'
 import type { Logger } from './logger.ts'
 import type { ModelRegistry } from './models/registry.ts'
 import type { PluginHost } from './plugin-host/host.ts'
+import type { RunnerModels } from './runners/registry.ts'
 import type { BucketStore } from './throttle/buckets.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
@@ -25,6 +26,8 @@ export interface Services {
   /** One store per limit, so each sweeps by its own rate. */
   throttles: { api: BucketStore; login: BucketStore }
   plugins: PluginHost
+  /** Every runner's persisted model registry. */
+  runnerModels: RunnerModels
   tools: ToolExecutor
   turns: ActiveTurns
   agents: AgentSupervisor

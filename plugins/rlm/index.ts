@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ApiError, definePlugin, requireActor, type Runner } from '../../src/plugin-host/sdk.ts'
+import { ApiError, definePlugin, requireActor, type ModelEntry, type Runner } from '../../src/plugin-host/sdk.ts'
 
 const Query = z.strictObject({
   prompt: z.string().min(1).max(200_000),
@@ -8,10 +8,7 @@ const Query = z.strictObject({
   timeout_seconds: z.int().min(1).max(900).default(900),
 })
 
-async function ask(runner: Runner, query: z.infer<typeof Query>) {
-  const models = runner.models()
-  const model = query.model ? models.find((m) => m.id === query.model) : models[0]
-  if (!model) throw new ApiError('validation_error', `The runner ${runner.name} has no model ${query.model}.`, { errors: [{ path: 'model', message: `one of ${models.map((m) => m.id).join(', ')}` }] })
+async function ask(runner: Runner, model: ModelEntry, query: z.infer<typeof Query>) {
   const signal = AbortSignal.timeout(query.timeout_seconds * 1000)
   let text = ''
   let cost = 0
@@ -39,7 +36,9 @@ export default definePlugin({
       }
       const runner = context.runner(parsed.data.runner)
       if (!runner) throw new ApiError('unavailable', parsed.data.runner ? `No runner named ${parsed.data.runner} is installed.` : 'No runner is installed.')
-      return c.json(await ask(runner, parsed.data))
+      const model = await context.model(runner.name, parsed.data.model)
+      if (!model) throw new ApiError('validation_error', `The runner ${runner.name} has no model ${parsed.data.model}.`, { errors: [{ path: 'model', message: 'no such model' }] })
+      return c.json(await ask(runner, model, parsed.data))
     })
   },
 })

@@ -124,7 +124,21 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
   yield { type: 'done' }
 }
 
+/** GET {base}/models: the provider's catalogue, ids as they are used on the wire. */
+async function catalogue(settings: Settings, signal: AbortSignal): Promise<ModelEntry[]> {
+  const response = await fetch(`${settings.baseUrl}/models`, { signal, headers: settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {} })
+  if (!response.ok) throw new Error(`the provider answered HTTP ${response.status} to GET /models`)
+  const body = (await response.json()) as { data?: Array<{ id?: unknown }> }
+  return (body.data ?? []).filter((m): m is { id: string } => typeof m.id === 'string').map((m) => ({ id: m.id, name: m.id, api_id: m.id }))
+}
+
 /** A runner for any endpoint that speaks OpenAI's chat completions, under the given name. */
 export function openAICompatibleRunner(name: string, settings: Settings): Runner {
-  return { name, models: () => settings.models, stream: (request) => stream(settings, request) }
+  return {
+    name,
+    models: () => settings.models,
+    catalogue: (signal) => catalogue(settings, signal),
+    auth: { method: 'api_key', configured: () => Boolean(settings.apiKey) },
+    stream: (request) => stream(settings, request),
+  }
 }

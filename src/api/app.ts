@@ -10,6 +10,7 @@ import { clientAddress } from './client-address.ts'
 import type { ApiEnv } from './context.ts'
 import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
+import { mountRunners } from './runners/index.ts'
 import { mountCrud } from './crud/index.ts'
 import { mountDocs } from './docs/index.ts'
 import { ApiError } from './errors.ts'
@@ -66,6 +67,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountPluginList(app)
   mountChat(app)
   mountAgents(app)
+  mountRunners(app)
   services.plugins.mount(app)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)

@@ -1,6 +1,7 @@
 import type { Actor } from '../auth/actor.ts'
 import type { Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
+import type { RunnerModels } from '../runners/registry.ts'
 import type { ChatMessage, Runner, RunnerEvent } from '../runners/contract.ts'
 import type { ChatEvent } from './events.ts'
 import { expiredSessionEnd, history, insertMessage } from './messages.ts'
@@ -33,6 +34,7 @@ export interface Turn {
 export interface TurnDeps {
   db: Db
   runners: ReadonlyMap<string, Runner>
+  models: RunnerModels
   tools: ToolExecutor
   log: Logger
 }
@@ -66,9 +68,11 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
   try {
     const runner = deps.runners.get(agent.runner)
     if (!runner) throw failure(`The agent's runner "${agent.runner}" is not installed.`, `Installed runners: ${[...deps.runners.keys()].join(', ') || 'none'}.`, 'runner_unavailable')
-    const models = runner.models()
-    const model = agent.model ? models.find((m) => m.id === agent.model) : models[0]
-    if (!model) throw failure(`The runner "${runner.name}" has no model "${agent.model}".`, `Models: ${models.map((m) => m.id).join(', ')}.`, 'model_not_found')
+    const model = await deps.models.resolve(runner.name, agent.model)
+    if (!model) {
+      const known = (await deps.models.list(runner.name)).map((m) => m.id)
+      throw failure(`The runner "${runner.name}" has no model "${agent.model}".`, `Models: ${known.join(', ')}.`, 'model_not_found')
+    }
 
     const system = [agent.personality, conversation.context_prompt].filter(Boolean).join('\n\n')
     const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...(await history(db, conversation.id, sessionEnd))]

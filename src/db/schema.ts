@@ -133,6 +133,16 @@ export interface ApiTokensTable extends Row {
   last_used_at: Timestamp | null
 }
 
+export interface RunnerModelsTable extends Row {
+  runner: string
+  model_id: string
+  name: string
+  api_id: string
+  placeholder: Generated<boolean>
+  curated: Generated<boolean>
+  in_catalogue: Generated<boolean>
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -148,6 +158,7 @@ export interface Database {
   model_acls: ModelAclsTable
   sessions: SessionsTable
   api_tokens: ApiTokensTable
+  runner_models: RunnerModelsTable
 }
 
 export type TableName = keyof Database

@@ -8,6 +8,7 @@ import type { Logger } from '../logger.ts'
 import { PluginError, type FoundPlugin } from './discover.ts'
 import type { Manifest } from './manifest.ts'
 import type { Runner } from '../runners/contract.ts'
+import type { RunnerModels } from '../runners/registry.ts'
 import type { Plugin, PluginEnv } from './sdk.ts'
 
 interface LoadedPlugin {
@@ -29,7 +30,7 @@ export class PluginHost {
   ) {}
 
   /** Imports each plugin's entry and runs its setup; a plugin that fails names its manifest. */
-  static async load(found: readonly FoundPlugin[], log: Logger, env: Readonly<Record<string, string>> = {}): Promise<PluginHost> {
+  static async load(found: readonly FoundPlugin[], log: Logger, env: Readonly<Record<string, string>>, models: RunnerModels): Promise<PluginHost> {
     const plugins: LoadedPlugin[] = []
     const runners = new Map<string, Runner>()
     for (const { manifest, dir, file } of found) {
@@ -52,12 +53,9 @@ export class PluginHost {
           router: loaded.router,
           onStartup: (hook) => loaded.startup.push(hook),
           runner: (name) => (name === undefined ? runners.values().next().value : runners.get(name)),
+          model: (runner, modelId = '') => models.resolve(runner, modelId),
           registerRunner(runner) {
             if (runners.has(runner.name)) throw new Error(`a runner named "${runner.name}" is already registered`)
-            const placeholders = runner.models().filter((m) => m.placeholder).map((m) => m.id)
-            if (placeholders.length > 0) {
-              throw new Error(`runner "${runner.name}" has unconfirmed placeholder model ids (${placeholders.join(', ')}); confirm their api_id first`)
-            }
             runners.set(runner.name, runner)
           },
         })

@@ -6,7 +6,7 @@ import type { Context, Hono } from 'hono'
 import { unauthorized } from '../auth/access.ts'
 import type { Actor } from '../auth/actor.ts'
 import type { Logger } from '../logger.ts'
-import type { Runner } from '../runners/contract.ts'
+import type { ModelEntry, Runner } from '../runners/contract.ts'
 import type { Manifest } from './manifest.ts'
 
 export { ApiError } from '../api/errors.ts'
@@ -39,6 +39,8 @@ export interface PluginContext {
   registerRunner(runner: Runner): void
   /** A runner by name, or the first one installed; looked up when called, so every plugin's runners count. */
   runner(name?: string): Runner | undefined
+  /** A runner's model from the persisted registry (its first, when `modelId` is empty), read afresh each call. */
+  model(runner: string, modelId?: string): Promise<ModelEntry | undefined>
 }
 
 export interface Plugin {

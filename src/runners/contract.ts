@@ -48,6 +48,11 @@ export type RunnerEvent =
 
 export interface Runner {
   name: string
+  /** The models the runner ships with: the registry's first content. */
   models(): ModelEntry[]
+  /** The provider's current catalogue, for POST /models/refresh; absent when the provider has none to ask. */
+  catalogue?(signal: AbortSignal): Promise<ModelEntry[]>
+  /** How the runner signs in to its provider; absent when it needs nothing (a local runner). */
+  auth?: { method: 'api_key'; configured(): boolean }
   stream(request: RunnerRequest): AsyncIterable<RunnerEvent>
 }

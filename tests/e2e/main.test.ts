@@ -187,5 +187,5 @@ test('a runner whose model registry holds placeholder ids is refused at start, n
   const plugins = join(import.meta.dir, '..', 'fixtures', 'plugins', 'placeholder')
   const child = spawnMain({ SWITCHBOARD_PLUGIN_PATHS: plugins, SWITCHBOARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'switchboard-placeholder-')) })
   expect(await child.exited).toBe(1)
-  expect(await new Response(child.stderr).text()).toContain('runner "guesswork" has unconfirmed placeholder model ids (maybe)')
+  expect(await new Response(child.stderr).text()).toContain('Runner "guesswork" is refused: its model registry holds unconfirmed placeholder ids (maybe)')
 })

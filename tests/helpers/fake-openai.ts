@@ -18,6 +18,8 @@ export interface Received {
 export function startFakeOpenAI() {
   const scripts: Script[] = []
   const received: Received[] = []
+  /** What GET /v1/models lists; `null` makes it fail with 500. */
+  const catalogue: { ids: string[] | null } = { ids: [] }
   const encoder = new TextEncoder()
   const chunk = (delta: object, extra: object = {}) => `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`
 
@@ -26,6 +28,10 @@ export function startFakeOpenAI() {
     port: 0,
     idleTimeout: 30,
     async fetch(req) {
+      if (new URL(req.url).pathname === '/v1/models' && req.method === 'GET') {
+        if (!catalogue.ids) return new Response('{"error":"down"}', { status: 500 })
+        return Response.json({ object: 'list', data: catalogue.ids.map((id) => ({ id, object: 'model', owned_by: 'fake' })) })
+      }
       if (new URL(req.url).pathname !== '/v1/chat/completions' || req.method !== 'POST') return new Response('not found', { status: 404 })
       const record: Received = { body: await req.json(), authorization: req.headers.get('authorization') }
       received.push(record)
@@ -63,6 +69,7 @@ export function startFakeOpenAI() {
     url: `http://127.0.0.1:${server.port}/v1`,
     scripts,
     received,
+    catalogue,
     stop: () => server.stop(true),
   }
 }

@@ -31,7 +31,7 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
       try {
         await out.write(`${JSON.stringify({ type: 'conversation', conversation_id: conversation.id })}\n`)
         const turn = { actor, agent, conversation: { id: String(conversation.id), context_prompt: String(conversation.context_prompt) }, text, signal: controller.signal }
-        for await (const event of runTurn({ db: services.db, runners: services.plugins.runners, tools: services.tools, log: services.log }, turn)) {
+        for await (const event of runTurn({ db: services.db, runners: services.plugins.runners, models: services.runnerModels, tools: services.tools, log: services.log }, turn)) {
           await out.write(`${JSON.stringify(event)}\n`)
         }
       } finally {

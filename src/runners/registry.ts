@@ -1,0 +1,113 @@
+import { sql } from 'kysely'
+import type { Db, Executor } from '../db/schema.ts'
+import type { ModelEntry, Runner } from './contract.ts'
+
+export interface RegistryModel extends ModelEntry {
+  curated: boolean
+  in_catalogue: boolean
+}
+
+export class RunnerRefused extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'RunnerRefused'
+  }
+}
+
+function toModel(row: { model_id: string; name: string; api_id: string; placeholder: boolean; curated: boolean; in_catalogue: boolean }): RegistryModel {
+  return { id: row.model_id, name: row.name, api_id: row.api_id, placeholder: row.placeholder, curated: row.curated, in_catalogue: row.in_catalogue }
+}
+
+/** The persisted model registry of every runner (table runner_models). */
+export class RunnerModels {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * At start: a runner seen for the first time gets the models it ships with; then a runner whose registry holds
+   * unconfirmed placeholder ids is refused, naming it and them.
+   */
+  async prepare(runners: Iterable<Runner>): Promise<void> {
+    for (const runner of runners) {
+      const known = await this.db.selectFrom('runner_models').select('id').where('runner', '=', runner.name).limit(1).executeTakeFirst()
+      if (!known) {
+        for (const model of runner.models()) await this.#insert(this.db, runner.name, model, { curated: false })
+      }
+      const placeholders = await this.db.selectFrom('runner_models').select('model_id').where('runner', '=', runner.name).where('placeholder', '=', true).execute()
+      if (placeholders.length > 0) {
+        throw new RunnerRefused(
+          `Runner "${runner.name}" is refused: its model registry holds unconfirmed placeholder ids (${placeholders.map((p) => p.model_id).join(', ')}). ` +
+            `Confirm their api_id with POST /api/runners/${runner.name}/models.`,
+        )
+      }
+    }
+  }
+
+  async list(runner: string): Promise<RegistryModel[]> {
+    const rows = await this.db.selectFrom('runner_models').selectAll().where('runner', '=', runner).orderBy('model_id').execute()
+    return rows.map(toModel)
+  }
+
+  /** The model an agent names, read on every turn; undefined when the registry has no such model. */
+  async resolve(runner: string, modelId: string): Promise<ModelEntry | undefined> {
+    const query = this.db.selectFrom('runner_models').selectAll().where('runner', '=', runner)
+    const row = modelId ? await query.where('model_id', '=', modelId).executeTakeFirst() : await query.orderBy('model_id').limit(1).executeTakeFirst()
+    return row ? toModel(row) : undefined
+  }
+
+  /** Adds or changes a model by hand: curated from now on, so refreshes keep its name and api_id. */
+  async curate(runner: string, model: ModelEntry): Promise<RegistryModel> {
+    await this.db
+      .insertInto('runner_models')
+      .values({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: true })
+      .onConflict((oc) =>
+        oc.columns(['runner', 'model_id']).doUpdateSet({
+          name: model.name,
+          api_id: model.api_id,
+          placeholder: model.placeholder ?? false,
+          curated: true,
+          version: (eb) => eb('runner_models.version', '+', 1),
+          updated_at: sql`now()`,
+        }),
+      )
+      .execute()
+    return (await this.list(runner)).find((m) => m.id === model.id)!
+  }
+
+  /**
+   * Merges the provider's catalogue: new models are added, uncurated ones follow the catalogue, curated ones keep
+   * their name and api_id, and models the catalogue omits stay (marked as not in it).
+   */
+  async refresh(runner: string, catalogue: ModelEntry[]): Promise<{ added: number; updated: number; kept: number; models: RegistryModel[] }> {
+    return this.db.transaction().execute(async (tx) => {
+      const existing = new Map((await tx.selectFrom('runner_models').selectAll().where('runner', '=', runner).forUpdate().execute()).map((r) => [r.model_id, r]))
+      let added = 0
+      let updated = 0
+      const seen = new Set<string>()
+      for (const model of catalogue) {
+        seen.add(model.id)
+        const row = existing.get(model.id)
+        if (!row) {
+          await this.#insert(tx, runner, model, { curated: false, in_catalogue: true })
+          added++
+        } else {
+          const changes = row.curated ? { in_catalogue: true } : { in_catalogue: true, name: model.name, api_id: model.api_id }
+          await tx.updateTable('runner_models').set({ ...changes, updated_at: sql`now()` }).where('id', '=', row.id).execute()
+          if (!row.curated && (row.name !== model.name || row.api_id !== model.api_id)) updated++
+        }
+      }
+      const omitted = [...existing.keys()].filter((id) => !seen.has(id))
+      if (omitted.length > 0) {
+        await tx.updateTable('runner_models').set({ in_catalogue: false }).where('runner', '=', runner).where('model_id', 'in', omitted).execute()
+      }
+      const models = (await tx.selectFrom('runner_models').selectAll().where('runner', '=', runner).orderBy('model_id').execute()).map(toModel)
+      return { added, updated, kept: omitted.length, models }
+    })
+  }
+
+  async #insert(db: Executor, runner: string, model: ModelEntry, flags: { curated: boolean; in_catalogue?: boolean }) {
+    await db
+      .insertInto('runner_models')
+      .values({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, ...flags })
+      .execute()
+  }
+}

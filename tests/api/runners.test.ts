@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
+
+const fake = startFakeOpenAI()
+let p: TestPlatform
+beforeAll(async () => {
+  p = await startTestPlatform({
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url,
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY: 'sk-test',
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_MODELS: 'fast:gpt-fast-2026,smart:gpt-smart-2026',
+  })
+})
+afterAll(async () => {
+  await p.close()
+  fake.stop()
+})
+
+const models = async (runner = 'openai') => (await p.call('GET', `/api/runners/${runner}/models`)).body.data as Array<Record<string, unknown>>
+
+test('the registry starts with the models the runner ships with', async () => {
+  expect(await models()).toEqual([
+    { id: 'fast', name: 'fast', api_id: 'gpt-fast-2026', placeholder: false, curated: false, in_catalogue: false },
+    { id: 'smart', name: 'smart', api_id: 'gpt-smart-2026', placeholder: false, curated: false, in_catalogue: false },
+  ])
+  expect((await models('echo')).map((m) => m.api_id)).toEqual(['echo-1'])
+})
+
+test('refresh merges the catalogue, keeping hand-curated api_ids and names and the models it omits', async () => {
+  const curated = await p.call('POST', '/api/runners/openai/models', { json: { id: 'smart', name: 'Smart (pinned)', api_id: 'gpt-smart-pinned' } })
+  expect(curated.body).toMatchObject({ id: 'smart', curated: true, api_id: 'gpt-smart-pinned' })
+  await p.call('POST', '/api/runners/openai/models', { json: { id: 'legacy', name: 'Legacy', api_id: 'gpt-legacy-1' } })
+
+  fake.catalogue.ids = ['smart', 'gpt-5-new', 'gpt-fast-2026']
+  const refreshed = await p.call('POST', '/api/runners/openai/models/refresh')
+  expect(refreshed.status).toBe(200)
+  expect(refreshed.body).toMatchObject({ added: 2, updated: 0, kept: 2 })
+  const byId = Object.fromEntries((refreshed.body.data as Array<{ id: string }>).map((m) => [m.id, m]))
+  expect(byId.smart).toMatchObject({ name: 'Smart (pinned)', api_id: 'gpt-smart-pinned', curated: true, in_catalogue: true })
+  expect(byId.legacy).toMatchObject({ api_id: 'gpt-legacy-1', curated: true, in_catalogue: false })
+  expect(byId.fast).toMatchObject({ api_id: 'gpt-fast-2026', in_catalogue: false })
+  expect(byId['gpt-5-new']).toMatchObject({ api_id: 'gpt-5-new', curated: false, in_catalogue: true })
+  expect(await models()).toEqual(refreshed.body.data)
+
+  // A turn sends the curated api_id.
+  const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'pinned', runner: 'openai', model: 'smart' } })).body.id
+  fake.scripts.push({ text: ['ok'] })
+  await p.call('POST', '/api/chat', { json: { agent_id: agent, text: 'hi' } })
+  expect(fake.received.at(-1)!.body.model).toBe('gpt-smart-pinned')
+})
+
+test('a provider that cannot list its models is a 503; a runner without a catalogue a 409', async () => {
+  fake.catalogue.ids = null
+  expectProblem(await p.call('POST', '/api/runners/openai/models/refresh'), 503, 'unavailable')
+  fake.catalogue.ids = []
+  expectProblem(await p.call('POST', '/api/runners/echo/models/refresh'), 409, 'conflict')
+})
+
+test('auth status and the sign-in endpoints say what each runner needs', async () => {
+  expect((await p.call('GET', '/api/runners/openai/auth/status')).body).toEqual({ method: 'api_key', configured: true })
+  expect((await p.call('GET', '/api/runners/echo/auth/status')).body).toEqual({ method: 'none', configured: true })
+  for (const path of ['login', 'logout', 'code']) expectProblem(await p.call('POST', `/api/runners/openai/auth/${path}`), 409, 'conflict')
+  expectProblem(await p.call('POST', '/api/runners/echo/auth/api-key'), 409, 'conflict')
+  const noVault = expectProblem(await p.call('POST', '/api/runners/openai/auth/api-key'), 503, 'unavailable')
+  expect(noVault.detail).toContain('SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY')
+})
+
+test('401 anonymous, 403 for a non-superadmin change, 404 for an unknown runner, 422 for a bad model', async () => {
+  expectProblem(await p.call('GET', '/api/runners/openai/models', { as: null }), 401, 'unauthorized')
+  const owner = await p.createUser({ role: 'owner' })
+  expect((await p.call('GET', '/api/runners/openai/models', { as: owner })).status).toBe(200)
+  expectProblem(await p.call('POST', '/api/runners/openai/models', { as: owner, json: { id: 'x', name: 'x', api_id: 'x' } }), 403, 'forbidden')
+  expectProblem(await p.call('POST', '/api/runners/openai/models/refresh', { as: owner }), 403, 'forbidden')
+  expectProblem(await p.call('GET', '/api/runners/nowhere/models'), 404, 'not_found')
+  expectProblem(await p.call('POST', '/api/runners/openai/models', { json: { id: '', name: 'x' } }), 422, 'validation_error')
+})
