@@ -24,6 +24,8 @@ async function ask(runner: Runner, model: ModelEntry, query: z.infer<typeof Quer
 
 export default definePlugin({
   setup(context) {
+    // SWITCHBOARD_PLUGIN_RLM_RUNNER picks the runner a query without one goes to.
+    const defaultRunner = context.settings.runner ?? 'echo'
     context.router.post('/rlm-query', async (c) => {
       requireActor(c)
       const body = await c.req.json().catch(() => {
@@ -34,8 +36,9 @@ export default definePlugin({
         const errors = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }))
         throw new ApiError('validation_error', 'The query is not valid.', { errors })
       }
-      const runner = context.runner(parsed.data.runner)
-      if (!runner) throw new ApiError('unavailable', parsed.data.runner ? `No runner named ${parsed.data.runner} is installed.` : 'No runner is installed.')
+      const name = parsed.data.runner ?? defaultRunner
+      const runner = context.runner(name)
+      if (!runner) throw new ApiError('unavailable', `No runner named ${name} is installed.`)
       const model = await context.model(runner.name, parsed.data.model)
       if (!model) throw new ApiError('validation_error', `The runner ${runner.name} has no model ${parsed.data.model}.`, { errors: [{ path: 'model', message: 'no such model' }] })
       return c.json(await ask(runner, model, parsed.data))

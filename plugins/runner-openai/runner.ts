@@ -1,32 +1,32 @@
-import type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest } from '../../src/plugin-host/sdk.ts'
-import { sseData } from './sse.ts'
+import {
+  modelList,
+  priceList,
+  providerFailure,
+  sseData,
+  usage,
+  type ChatMessage,
+  type ModelEntry,
+  type Prices,
+  type Runner,
+  type RunnerEvent,
+  type RunnerRequest,
+} from '../../src/plugin-host/sdk.ts'
 
 export interface Settings {
   baseUrl: string
   apiKey?: string
   models: ModelEntry[]
-  /** US$ per million tokens, by api_id. */
-  prices: Map<string, { input: number; output: number }>
+  prices: Prices
 }
 
 /** Reads base_url, api_key, models (id or id:api_id, comma-separated) and prices (api_id=in/out per million). */
 export function readSettings(raw: Readonly<Record<string, string>>, defaults: { baseUrl: string; models: string }): Settings {
-  const models = (raw.models ?? defaults.models).split(',').map((entry) => {
-    const [id = '', apiId] = entry.trim().split(':')
-    return { id, name: id, api_id: apiId || id }
-  })
-  const prices = new Map(
-    (raw.prices ?? '')
-      .split(',')
-      .filter(Boolean)
-      .map((entry) => {
-        const [apiId = '', pair = ''] = entry.trim().split('=')
-        const [input, output] = pair.split('/').map(Number)
-        if (!Number.isFinite(input) || !Number.isFinite(output)) throw new Error(`prices: "${entry}" is not api_id=input/output`)
-        return [apiId, { input: input!, output: output! }] as const
-      }),
-  )
-  return { baseUrl: (raw.base_url ?? defaults.baseUrl).replace(/\/$/, ''), apiKey: raw.api_key, models, prices }
+  return {
+    baseUrl: (raw.base_url ?? defaults.baseUrl).replace(/\/$/, ''),
+    apiKey: raw.api_key,
+    models: modelList(raw.models ?? defaults.models),
+    prices: priceList(raw.prices ?? ''),
+  }
 }
 
 /** The contract's messages in the chat completions shape. */
@@ -42,19 +42,6 @@ function wireMessages(messages: ChatMessage[]) {
     }
     return { role: m.role, content: m.content }
   })
-}
-
-/** What an HTTP failure of the provider means for the person waiting. */
-async function failure(response: Response): Promise<RunnerEvent> {
-  const body = (await response.text()).slice(0, 500)
-  const details = `HTTP ${response.status}: ${body}`
-  if (response.status === 401 || response.status === 403) return { type: 'error', text: 'The model provider refused the credentials.', details, error_type: 'auth' }
-  if (response.status === 429) {
-    const wait = response.headers.get('retry-after')
-    return { type: 'error', text: `The model provider is rate limiting us${wait ? `; retry in ${wait} s` : ''}.`, details, error_type: 'rate_limited' }
-  }
-  if (response.status >= 500) return { type: 'error', text: 'The model provider is unavailable.', details, error_type: 'provider_unavailable' }
-  return { type: 'error', text: 'The model provider rejected the request.', details, error_type: 'provider_error' }
 }
 
 async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
@@ -80,7 +67,7 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
     return
   }
   if (!response.ok || !response.body) {
-    yield await failure(response)
+    yield await providerFailure(response)
     return
   }
 
@@ -99,12 +86,7 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
         call.arguments += part.function?.arguments ?? ''
         calls.set(part.index, call)
       }
-      if (chunk.usage) {
-        const price = settings.prices.get(request.model.api_id)
-        const input = chunk.usage.prompt_tokens ?? 0
-        const output = chunk.usage.completion_tokens ?? 0
-        yield { type: 'usage', input_tokens: input, output_tokens: output, cost_usd: price ? (input * price.input + output * price.output) / 1e6 : 0 }
-      }
+      if (chunk.usage) yield usage(settings.prices, request.model.api_id, chunk.usage.prompt_tokens ?? 0, chunk.usage.completion_tokens ?? 0)
     }
   } catch (error) {
     if (request.signal.aborted) return

@@ -52,7 +52,7 @@ export class PluginHost {
           log: pluginLog,
           router: loaded.router,
           onStartup: (hook) => loaded.startup.push(hook),
-          runner: (name) => (name === undefined ? runners.values().next().value : runners.get(name)),
+          runner: (name) => runners.get(name),
           model: (runner, modelId = '') => models.resolve(runner, modelId),
           registerRunner(runner) {
             if (runners.has(runner.name)) throw new Error(`a runner named "${runner.name}" is already registered`)

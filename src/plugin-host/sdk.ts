@@ -10,6 +10,8 @@ import type { ModelEntry, Runner } from '../runners/contract.ts'
 import type { Manifest } from './manifest.ts'
 
 export { ApiError } from '../api/errors.ts'
+export { modelList, priceList, providerFailure, usage, type Prices } from './runner-helpers.ts'
+export { sseData } from './sse.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest }
 
@@ -37,8 +39,8 @@ export interface PluginContext {
   onStartup(hook: () => void | Promise<void>): void
   /** Offers a runner to agents, under its name (an agent's `runner` field). */
   registerRunner(runner: Runner): void
-  /** A runner by name, or the first one installed; looked up when called, so every plugin's runners count. */
-  runner(name?: string): Runner | undefined
+  /** A runner by name; looked up when called, so runners of plugins set up later count too. */
+  runner(name: string): Runner | undefined
   /** A runner's model from the persisted registry (its first, when `modelId` is empty), read afresh each call. */
   model(runner: string, modelId?: string): Promise<ModelEntry | undefined>
 }

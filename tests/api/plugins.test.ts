@@ -29,7 +29,7 @@ test('GET /api/plugins lists what was loaded, for signed-in callers', async () =
     dependencies: ['alpha'],
   })
   // The shipped plugins first, then the extra folder's, each in dependency order.
-  expect(listed.body.data.map((x: { name: string }) => x.name)).toEqual(['rlm', 'runner-echo', 'runner-openai', 'runner-kimi', 'alpha', 'beta', 'hooks'])
+  expect(listed.body.data.map((x: { name: string }) => x.name)).toEqual(['rlm', 'runner-anthropic', 'runner-echo', 'runner-openai', 'runner-kimi', 'alpha', 'beta', 'hooks'])
   expectProblem(await p.call('GET', '/api/plugins', { as: null }), 401, 'unauthorized')
 })
 

@@ -1,0 +1,48 @@
+import type { ModelEntry, RunnerEvent } from '../runners/contract.ts'
+
+/** Parses a `models` setting: comma-separated `id` or `id:api_id`. */
+export function modelList(text: string): ModelEntry[] {
+  return text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [id = '', apiId] = entry.split(':')
+      return { id, name: id, api_id: apiId || id }
+    })
+}
+
+export type Prices = Map<string, { input: number; output: number }>
+
+/** Parses a `prices` setting: comma-separated `api_id=input/output`, US$ per million tokens. */
+export function priceList(text: string): Prices {
+  return new Map(
+    text
+      .split(',')
+      .filter((entry) => entry.trim())
+      .map((entry) => {
+        const [apiId = '', pair = ''] = entry.trim().split('=')
+        const [input, output] = pair.split('/').map(Number)
+        if (!apiId || !Number.isFinite(input) || !Number.isFinite(output)) throw new Error(`prices: "${entry}" is not api_id=input/output`)
+        return [apiId, { input: input!, output: output! }] as const
+      }),
+  )
+}
+
+/** A usage event, priced by the model's api_id when a price is known. */
+export function usage(prices: Prices, apiId: string, input: number, output: number): RunnerEvent {
+  const price = prices.get(apiId)
+  return { type: 'usage', input_tokens: input, output_tokens: output, cost_usd: price ? (input * price.input + output * price.output) / 1e6 : 0 }
+}
+
+/** What an HTTP failure of a model provider means for the person waiting, with the provider's own words. */
+export async function providerFailure(response: Response): Promise<RunnerEvent> {
+  const details = `HTTP ${response.status}: ${(await response.text()).slice(0, 500)}`
+  if (response.status === 401 || response.status === 403) return { type: 'error', text: 'The model provider refused the credentials.', details, error_type: 'auth' }
+  if (response.status === 429) {
+    const wait = response.headers.get('retry-after')
+    return { type: 'error', text: `The model provider is rate limiting us${wait ? `; retry in ${wait} s` : ''}.`, details, error_type: 'rate_limited' }
+  }
+  if (response.status >= 500) return { type: 'error', text: 'The model provider is unavailable.', details, error_type: 'provider_unavailable' }
+  return { type: 'error', text: 'The model provider rejected the request.', details, error_type: 'provider_error' }
+}

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { startFakeAnthropic } from '../helpers/fake-anthropic.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+
+const fake = startFakeAnthropic()
+let p: TestPlatform
+let agent: string
+
+beforeAll(async () => {
+  p = await startTestPlatform({
+    SWITCHBOARD_PLUGIN_RUNNER_ANTHROPIC_BASE_URL: fake.url,
+    SWITCHBOARD_PLUGIN_RUNNER_ANTHROPIC_API_KEY: 'sk-ant-test',
+    SWITCHBOARD_PLUGIN_RUNNER_ANTHROPIC_MODELS: 'sonnet:claude-sonnet-test,haiku:claude-haiku-test',
+    SWITCHBOARD_PLUGIN_RUNNER_ANTHROPIC_PRICES: 'claude-sonnet-test=3/15',
+  })
+  agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'claude', runner: 'anthropic', model: 'sonnet', personality: 'Be kind.' } })).body.id
+})
+afterAll(async () => {
+  await p.close()
+  fake.stop()
+})
+
+type Event = Record<string, any> & { type: string }
+async function turn(text: string, onEvent?: (event: Event, conversation: string) => Promise<void>): Promise<Event[]> {
+  const response = await p.api.request('/api/chat', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${p.root.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_id: agent, text }),
+  })
+  const events: Event[] = []
+  let buffer = ''
+  for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
+    buffer += chunk
+    let newline: number
+    while ((newline = buffer.indexOf('\n')) !== -1) {
+      events.push(JSON.parse(buffer.slice(0, newline)))
+      buffer = buffer.slice(newline + 1)
+      await onEvent?.(events.at(-1)!, events[0]!.conversation_id)
+    }
+  }
+  return events
+}
+
+test('streams text deltas, with the system prompt apart and the key and version headers', async () => {
+  fake.scripts.push({ text: ['Hi', ' there'] })
+  const events = await turn('hello')
+  expect(events.filter((e) => e.type === 'stream').map((e) => e.text)).toEqual(['Hi', ' there'])
+  expect(events.at(-1)).toMatchObject({ type: 'message', text: 'Hi there', agent: 'claude' })
+  const sent = fake.received.at(-1)!
+  expect(sent.headers.get('x-api-key')).toBe('sk-ant-test')
+  expect(sent.headers.get('anthropic-version')).toBe('2023-06-01')
+  expect(sent.body).toMatchObject({ model: 'claude-sonnet-test', stream: true, max_tokens: 4096, system: 'Be kind.', messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] })
+  expect(sent.body.tools[0]).toMatchObject({ name: 'current_time', input_schema: { type: 'object' } })
+})
+
+test('tool use streamed as partial JSON is run, and the result goes back as a tool_result block', async () => {
+  fake.scripts.push({ toolUse: { name: 'current_time', jsonChunks: ['{"time_zone":', ' "UTC"}'] } }, { text: ['Done.'] })
+  const events = await turn('time?')
+  expect(events.map((e) => e.type)).toEqual(['conversation', 'typing', 'tool_call', 'tool_result', 'stream', 'stream_end', 'message'])
+  const messages = fake.received.at(-1)!.body.messages
+  expect(messages.at(-2)).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'current_time', input: { time_zone: 'UTC' } }] })
+  expect(messages.at(-1).role).toBe('user')
+  expect(messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_1' })
+})
+
+test.each([
+  [401, 'auth'],
+  [429, 'rate_limited'],
+  [529, 'provider_unavailable'],
+  [400, 'provider_error'],
+])('HTTP %i is error_type %s, with the provider’s words in details', async (status, errorType) => {
+  fake.scripts.push({ status, body: `{"type":"error","error":{"type":"x","message":"said ${status}"}}` })
+  expect((await turn('hi')).at(-1)).toMatchObject({ type: 'error', error_type: errorType, details: expect.stringContaining(`said ${status}`) })
+})
+
+test('an error event inside the stream ends the turn with that error', async () => {
+  fake.scripts.push({ streamError: { type: 'overloaded_error', message: 'Overloaded' } })
+  expect((await turn('hi')).at(-1)).toMatchObject({ type: 'error', error_type: 'provider_unavailable', details: 'overloaded_error: Overloaded' })
+})
+
+test('abort mid-stream hangs up on the provider within a second', async () => {
+  fake.scripts.push({ text: ['a ', 'b ', 'c ', 'd ', 'e'], delayMs: 200 })
+  let abortedAt = 0
+  const events = await turn('slowly', async (event, conversation) => {
+    if (event.type === 'stream' && !abortedAt) {
+      abortedAt = Date.now()
+      await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation } })
+    }
+  })
+  expect(events.at(-1)!.type).toBe('aborted')
+  await Bun.sleep(50)
+  expect(fake.received.at(-1)!.closedAt! - abortedAt).toBeLessThan(1000)
+})
+
+test('usage is priced by api_id', async () => {
+  fake.scripts.push({ text: ['4'], usage: { input_tokens: 2000, output_tokens: 100 } })
+  const reply = await p.call('POST', '/rlm-query', { json: { prompt: '2+2', runner: 'anthropic', model: 'sonnet' } })
+  expect(reply.body).toEqual({ text: '4', cost_usd: (2000 * 3 + 100 * 15) / 1e6, is_error: false })
+})
