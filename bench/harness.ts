@@ -75,7 +75,6 @@ export async function expectStatus(response: Response, status: number, what: str
  * database is dropped at the end, on failure and on Ctrl-C.
  */
 export async function withDatabase(description: string, body: (env: Env) => Promise<void>): Promise<void> {
-  if (!Bun.which('wrk')) fail('wrk is not installed. Install it with: apt-get install -y wrk')
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
   const name = `sb_bench_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
   const url = new URL(ADMIN_URL)
@@ -182,7 +181,8 @@ export async function workloadsOf(
 }
 
 /** Starts a bench/crud-server.ts process and waits for the port it prints. */
-async function startServer(server: Server, env: Env) {
+/** Starts a bench/crud-server.ts process and waits for the port it prints. */
+export async function startServer(server: Server, env: Env) {
   const script = new URL('./crud-server.ts', import.meta.url).pathname
   const proc = spawn([process.execPath, script, server.mode, ...(server.args ?? [])], env)
   const reader = proc.stdout.getReader()
@@ -260,6 +260,7 @@ async function wrk(cmd: string[]): Promise<Result> {
  * Results are keyed `<workload> <server label>`.
  */
 export async function measure(servers: readonly Server[], workloads: readonly Workload[], env: Env): Promise<Map<string, Result>> {
+  if (!Bun.which('wrk')) fail('wrk is not installed. Install it with: apt-get install -y wrk')
   const rounds = new Map<string, Result[]>()
   for (let round = 1; round <= ROUNDS; round++) {
     for (const server of round % 2 === 1 ? servers : [...servers].reverse()) {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Executor } from '../db/schema.ts'
+import { execute, runTemplate, slot } from '../db/templates.ts'
 import type { ChatMessage } from '../runners/contract.ts'
 
 /** How much of a conversation a turn gives the model. */
@@ -16,9 +17,8 @@ export interface NewMessage {
 }
 
 /** Written by the turn loop itself: agent messages are not something a caller may post through the API. */
-export async function insertMessage(db: Executor, message: NewMessage): Promise<string> {
-  const id = Bun.randomUUIDv7()
-  await db.insertInto('webchat_messages').values({ id, ...message, attachments: sql`'[]'::jsonb` }).execute()
+export async function insertMessage(db: Executor, message: NewMessage, id = Bun.randomUUIDv7()): Promise<string> {
+  await execute(db, db.insertInto('webchat_messages').values({ id, ...message, attachments: sql`'[]'::jsonb` }))
   return id
 }
 
@@ -37,16 +37,27 @@ export async function expiredSessionEnd(db: Executor, conversationId: string, tt
   return last?.stale ? last.id : undefined
 }
 
-/** The latest messages of a conversation (after `afterId`, when given), oldest first, as runners want them. */
-export async function history(db: Executor, conversationId: string, afterId?: string): Promise<ChatMessage[]> {
-  const rows = await db
-    .selectFrom('webchat_messages')
-    .select(['role', 'text'])
-    .where('conversation_id', '=', conversationId)
-    .where('status', '=', 'complete')
-    .$if(afterId !== undefined, (q) => q.where('id', '>', afterId!))
-    .orderBy('id', 'desc')
-    .limit(HISTORY)
-    .execute()
+/**
+ * The latest messages of a conversation before `beforeId` (and after `afterId`, when given), oldest first, as
+ * runners want them. Ids are UUIDv7, so they order messages in time.
+ */
+export async function history(db: Executor, conversationId: string, range: { beforeId?: string; afterId?: string } = {}): Promise<ChatMessage[]> {
+  // An absent bound is the widest one (the nil and max UUIDs), so every turn shares one compiled query.
+  const values = [conversationId, range.afterId ?? '00000000-0000-0000-0000-000000000000', range.beforeId ?? 'ffffffff-ffff-ffff-ffff-ffffffffffff']
+  const rows = await runTemplate<{ role: 'user' | 'agent' | 'system'; text: string }>(
+    db,
+    'chat|history',
+    () =>
+      db
+        .selectFrom('webchat_messages')
+        .select(['role', 'text'])
+        .where('conversation_id', '=', slot(0))
+        .where('status', '=', 'complete')
+        .where('id', '>', slot(1))
+        .where('id', '<', slot(2))
+        .orderBy('id', 'desc')
+        .limit(HISTORY),
+    values,
+  )
   return rows.reverse().map((row) => ({ role: row.role === 'agent' ? 'assistant' : row.role, content: row.text }))
 }

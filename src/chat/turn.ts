@@ -26,6 +26,8 @@ export interface Turn {
   /** Read from the store for this turn: model and timeout changes apply without a reload. */
   agent: TurnAgent
   conversation: { id: string; context_prompt: string }
+  /** The conversation so far, read while the agent and conversation were; empty for a new conversation. */
+  history: ChatMessage[]
   text: string
   /** Aborted by POST /api/chat/abort or by the client going away. */
   signal: AbortSignal
@@ -54,28 +56,38 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
   const { actor, agent, conversation } = turn
   const base = { company_id: agent.company_id, conversation_id: conversation.id }
   const ttl = agent.context_options.session_ttl_minutes
-  // A stale session is not carried on: the model starts afresh, and the answer says so.
+  // A stale session is not carried on: the model starts afresh, and the answer says so. Judged before the new
+  // message is stored; the rest below is independent, so it runs concurrently (time before the first token).
   const sessionEnd = ttl ? await expiredSessionEnd(db, conversation.id, ttl) : undefined
-  await insertMessage(db, { ...base, sender_id: actor.userId, agent_id: null, role: 'user', text: turn.text, status: 'complete' })
+  const earlier = sessionEnd ? await history(db, conversation.id, { afterId: sessionEnd }) : turn.history
+  // The user's message is stored while the model answers; everything that depends on it awaits it first.
+  const storing = insertMessage(db, { ...base, sender_id: actor.userId, agent_id: null, role: 'user', text: turn.text, status: 'complete' })
+  storing.catch(() => {}) // awaited below; this only stops it counting as unhandled meanwhile
+  const model = await deps.models.resolve(agent.runner, agent.model)
   yield { type: 'typing' }
 
   const timeout = AbortSignal.timeout(agent.timeout_seconds * 1000)
   const signal = AbortSignal.any([turn.signal, timeout])
   let answer = ''
-  const save = (status: 'complete' | 'aborted' | 'error', text = answer) =>
-    insertMessage(db, { ...base, sender_id: null, agent_id: agent.id, role: 'agent', text, status })
+  const save = async (status: 'complete' | 'aborted' | 'error', text = answer) => {
+    await storing
+    return insertMessage(db, { ...base, sender_id: null, agent_id: agent.id, role: 'agent', text, status })
+  }
 
   try {
     const runner = deps.runners.get(agent.runner)
     if (!runner) throw failure(`The agent's runner "${agent.runner}" is not installed.`, `Installed runners: ${[...deps.runners.keys()].join(', ') || 'none'}.`, 'runner_unavailable')
-    const model = await deps.models.resolve(runner.name, agent.model)
     if (!model) {
       const known = (await deps.models.list(runner.name)).map((m) => m.id)
       throw failure(`The runner "${runner.name}" has no model "${agent.model}".`, `Models: ${known.join(', ')}.`, 'model_not_found')
     }
 
     const system = [agent.personality, conversation.context_prompt].filter(Boolean).join('\n\n')
-    const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...(await history(db, conversation.id, sessionEnd))]
+    const messages: ChatMessage[] = [
+      ...(system ? [{ role: 'system' as const, content: system }] : []),
+      ...earlier,
+      { role: 'user', content: turn.text },
+    ]
     const tools = deps.tools.list(actor)
     if (sessionEnd) {
       answer = `(The previous session ended after ${ttl} minutes without activity, so this conversation starts afresh.)\n\n`

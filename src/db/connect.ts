@@ -6,20 +6,20 @@ import postgres from 'postgres'
 import { lockDataDir } from './lock.ts'
 import type { Database, Db } from './schema.ts'
 
-/** Runs one read statement straight on the driver's pool. */
-export type Reader = (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>
+/** Runs one statement straight on the driver's pool, in its own implicit transaction. */
+export type Direct = (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>
 
-// The direct read path of each store's Kysely instance (see readerFor).
-const readers = new WeakMap<object, Reader>()
+// The direct path of each store's Kysely instance (see directFor).
+const directs = new WeakMap<object, Direct>()
 
 /**
- * A direct path for single read statements outside a transaction: kysely-postgres-js reserves a dedicated
- * connection for every query, which costs a queue wait and stops postgres.js from pipelining on its pool.
- * Undefined for a transaction, which must run on its own connection, and for PGlite: its one connection may be
- * inside another request's transaction, which only Kysely's driver knows to wait for.
+ * A direct path for single statements outside a transaction: kysely-postgres-js reserves a dedicated connection
+ * for every query, which costs a queue wait and stops postgres.js from pipelining on its pool. Undefined for a
+ * transaction, which must run on its own connection, and for PGlite: its one connection may be inside another
+ * request's transaction, which only Kysely's driver knows to wait for.
  */
-export function readerFor(db: object): Reader | undefined {
-  return readers.get(db)
+export function directFor(db: object): Direct | undefined {
+  return directs.get(db)
 }
 
 export interface Store {
@@ -54,7 +54,7 @@ export function openPostgres(url: string, maxConnections = 10): Store {
   // Quiet notices ("relation already exists, skipping") that would otherwise reach stdout.
   const client = postgres(url, { max: maxConnections, onnotice: () => {} })
   const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) })
-  readers.set(db, (sql, parameters) => client.unsafe(sql, parameters as never[], { prepare: true }))
+  directs.set(db, (sql, parameters) => client.unsafe(sql, parameters as never[], { prepare: true }))
   return { db, kind: 'postgres', close: () => db.destroy() }
 }
 

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Compilable } from 'kysely'
-import { readerFor } from './connect.ts'
+import { directFor } from './connect.ts'
 import type { Executor } from './schema.ts'
 
 /**
@@ -47,7 +47,17 @@ export async function runTemplate<Row = Record<string, unknown>>(db: Executor, k
     templates.set(key, template)
   }
   const parameters = template.bind.map((b) => ('slot' in b ? values[b.slot] : b.constant))
-  const reader = readerFor(db)
-  if (reader) return (await reader(template.sql, parameters)) as Row[]
-  return (await db.executeQuery<Row>(CompiledQuery.raw(template.sql, parameters))).rows
+  return run<Row>(db, template.sql, parameters)
+}
+
+/** Runs one statement (a write too) on the direct path where there is one, else through Kysely's driver. */
+export async function execute<Row = Record<string, unknown>>(db: Executor, query: Compilable): Promise<Row[]> {
+  const { sql, parameters } = query.compile()
+  return run<Row>(db, sql, parameters)
+}
+
+async function run<Row>(db: Executor, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+  const direct = directFor(db)
+  if (direct) return (await direct(sql, parameters)) as Row[]
+  return (await db.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
 }

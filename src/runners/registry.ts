@@ -18,8 +18,13 @@ function toModel(row: { model_id: string; name: string; api_id: string; placehol
   return { id: row.model_id, name: row.name, api_id: row.api_id, placeholder: row.placeholder, curated: row.curated, in_catalogue: row.in_catalogue }
 }
 
+// Another process's registry edit is seen within this time; this process's own edits at once.
+const CACHE_MS = 5_000
+
 /** The persisted model registry of every runner (table runner_models). */
 export class RunnerModels {
+  readonly #cache = new Map<string, { models: RegistryModel[]; at: number }>()
+
   constructor(private readonly db: Db) {}
 
   /**
@@ -47,15 +52,23 @@ export class RunnerModels {
     return rows.map(toModel)
   }
 
-  /** The model an agent names, read on every turn; undefined when the registry has no such model. */
+  /**
+   * The model an agent names (its first model when none is named); undefined when the registry has no such
+   * model. The agent's choice is read from the store on every turn; the registry behind it is cached briefly,
+   * as it sits on the path to the first token.
+   */
   async resolve(runner: string, modelId: string): Promise<ModelEntry | undefined> {
-    const query = this.db.selectFrom('runner_models').selectAll().where('runner', '=', runner)
-    const row = modelId ? await query.where('model_id', '=', modelId).executeTakeFirst() : await query.orderBy('model_id').limit(1).executeTakeFirst()
-    return row ? toModel(row) : undefined
+    let cached = this.#cache.get(runner)
+    if (!cached || Date.now() - cached.at > CACHE_MS) {
+      cached = { models: await this.list(runner), at: Date.now() }
+      this.#cache.set(runner, cached)
+    }
+    return modelId ? cached.models.find((m) => m.id === modelId) : cached.models[0]
   }
 
   /** Adds or changes a model by hand: curated from now on, so refreshes keep its name and api_id. */
   async curate(runner: string, model: ModelEntry): Promise<RegistryModel> {
+    this.#cache.delete(runner)
     await this.db
       .insertInto('runner_models')
       .values({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: true })
@@ -78,6 +91,7 @@ export class RunnerModels {
    * their name and api_id, and models the catalogue omits stay (marked as not in it).
    */
   async refresh(runner: string, catalogue: ModelEntry[]): Promise<{ added: number; updated: number; kept: number; models: RegistryModel[] }> {
+    this.#cache.delete(runner)
     return this.db.transaction().execute(async (tx) => {
       const existing = new Map((await tx.selectFrom('runner_models').selectAll().where('runner', '=', runner).forUpdate().execute()).map((r) => [r.model_id, r]))
       let added = 0

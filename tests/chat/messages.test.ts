@@ -26,5 +26,6 @@ test('a stale session ends at its last message, and history after it leaves the 
     { role: 'assistant', content: 'old answer' },
     { role: 'user', content: 'new question' },
   ])
-  expect(await history(p.store.db, conversation, lastOld)).toEqual([{ role: 'user', content: 'new question' }])
+  expect(await history(p.store.db, conversation, { afterId: lastOld })).toEqual([{ role: 'user', content: 'new question' }])
+  expect(await history(p.store.db, conversation, { beforeId: lastOld })).toEqual([{ role: 'user', content: 'old question' }])
 })

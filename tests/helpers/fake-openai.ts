@@ -15,7 +15,8 @@ export interface Received {
   closedAt?: number
 }
 
-export function startFakeOpenAI() {
+/** `fallback` answers every request that finds no script queued (a benchmark's endless stream of turns). */
+export function startFakeOpenAI(options: { fallback?: Script } = {}) {
   const scripts: Script[] = []
   const received: Received[] = []
   /** What GET /v1/models lists; `null` makes it fail with 500. */
@@ -36,7 +37,7 @@ export function startFakeOpenAI() {
       const record: Received = { body: await req.json(), authorization: req.headers.get('authorization') }
       received.push(record)
       req.signal.addEventListener('abort', () => (record.closedAt ??= Date.now()))
-      const script = scripts.shift() ?? { text: ['(no script)'] }
+      const script = scripts.shift() ?? options.fallback ?? { text: ['(no script)'] }
       if ('status' in script) return new Response(script.body, { status: script.status, headers: script.headers })
       const body = new ReadableStream({
         async start(controller) {
