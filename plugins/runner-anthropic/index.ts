@@ -1,5 +1,7 @@
 import {
+  brokenOff,
   definePlugin,
+  finishAnswer,
   modelList,
   priceList,
   providerFailure,
@@ -7,6 +9,7 @@ import {
   usage,
   type ChatMessage,
   type ModelEntry,
+  type PartialToolCall,
   type Prices,
   type RunnerEvent,
   type RunnerRequest,
@@ -84,7 +87,7 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
     return
   }
 
-  const tools = new Map<number, { id: string; name: string; json: string }>()
+  const tools = new Map<number, PartialToolCall>()
   let inputTokens = 0
   try {
     for await (const data of sseData(response.body)) {
@@ -107,21 +110,10 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
       } else if (event.type === 'message_stop') break
     }
   } catch (error) {
-    if (request.signal.aborted) return
-    yield { type: 'error', text: 'The model provider’s answer broke off.', details: (error as Error).message, error_type: 'provider_error' }
+    yield* brokenOff(error, request.signal)
     return
   }
-  for (const tool of [...tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => t)) {
-    let input: Record<string, unknown>
-    try {
-      input = tool.json ? JSON.parse(tool.json) : {}
-    } catch {
-      yield { type: 'error', text: `The model asked for ${tool.name} with input that is not JSON.`, details: tool.json.slice(0, 500), error_type: 'provider_error' }
-      return
-    }
-    yield { type: 'tool_call', call: { id: tool.id, name: tool.name, arguments: input } }
-  }
-  yield { type: 'done' }
+  yield* finishAnswer(tools)
 }
 
 async function catalogue(settings: Settings, signal: AbortSignal): Promise<ModelEntry[]> {

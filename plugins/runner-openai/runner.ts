@@ -1,4 +1,6 @@
 import {
+  brokenOff,
+  finishAnswer,
   modelList,
   priceList,
   providerFailure,
@@ -6,6 +8,7 @@ import {
   usage,
   type ChatMessage,
   type ModelEntry,
+  type PartialToolCall,
   type Prices,
   type Runner,
   type RunnerEvent,
@@ -72,7 +75,7 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
   }
 
   // Tool calls arrive in pieces, by index: the name once, the arguments as fragments of JSON.
-  const calls = new Map<number, { id: string; name: string; arguments: string }>()
+  const calls = new Map<number, PartialToolCall>()
   try {
     for await (const data of sseData(response.body)) {
       if (data === '[DONE]') break
@@ -80,30 +83,19 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
       const delta = chunk.choices?.[0]?.delta
       if (typeof delta?.content === 'string' && delta.content) yield { type: 'text', text: delta.content }
       for (const part of delta?.tool_calls ?? []) {
-        const call = calls.get(part.index) ?? { id: '', name: '', arguments: '' }
+        const call = calls.get(part.index) ?? { id: '', name: '', json: '' }
         call.id ||= part.id ?? ''
         call.name ||= part.function?.name ?? ''
-        call.arguments += part.function?.arguments ?? ''
+        call.json += part.function?.arguments ?? ''
         calls.set(part.index, call)
       }
       if (chunk.usage) yield usage(settings.prices, request.model.api_id, chunk.usage.prompt_tokens ?? 0, chunk.usage.completion_tokens ?? 0)
     }
   } catch (error) {
-    if (request.signal.aborted) return
-    yield { type: 'error', text: 'The model provider’s answer broke off.', details: (error as Error).message, error_type: 'provider_error' }
+    yield* brokenOff(error, request.signal)
     return
   }
-  for (const call of [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c)) {
-    let args: Record<string, unknown>
-    try {
-      args = call.arguments ? JSON.parse(call.arguments) : {}
-    } catch {
-      yield { type: 'error', text: `The model asked for ${call.name} with arguments that are not JSON.`, details: call.arguments.slice(0, 500), error_type: 'provider_error' }
-      return
-    }
-    yield { type: 'tool_call', call: { id: call.id, name: call.name, arguments: args } }
-  }
-  yield { type: 'done' }
+  yield* finishAnswer(calls)
 }
 
 /** GET {base}/models: the provider's catalogue, ids as they are used on the wire. */

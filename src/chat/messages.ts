@@ -1,20 +1,13 @@
 import { sql } from 'kysely'
-import type { Executor } from '../db/schema.ts'
+import type { Insertable } from 'kysely'
+import type { Executor, WebchatMessagesTable } from '../db/schema.ts'
 import { execute, runTemplate, slot } from '../db/templates.ts'
 import type { ChatMessage } from '../runners/contract.ts'
 
 /** How much of a conversation a turn gives the model. */
 const HISTORY = 50
 
-export interface NewMessage {
-  company_id: string
-  conversation_id: string
-  sender_id: string | null
-  agent_id: string | null
-  role: 'user' | 'agent' | 'system'
-  text: string
-  status: 'complete' | 'aborted' | 'error'
-}
+export type NewMessage = Required<Pick<Insertable<WebchatMessagesTable>, 'company_id' | 'conversation_id' | 'sender_id' | 'agent_id' | 'role' | 'text' | 'status'>>
 
 /** Written by the turn loop itself: agent messages are not something a caller may post through the API. */
 export async function insertMessage(db: Executor, message: NewMessage, id = Bun.randomUUIDv7()): Promise<string> {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'kysely'
+import { startChatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -12,28 +13,8 @@ beforeAll(async () => {
 })
 afterAll(() => p.close())
 
-type Event = Record<string, any> & { type: string }
-
-/** Starts a turn; `events` yields the NDJSON lines as they arrive. */
-async function startTurn(json: Record<string, unknown>, as: Principal = p.root) {
-  const response = await p.api.request('/api/chat', {
-    method: 'POST',
-    headers: { authorization: `Bearer ${as.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(json),
-  })
-  async function* events(): AsyncGenerator<Event> {
-    let buffer = ''
-    for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk
-      let newline: number
-      while ((newline = buffer.indexOf('\n')) !== -1) {
-        yield JSON.parse(buffer.slice(0, newline))
-        buffer = buffer.slice(newline + 1)
-      }
-    }
-  }
-  return { response, events }
-}
+type Event = ChatEvent
+const startTurn = (json: Record<string, unknown>, as?: Principal) => startChatTurn(p, json, as)
 
 async function turn(json: Record<string, unknown>, as?: Principal): Promise<Event[]> {
   const started = await startTurn(json, as)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startFakeAnthropic } from '../helpers/fake-anthropic.ts'
+import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 
 const fake = startFakeAnthropic()
@@ -20,26 +21,7 @@ afterAll(async () => {
   fake.stop()
 })
 
-type Event = Record<string, any> & { type: string }
-async function turn(text: string, onEvent?: (event: Event, conversation: string) => Promise<void>): Promise<Event[]> {
-  const response = await p.api.request('/api/chat', {
-    method: 'POST',
-    headers: { authorization: `Bearer ${p.root.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ agent_id: agent, text }),
-  })
-  const events: Event[] = []
-  let buffer = ''
-  for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk
-    let newline: number
-    while ((newline = buffer.indexOf('\n')) !== -1) {
-      events.push(JSON.parse(buffer.slice(0, newline)))
-      buffer = buffer.slice(newline + 1)
-      await onEvent?.(events.at(-1)!, events[0]!.conversation_id)
-    }
-  }
-  return events
-}
+const turn = (text: string, onEvent?: (event: ChatEvent, conversation: string) => Promise<void>) => chatTurn(p, { agent_id: agent, text }, { onEvent })
 
 test('streams text deltas, with the system prompt apart and the key and version headers', async () => {
   fake.scripts.push({ text: ['Hi', ' there'] })

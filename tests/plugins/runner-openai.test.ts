@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 
 const fake = startFakeOpenAI()
@@ -20,28 +21,7 @@ afterAll(async () => {
   fake.stop()
 })
 
-type Event = Record<string, any> & { type: string }
-
-async function turn(text: string, onEvent?: (event: Event, conversation: string) => Promise<void>): Promise<Event[]> {
-  const response = await p.api.request('/api/chat', {
-    method: 'POST',
-    headers: { authorization: `Bearer ${p.root.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ agent_id: agent, text }),
-  })
-  const events: Event[] = []
-  let buffer = ''
-  for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk
-    let newline: number
-    while ((newline = buffer.indexOf('\n')) !== -1) {
-      const event = JSON.parse(buffer.slice(0, newline))
-      buffer = buffer.slice(newline + 1)
-      events.push(event)
-      await onEvent?.(event, events[0]!.conversation_id)
-    }
-  }
-  return events
-}
+const turn = (text: string, onEvent?: (event: ChatEvent, conversation: string) => Promise<void>) => chatTurn(p, { agent_id: agent, text }, { onEvent })
 
 test('streams the provider’s answer, sending the model’s api_id, the key and the conversation', async () => {
   fake.scripts.push({ text: ['Hel', 'lo ', 'there'], usage: { prompt_tokens: 1000, completion_tokens: 500 } })
