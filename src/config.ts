@@ -27,6 +27,8 @@ export interface Config {
   loginRate: Rate
   /** Every SWITCHBOARD_PLUGIN_<NAME>_<KEY> variable; the plugin host hands each plugin its own. */
   pluginEnv: Record<string, string>
+  /** SWITCHBOARD_MASTER_KEY, if set; removed from the environment once read. Unset: a key file is used. */
+  masterKey: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -58,6 +60,7 @@ const env = z.object({
   SWITCHBOARD_API_RATE_PER_SECOND: positive.default(20),
   SWITCHBOARD_LOGIN_RATE_BURST: z.coerce.number().int().min(1).default(10),
   SWITCHBOARD_LOGIN_RATE_PER_MINUTE: positive.default(5),
+  SWITCHBOARD_MASTER_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
 })
 
 /** Reads and validates the environment; throws one ConfigError naming every bad variable. */
@@ -78,6 +81,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     )
   }
   const e = parsed.data
+  // The master key leaves the environment as soon as it is read: subprocesses and crash dumps never see it.
+  delete source.SWITCHBOARD_MASTER_KEY
   const host = e.SWITCHBOARD_HOST
   const urlHost = host.includes(':') ? `[${host}]` : host
   return {
@@ -96,6 +101,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     initialAdmin: { email: e.SWITCHBOARD_ADMIN_EMAIL, password: e.SWITCHBOARD_ADMIN_PASSWORD },
     apiRate: { burst: e.SWITCHBOARD_API_RATE_BURST, perSecond: e.SWITCHBOARD_API_RATE_PER_SECOND },
     loginRate: { burst: e.SWITCHBOARD_LOGIN_RATE_BURST, perSecond: e.SWITCHBOARD_LOGIN_RATE_PER_MINUTE / 60 },
+    masterKey: e.SWITCHBOARD_MASTER_KEY,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

@@ -18,6 +18,8 @@ import { createModelRegistry } from './models/registry.ts'
 import type { Services } from './services.ts'
 import { MemoryBucketStore } from './throttle/buckets.ts'
 import { RunnerModels } from './runners/registry.ts'
+import { deriveKey, masterKey } from './vault/keys.ts'
+import { Vault } from './vault/vault.ts'
 import { discoverPlugins } from './plugin-host/discover.ts'
 import { PluginHost } from './plugin-host/host.ts'
 
@@ -36,8 +38,9 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const applied = await migrate(store.db)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
+  const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
   const runnerModels = new RunnerModels(store.db)
-  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), log, config.pluginEnv, runnerModels)
+  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
   const services: Services = {
@@ -52,6 +55,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     throttles: { api: new MemoryBucketStore(), login: new MemoryBucketStore() },
     plugins,
     runnerModels,
+    vault,
     tools: new BuiltInTools(),
     turns: new ActiveTurns(),
     agents: new AgentSupervisor(store.db, log, () => plugins.startup()),

@@ -11,6 +11,7 @@ import type { Logger } from './logger.ts'
 import type { ModelRegistry } from './models/registry.ts'
 import type { PluginHost } from './plugin-host/host.ts'
 import type { RunnerModels } from './runners/registry.ts'
+import type { Vault } from './vault/vault.ts'
 import type { BucketStore } from './throttle/buckets.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
@@ -28,6 +29,7 @@ export interface Services {
   plugins: PluginHost
   /** Every runner's persisted model registry. */
   runnerModels: RunnerModels
+  vault: Vault
   tools: ToolExecutor
   turns: ActiveTurns
   agents: AgentSupervisor

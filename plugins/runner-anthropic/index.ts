@@ -17,7 +17,8 @@ import {
 
 interface Settings {
   baseUrl: string
-  apiKey?: string
+  /** The setting when there is one (deployment configuration wins), else the key kept in the vault. */
+  apiKey: () => Promise<string | undefined>
   models: ModelEntry[]
   maxTokens: number
   prices: Prices
@@ -25,12 +26,12 @@ interface Settings {
 
 const VERSION = '2023-06-01'
 
-function readSettings(raw: Readonly<Record<string, string>>): Settings {
+function readSettings(raw: Readonly<Record<string, string>>, vaultKey: () => Promise<string | undefined>): Settings {
   const maxTokens = Number(raw.max_tokens ?? 4096)
   if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new Error(`max_tokens: "${raw.max_tokens}" is not a positive whole number`)
   return {
     baseUrl: (raw.base_url ?? 'https://api.anthropic.com').replace(/\/$/, ''),
-    apiKey: raw.api_key,
+    apiKey: async () => raw.api_key ?? (await vaultKey()),
     models: modelList(raw.models ?? 'claude-sonnet:claude-sonnet-4-5'),
     maxTokens,
     prices: priceList(raw.prices ?? ''),
@@ -62,12 +63,13 @@ function wire(messages: ChatMessage[]) {
 
 async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
   const { system, messages } = wire(request.messages)
+  const key = await settings.apiKey()
   let response: Response
   try {
     response = await fetch(`${settings.baseUrl}/v1/messages`, {
       method: 'POST',
       signal: request.signal,
-      headers: { 'content-type': 'application/json', 'anthropic-version': VERSION, ...(settings.apiKey ? { 'x-api-key': settings.apiKey } : {}) },
+      headers: { 'content-type': 'application/json', 'anthropic-version': VERSION, ...(key ? { 'x-api-key': key } : {}) },
       body: JSON.stringify({
         model: request.model.api_id,
         max_tokens: settings.maxTokens,
@@ -117,9 +119,10 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
 }
 
 async function catalogue(settings: Settings, signal: AbortSignal): Promise<ModelEntry[]> {
+  const key = await settings.apiKey()
   const response = await fetch(`${settings.baseUrl}/v1/models`, {
     signal,
-    headers: { 'anthropic-version': VERSION, ...(settings.apiKey ? { 'x-api-key': settings.apiKey } : {}) },
+    headers: { 'anthropic-version': VERSION, ...(key ? { 'x-api-key': key } : {}) },
   })
   if (!response.ok) throw new Error(`the provider answered HTTP ${response.status} to GET /v1/models`)
   const body = (await response.json()) as { data?: Array<{ id?: unknown; display_name?: unknown }> }
@@ -130,12 +133,12 @@ async function catalogue(settings: Settings, signal: AbortSignal): Promise<Model
 
 export default definePlugin({
   setup(context) {
-    const settings = readSettings(context.settings)
+    const settings = readSettings(context.settings, () => context.secret('api_key'))
     context.registerRunner({
       name: 'anthropic',
       models: () => settings.models,
       catalogue: (signal) => catalogue(settings, signal),
-      auth: { method: 'api_key', configured: () => Boolean(settings.apiKey) },
+      auth: { method: 'api_key', configured: async () => Boolean(await settings.apiKey()) },
       stream: (request) => stream(settings, request),
     })
   },

@@ -14,7 +14,7 @@ export default definePlugin({
     const backend = context.settings.backend ?? 'api'
     if (backend === 'cli') throw new Error(CLI_REFUSED)
     if (backend !== 'api') throw new Error(`backend=${backend} is not a backend; use api.`)
-    const settings = readSettings(context.settings, { baseUrl: 'https://api.moonshot.ai/v1', models: 'kimi-latest' })
+    const settings = readSettings(context.settings, { baseUrl: 'https://api.moonshot.ai/v1', models: 'kimi-latest' }, () => context.secret('api_key'))
     context.registerRunner(openAICompatibleRunner('kimi', settings))
   },
 })

@@ -17,16 +17,21 @@ import {
 
 export interface Settings {
   baseUrl: string
-  apiKey?: string
+  /** The key: the setting when there is one (deployment configuration wins), else the one kept in the vault. */
+  apiKey: () => Promise<string | undefined>
   models: ModelEntry[]
   prices: Prices
 }
 
 /** Reads base_url, api_key, models (id or id:api_id, comma-separated) and prices (api_id=in/out per million). */
-export function readSettings(raw: Readonly<Record<string, string>>, defaults: { baseUrl: string; models: string }): Settings {
+export function readSettings(
+  raw: Readonly<Record<string, string>>,
+  defaults: { baseUrl: string; models: string },
+  vaultKey: () => Promise<string | undefined>,
+): Settings {
   return {
     baseUrl: (raw.base_url ?? defaults.baseUrl).replace(/\/$/, ''),
-    apiKey: raw.api_key,
+    apiKey: async () => raw.api_key ?? (await vaultKey()),
     models: modelList(raw.models ?? defaults.models),
     prices: priceList(raw.prices ?? ''),
   }
@@ -48,12 +53,13 @@ function wireMessages(messages: ChatMessage[]) {
 }
 
 async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
+  const key = await settings.apiKey()
   let response: Response
   try {
     response = await fetch(`${settings.baseUrl}/chat/completions`, {
       method: 'POST',
       signal: request.signal,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}) },
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
       body: JSON.stringify({
         model: request.model.api_id,
         stream: true,
@@ -100,7 +106,8 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
 
 /** GET {base}/models: the provider's catalogue, ids as they are used on the wire. */
 async function catalogue(settings: Settings, signal: AbortSignal): Promise<ModelEntry[]> {
-  const response = await fetch(`${settings.baseUrl}/models`, { signal, headers: settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {} })
+  const key = await settings.apiKey()
+  const response = await fetch(`${settings.baseUrl}/models`, { signal, headers: key ? { authorization: `Bearer ${key}` } : {} })
   if (!response.ok) throw new Error(`the provider answered HTTP ${response.status} to GET /models`)
   const body = (await response.json()) as { data?: Array<{ id?: unknown }> }
   return (body.data ?? []).filter((m): m is { id: string } => typeof m.id === 'string').map((m) => ({ id: m.id, name: m.id, api_id: m.id }))
@@ -112,7 +119,7 @@ export function openAICompatibleRunner(name: string, settings: Settings): Runner
     name,
     models: () => settings.models,
     catalogue: (signal) => catalogue(settings, signal),
-    auth: { method: 'api_key', configured: () => Boolean(settings.apiKey) },
+    auth: { method: 'api_key', configured: async () => Boolean(await settings.apiKey()) },
     stream: (request) => stream(settings, request),
   }
 }

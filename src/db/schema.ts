@@ -8,8 +8,9 @@ type Json<T> = ColumnType<T, unknown, unknown>
 interface Row {
   id: string
   version: Generated<number>
-  created_at: Generated<Timestamp>
-  updated_at: Generated<Timestamp>
+  // Timestamp already allows leaving it out on insert (the store's default applies).
+  created_at: Timestamp
+  updated_at: Timestamp
 }
 
 export interface CompaniesTable extends Row {
@@ -143,6 +144,16 @@ export interface RunnerModelsTable extends Row {
   in_catalogue: Generated<boolean>
 }
 
+export type VaultScope = 'global' | 'company' | 'user' | 'agent'
+
+export interface VaultSecretsTable extends Row {
+  scope: VaultScope
+  owner_id: string | null
+  name: string
+  nonce: string
+  ciphertext: string
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -159,6 +170,7 @@ export interface Database {
   sessions: SessionsTable
   api_tokens: ApiTokensTable
   runner_models: RunnerModelsTable
+  vault_secrets: VaultSecretsTable
 }
 
 export type TableName = keyof Database

@@ -9,6 +9,7 @@ import { PluginError, type FoundPlugin } from './discover.ts'
 import type { Manifest } from './manifest.ts'
 import type { Runner } from '../runners/contract.ts'
 import type { RunnerModels } from '../runners/registry.ts'
+import type { Vault } from '../vault/vault.ts'
 import type { Plugin, PluginEnv } from './sdk.ts'
 
 interface LoadedPlugin {
@@ -21,18 +22,37 @@ function isPlugin(value: unknown): value is Plugin {
   return typeof value === 'object' && value !== null && typeof (value as Plugin).setup === 'function'
 }
 
+export interface HostServices {
+  log: Logger
+  /** SWITCHBOARD_PLUGIN_* variables. */
+  env: Readonly<Record<string, string>>
+  models: RunnerModels
+  vault: Vault
+}
+
+// A plugin's secret read through the SDK is kept this long; writes through the host clear it at once.
+const SECRET_CACHE_MS = 5_000
+
 /** The loaded plugins: their routers to mount, their runners and their ON_STARTUP hooks, in dependency order. */
 export class PluginHost {
+  readonly #secrets = new Map<string, { value: string | undefined; at: number }>()
+
   private constructor(
     private readonly plugins: LoadedPlugin[],
     /** Runners by name, as plugins registered them. */
     readonly runners: ReadonlyMap<string, Runner>,
+    /** The plugin that registered each runner. */
+    private readonly runnerPlugins: ReadonlyMap<string, string>,
+    private readonly vault: Vault,
   ) {}
 
   /** Imports each plugin's entry and runs its setup; a plugin that fails names its manifest. */
-  static async load(found: readonly FoundPlugin[], log: Logger, env: Readonly<Record<string, string>>, models: RunnerModels): Promise<PluginHost> {
+  static async load(found: readonly FoundPlugin[], services: HostServices): Promise<PluginHost> {
+    const { log, env, models, vault } = services
     const plugins: LoadedPlugin[] = []
     const runners = new Map<string, Runner>()
+    const runnerPlugins = new Map<string, string>()
+    let host: PluginHost | undefined
     for (const { manifest, dir, file } of found) {
       let module: { default?: unknown }
       try {
@@ -57,14 +77,36 @@ export class PluginHost {
           registerRunner(runner) {
             if (runners.has(runner.name)) throw new Error(`a runner named "${runner.name}" is already registered`)
             runners.set(runner.name, runner)
+            runnerPlugins.set(runner.name, manifest.name)
           },
+          secret: (key) => host!.secret(manifest.name, key),
         })
       } catch (error) {
         throw new PluginError(`${file}: setup failed: ${(error as Error).message}`)
       }
       plugins.push(loaded)
     }
-    return new PluginHost(plugins, runners)
+    host = new PluginHost(plugins, runners, runnerPlugins, vault)
+    return host
+  }
+
+  /** A plugin's own secret (vault name plugins/<plugin>/<key>), briefly cached. */
+  async secret(plugin: string, key: string): Promise<string | undefined> {
+    const name = `plugins/${plugin}/${key}`
+    const cached = this.#secrets.get(name)
+    if (cached && Date.now() - cached.at < SECRET_CACHE_MS) return cached.value
+    const value = await this.vault.get({ scope: 'global', ownerId: null, name })
+    this.#secrets.set(name, { value, at: Date.now() })
+    return value
+  }
+
+  /** Stores a secret for the plugin that registered `runner` (a provider API key). */
+  async setRunnerSecret(runner: string, key: string, value: string): Promise<void> {
+    const plugin = this.runnerPlugins.get(runner)
+    if (!plugin) throw new Error(`no plugin registered the runner ${runner}`)
+    const name = `plugins/${plugin}/${key}`
+    await this.vault.set({ scope: 'global', ownerId: null, name }, value)
+    this.#secrets.delete(name)
   }
 
   /** Mounts every router on the api app: public ones at their prefix, the others behind sign-in. */

@@ -43,6 +43,8 @@ export interface PluginContext {
   runner(name: string): Runner | undefined
   /** A runner's model from the persisted registry (its first, when `modelId` is empty), read afresh each call. */
   model(runner: string, modelId?: string): Promise<ModelEntry | undefined>
+  /** One of this plugin's own secrets from the vault (e.g. an API key set through the runner endpoints). */
+  secret(key: string): Promise<string | undefined>
 }
 
 export interface Plugin {

@@ -53,6 +53,6 @@ export interface Runner {
   /** The provider's current catalogue, for POST /models/refresh; absent when the provider has none to ask. */
   catalogue?(signal: AbortSignal): Promise<ModelEntry[]>
   /** How the runner signs in to its provider; absent when it needs nothing (a local runner). */
-  auth?: { method: 'api_key'; configured(): boolean }
+  auth?: { method: 'api_key'; configured(): Promise<boolean> }
   stream(request: RunnerRequest): AsyncIterable<RunnerEvent>
 }

@@ -61,9 +61,35 @@ test('auth status and the sign-in endpoints say what each runner needs', async (
   expect((await p.call('GET', '/api/runners/openai/auth/status')).body).toEqual({ method: 'api_key', configured: true })
   expect((await p.call('GET', '/api/runners/echo/auth/status')).body).toEqual({ method: 'none', configured: true })
   for (const path of ['login', 'logout', 'code']) expectProblem(await p.call('POST', `/api/runners/openai/auth/${path}`), 409, 'conflict')
-  expectProblem(await p.call('POST', '/api/runners/echo/auth/api-key'), 409, 'conflict')
-  const noVault = expectProblem(await p.call('POST', '/api/runners/openai/auth/api-key'), 503, 'unavailable')
-  expect(noVault.detail).toContain('SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY')
+  expectProblem(await p.call('POST', '/api/runners/echo/auth/api-key', { json: { api_key: 'x' } }), 409, 'conflict')
+  expectProblem(await p.call('POST', '/api/runners/openai/auth/api-key', { json: {} }), 422, 'validation_error')
+})
+
+test('an API key set through the endpoint is kept encrypted in the vault and used on the wire', async () => {
+  const other = await startTestPlatform({ SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url })
+  try {
+    expect((await other.call('GET', '/api/runners/openai/auth/status')).body).toEqual({ method: 'api_key', configured: false })
+    const stored = await other.call('POST', '/api/runners/openai/auth/api-key', { json: { api_key: 'sk-from-the-vault' } })
+    expect(stored.body).toEqual({ configured: true })
+    expect((await other.call('GET', '/api/runners/openai/auth/status')).body.configured).toBe(true)
+    const rows = await other.store.db.selectFrom('vault_secrets').selectAll().execute()
+    expect(rows.map((r) => r.name)).toEqual(['plugins/runner-openai/api_key'])
+    expect(JSON.stringify(rows)).not.toContain('sk-from-the-vault')
+    fake.scripts.push({ text: ['ok'] })
+    expect((await other.call('POST', '/rlm-query', { json: { prompt: 'hi', runner: 'openai' } })).body.text).toBe('ok')
+    expect(fake.received.at(-1)!.authorization).toBe('Bearer sk-from-the-vault')
+    const owner = await other.createUser({ role: 'owner' })
+    expectProblem(await other.call('POST', '/api/runners/openai/auth/api-key', { as: owner, json: { api_key: 'mine' } }), 403, 'forbidden')
+  } finally {
+    await other.close()
+  }
+})
+
+test('the environment setting wins over a key in the vault', async () => {
+  await p.call('POST', '/api/runners/openai/auth/api-key', { json: { api_key: 'sk-vault' } })
+  fake.scripts.push({ text: ['ok'] })
+  await p.call('POST', '/rlm-query', { json: { prompt: 'hi', runner: 'openai' } })
+  expect(fake.received.at(-1)!.authorization).toBe('Bearer sk-test')
 })
 
 test('401 anonymous, 403 for a non-superadmin change, 404 for an unknown runner, 422 for a bad model', async () => {

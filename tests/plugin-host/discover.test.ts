@@ -43,5 +43,5 @@ test('a missing plugin folder is refused by name', () => {
 
 test('an entry without a definePlugin() default export is refused, naming its manifest', async () => {
   const found = discoverPlugins([root('no-export')])
-  await expect(PluginHost.load(found, silentLogger, {}, undefined as never)).rejects.toThrow('empty/manifest.json: entry: index.ts has no default export made with definePlugin()')
+  await expect(PluginHost.load(found, { log: silentLogger, env: {}, models: undefined as never, vault: undefined as never })).rejects.toThrow('empty/manifest.json: entry: index.ts has no default export made with definePlugin()')
 })

@@ -58,10 +58,10 @@ export function mountRunners(app: OpenAPIHono<ApiEnv>): void {
     return c.json({ ...counts, data: models }, 200)
   })
 
-  app.openapi(authStatus, (c) => {
+  app.openapi(authStatus, async (c) => {
     allow(c)
     const runner = runnerOf(c)
-    return c.json(runner.auth ? { method: runner.auth.method, configured: runner.auth.configured() } : { method: 'none' as const, configured: true }, 200)
+    return c.json(runner.auth ? { method: runner.auth.method, configured: await runner.auth.configured() } : { method: 'none' as const, configured: true }, 200)
   })
 
   for (const signIn of [authLogin, authLogout, authCode]) {
@@ -71,11 +71,11 @@ export function mountRunners(app: OpenAPIHono<ApiEnv>): void {
     })
   }
 
-  app.openapi(authApiKey, (c) => {
+  app.openapi(authApiKey, async (c) => {
     allow(c, true)
     const runner = runnerOf(c)
     if (!runner.auth) throw noInteractiveSignIn(runner)
-    // A key belongs in the encrypted vault, which arrives with the vault issue; until then it is configuration.
-    throw new ApiError('unavailable', `Keys are kept in the vault, which this instance does not have yet. Set SWITCHBOARD_PLUGIN_RUNNER_${runner.name.toUpperCase()}_API_KEY instead.`)
+    await c.var.services.plugins.setRunnerSecret(runner.name, 'api_key', c.req.valid('json').api_key)
+    return c.json({ configured: await runner.auth.configured() }, 200)
   })
 }

@@ -80,4 +80,17 @@ const signInRoute = (path: string, operationId: string, summary: string) =>
 export const authLogin = signInRoute('login', 'runnerAuthLogin', 'Start an interactive sign-in with the provider')
 export const authLogout = signInRoute('logout', 'runnerAuthLogout', 'Sign out of the provider')
 export const authCode = signInRoute('code', 'runnerAuthCode', 'Complete an interactive sign-in with its code')
-export const authApiKey = signInRoute('api-key', 'runnerAuthApiKey', 'Set the provider API key')
+
+export const authApiKey = createRoute({
+  ...common,
+  method: 'post',
+  path: '/api/runners/{name}/auth/api-key',
+  operationId: 'runnerAuthApiKey',
+  summary: 'Set the provider API key (kept encrypted in the vault, never shown again)',
+  description: 'A key set in the runner’s environment setting takes precedence over this one.',
+  request: {
+    params,
+    body: { required: true, content: { 'application/json': { schema: z.object({ api_key: z.string().min(1).max(4096) }).strict().openapi('RunnerApiKey') } } },
+  },
+  responses: { ...ok(z.object({ configured: z.boolean() }), 'Stored.'), ...errors, ...validationErrors, ...conflictErrors },
+})
