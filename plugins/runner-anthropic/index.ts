@@ -1,10 +1,10 @@
 import {
   brokenOff,
+  callProvider,
   definePlugin,
   finishAnswer,
   modelList,
   priceList,
-  providerFailure,
   sseData,
   usage,
   type ChatMessage,
@@ -64,35 +64,28 @@ function wire(messages: ChatMessage[]) {
 async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
   const { system, messages } = wire(request.messages)
   const key = await settings.apiKey()
-  let response: Response
-  try {
-    response = await fetch(`${settings.baseUrl}/v1/messages`, {
-      method: 'POST',
-      signal: request.signal,
-      headers: { 'content-type': 'application/json', 'anthropic-version': VERSION, ...(key ? { 'x-api-key': key } : {}) },
-      body: JSON.stringify({
-        model: request.model.api_id,
-        max_tokens: settings.maxTokens,
-        stream: true,
-        ...(system ? { system } : {}),
-        messages,
-        ...(request.tools.length ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
-      }),
-    })
-  } catch (error) {
-    if (request.signal.aborted) return
-    yield { type: 'error', text: 'The model provider could not be reached.', details: (error as Error).message, error_type: 'provider_unreachable' }
-    return
-  }
-  if (!response.ok || !response.body) {
-    yield await providerFailure(response)
+  const answer = await callProvider(`${settings.baseUrl}/v1/messages`, {
+    method: 'POST',
+    signal: request.signal,
+    headers: { 'content-type': 'application/json', 'anthropic-version': VERSION, ...(key ? { 'x-api-key': key } : {}) },
+    body: JSON.stringify({
+      model: request.model.api_id,
+      max_tokens: settings.maxTokens,
+      stream: true,
+      ...(system ? { system } : {}),
+      messages,
+      ...(request.tools.length ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
+    }),
+  })
+  if (Array.isArray(answer)) {
+    yield* answer
     return
   }
 
   const tools = new Map<number, PartialToolCall>()
   let inputTokens = 0
   try {
-    for await (const data of sseData(response.body)) {
+    for await (const data of sseData(answer)) {
       const event = JSON.parse(data)
       if (event.type === 'message_start') inputTokens = event.message?.usage?.input_tokens ?? 0
       else if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use') {

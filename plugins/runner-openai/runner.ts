@@ -1,9 +1,9 @@
 import {
   brokenOff,
+  callProvider,
   finishAnswer,
   modelList,
   priceList,
-  providerFailure,
   sseData,
   usage,
   type ChatMessage,
@@ -54,36 +54,29 @@ function wireMessages(messages: ChatMessage[]) {
 
 async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
   const key = await settings.apiKey()
-  let response: Response
-  try {
-    response = await fetch(`${settings.baseUrl}/chat/completions`, {
-      method: 'POST',
-      signal: request.signal,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-      body: JSON.stringify({
-        model: request.model.api_id,
-        stream: true,
-        stream_options: { include_usage: true },
-        messages: wireMessages(request.messages),
-        ...(request.tools.length
-          ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
-          : {}),
-      }),
-    })
-  } catch (error) {
-    if (request.signal.aborted) return
-    yield { type: 'error', text: 'The model provider could not be reached.', details: (error as Error).message, error_type: 'provider_unreachable' }
-    return
-  }
-  if (!response.ok || !response.body) {
-    yield await providerFailure(response)
+  const answer = await callProvider(`${settings.baseUrl}/chat/completions`, {
+    method: 'POST',
+    signal: request.signal,
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({
+      model: request.model.api_id,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: wireMessages(request.messages),
+      ...(request.tools.length
+        ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+        : {}),
+    }),
+  })
+  if (Array.isArray(answer)) {
+    yield* answer
     return
   }
 
   // Tool calls arrive in pieces, by index: the name once, the arguments as fragments of JSON.
   const calls = new Map<number, PartialToolCall>()
   try {
-    for await (const data of sseData(response.body)) {
+    for await (const data of sseData(answer)) {
       if (data === '[DONE]') break
       const chunk = JSON.parse(data)
       const delta = chunk.choices?.[0]?.delta

@@ -36,7 +36,7 @@ export function usage(prices: Prices, apiId: string, input: number, output: numb
 }
 
 /** What an HTTP failure of a model provider means for the person waiting, with the provider's own words. */
-export async function providerFailure(response: Response): Promise<RunnerEvent> {
+async function providerFailure(response: Response): Promise<RunnerEvent> {
   const details = `HTTP ${response.status}: ${(await response.text()).slice(0, 500)}`
   if (response.status === 401 || response.status === 403) return { type: 'error', text: 'The model provider refused the credentials.', details, error_type: 'auth' }
   if (response.status === 429) {
@@ -74,4 +74,20 @@ export function finishAnswer(calls: ReadonlyMap<number, PartialToolCall>): Runne
 export function brokenOff(error: unknown, signal: AbortSignal): RunnerEvent[] {
   if (signal.aborted) return []
   return [{ type: 'error', text: 'The model provider’s answer broke off.', details: (error as Error).message, error_type: 'provider_error' }]
+}
+
+/**
+ * Sends a request to a model provider. The answer's body stream when it accepted; otherwise the events that say
+ * why (unreachable, or its HTTP error) — none when we hung up ourselves.
+ */
+export async function callProvider(url: string, init: RequestInit & { signal: AbortSignal }): Promise<ReadableStream<Uint8Array> | RunnerEvent[]> {
+  let response: Response
+  try {
+    response = await fetch(url, init)
+  } catch (error) {
+    if (init.signal.aborted) return []
+    return [{ type: 'error', text: 'The model provider could not be reached.', details: (error as Error).message, error_type: 'provider_unreachable' }]
+  }
+  if (!response.ok || !response.body) return [await providerFailure(response)]
+  return response.body
 }

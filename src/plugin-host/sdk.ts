@@ -10,7 +10,7 @@ import type { ModelEntry, Runner } from '../runners/contract.ts'
 import type { Manifest } from './manifest.ts'
 
 export { ApiError } from '../api/errors.ts'
-export { brokenOff, finishAnswer, modelList, priceList, providerFailure, usage, type PartialToolCall, type Prices } from './runner-helpers.ts'
+export { brokenOff, callProvider, finishAnswer, modelList, priceList, usage, type PartialToolCall, type Prices } from './runner-helpers.ts'
 export { sseData } from './sse.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest }
