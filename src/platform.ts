@@ -19,6 +19,7 @@ import type { Services } from './services.ts'
 import { MemoryBucketStore } from './throttle/buckets.ts'
 import { RunnerModels } from './runners/registry.ts'
 import { deriveKey, masterKey } from './vault/keys.ts'
+import { VaultTokens } from './vault/tokens.ts'
 import { Vault } from './vault/vault.ts'
 import { discoverPlugins } from './plugin-host/discover.ts'
 import { PluginHost } from './plugin-host/host.ts'
@@ -56,6 +57,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     plugins,
     runnerModels,
     vault,
+    vaultTokens: new VaultTokens(),
     tools: new BuiltInTools(),
     turns: new ActiveTurns(),
     agents: new AgentSupervisor(store.db, log, () => plugins.startup()),

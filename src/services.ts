@@ -11,6 +11,7 @@ import type { Logger } from './logger.ts'
 import type { ModelRegistry } from './models/registry.ts'
 import type { PluginHost } from './plugin-host/host.ts'
 import type { RunnerModels } from './runners/registry.ts'
+import type { VaultTokens } from './vault/tokens.ts'
 import type { Vault } from './vault/vault.ts'
 import type { BucketStore } from './throttle/buckets.ts'
 
@@ -30,6 +31,8 @@ export interface Services {
   /** Every runner's persisted model registry. */
   runnerModels: RunnerModels
   vault: Vault
+  /** Tokens MCP subprocesses read their secrets with. */
+  vaultTokens: VaultTokens
   tools: ToolExecutor
   turns: ActiveTurns
   agents: AgentSupervisor

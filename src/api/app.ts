@@ -11,6 +11,7 @@ import type { ApiEnv } from './context.ts'
 import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
 import { mountRunners } from './runners/index.ts'
+import { mountVault } from './vault/index.ts'
 import { mountCrud } from './crud/index.ts'
 import { mountDocs } from './docs/index.ts'
 import { ApiError } from './errors.ts'
@@ -68,6 +69,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountChat(app)
   mountAgents(app)
   mountRunners(app)
+  mountVault(app)
   services.plugins.mount(app)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)

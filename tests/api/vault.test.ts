@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { VaultTokens } from '../../src/vault/tokens.ts'
+import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
+
+let p: TestPlatform
+let admin: Principal
+let member: Principal
+let outsider: Principal
+
+beforeAll(async () => {
+  p = await startTestPlatform()
+  admin = await p.createUser({ role: 'admin' })
+  member = await p.createUser({ role: 'member' })
+  outsider = await p.createUser({ companyId: await p.createCompany(), role: 'owner' })
+})
+afterAll(() => p.close())
+
+const put = (json: Record<string, unknown>, as: Principal | null = p.root) => p.call('PUT', '/api/vault/secrets', { json, as })
+
+describe('managing secrets', () => {
+  test('set, rotate, list and delete; no answer ever holds the value', async () => {
+    const first = await put({ scope: 'company', name: 'crm/api_key', value: 'crm-secret-1' }, admin)
+    expect(first.status).toBe(200)
+    expect(first.body).toMatchObject({ scope: 'company', owner_id: p.root.companyId, name: 'crm/api_key', version: 1 })
+    const rotated = await put({ scope: 'company', name: 'crm/api_key', value: 'crm-secret-2' }, admin)
+    expect(rotated.body.version).toBe(2)
+    const listed = await p.call('GET', '/api/vault/secrets?scope=company&prefix=crm/', { as: admin })
+    expect(listed.body.data.map((s: { name: string }) => s.name)).toEqual(['crm/api_key'])
+    for (const reply of [first, rotated, listed]) expect(JSON.stringify(reply.body)).not.toMatch(/crm-secret/)
+    expect(await p.services.vault.get({ scope: 'company', ownerId: p.root.companyId, name: 'crm/api_key' })).toBe('crm-secret-2')
+    expect((await p.call('DELETE', '/api/vault/secrets', { as: admin, json: { scope: 'company', name: 'crm/api_key' } })).status).toBe(204)
+    expectProblem(await p.call('DELETE', '/api/vault/secrets', { as: admin, json: { scope: 'company', name: 'crm/api_key' } }), 404, 'not_found')
+  })
+
+  test('each scope has its keepers', async () => {
+    expectProblem(await put({ scope: 'global', name: 'g', value: 'v' }, admin), 403, 'forbidden')
+    expect((await put({ scope: 'global', name: 'g', value: 'v' })).status).toBe(200)
+    expectProblem(await put({ scope: 'company', name: 'c', value: 'v' }, member), 403, 'forbidden')
+    expect((await put({ scope: 'user', name: 'mine', value: 'v' }, member)).body.owner_id).toBe(member.userId)
+    expectProblem(await put({ scope: 'user', owner_id: admin.userId, name: 'theirs', value: 'v' }, member), 404, 'not_found')
+    const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'with-secret' } })).body.id
+    expect((await put({ scope: 'agent', owner_id: agent, name: 'slack/bot', value: 'v' }, admin)).status).toBe(200)
+    expectProblem(await put({ scope: 'agent', owner_id: agent, name: 'slack/bot', value: 'v' }, member), 403, 'forbidden')
+    expectProblem(await put({ scope: 'agent', name: 'slack/bot', value: 'v' }, admin), 422, 'validation_error')
+  })
+
+  test('another company’s secrets are out of reach: 404', async () => {
+    expectProblem(await put({ scope: 'company', owner_id: p.root.companyId, name: 'x', value: 'v' }, outsider), 404, 'not_found')
+    expectProblem(await p.call('GET', `/api/vault/secrets?scope=company&owner_id=${p.root.companyId}`, { as: outsider }), 404, 'not_found')
+    const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'not-yours' } })).body.id
+    expectProblem(await put({ scope: 'agent', owner_id: agent, name: 'x', value: 'v' }, outsider), 404, 'not_found')
+  })
+
+  test('401 without credentials, 422 for a bad name or a missing value', async () => {
+    expectProblem(await put({ scope: 'global', name: 'g', value: 'v' }, null), 401, 'unauthorized')
+    expectProblem(await put({ scope: 'global', name: 'bad name!', value: 'v' }), 422, 'validation_error')
+    expectProblem(await put({ scope: 'global', name: 'g' }), 422, 'validation_error')
+    expectProblem(await put({ scope: 'galaxy', name: 'g', value: 'v' }), 422, 'validation_error')
+  })
+})
+
+describe('subprocess tokens', () => {
+  test('a token reads the secrets it was issued for, and no other name', async () => {
+    await put({ scope: 'global', name: 'mcp/github/token', value: 'ghp_allowed' })
+    await put({ scope: 'global', name: 'mcp/other/token', value: 'ghp_forbidden' })
+    const token = p.services.vaultTokens.issue([{ scope: 'global', ownerId: null, name: 'mcp/github/token' }], 60_000)
+    const bearer = { authorization: `Bearer ${token}` }
+    const read = await p.call('POST', '/api/vault/get', { as: null, headers: bearer, json: { name: 'mcp/github/token' } })
+    expect(read.body).toEqual({ name: 'mcp/github/token', value: 'ghp_allowed' })
+    const outside = await p.call('POST', '/api/vault/get', { as: null, headers: bearer, json: { name: 'mcp/other/token' } })
+    expectProblem(outside, 404, 'not_found')
+    expect(JSON.stringify(outside.body)).not.toContain('ghp_forbidden')
+    expect((await p.call('POST', '/api/vault/list', { as: null, headers: bearer, json: { prefix: 'mcp/' } })).body).toEqual({ names: ['mcp/github/token'] })
+  })
+
+  test('no token, someone else’s API token, or a revoked one: 401', async () => {
+    expectProblem(await p.call('POST', '/api/vault/get', { as: null, json: { name: 'x' } }), 401, 'unauthorized')
+    expectProblem(await p.call('POST', '/api/vault/get', { json: { name: 'x' } }), 401, 'unauthorized')
+    const token = p.services.vaultTokens.issue([], 60_000)
+    p.services.vaultTokens.revoke(token)
+    expectProblem(await p.call('POST', '/api/vault/list', { as: null, headers: { authorization: `Bearer ${token}` }, json: {} }), 401, 'unauthorized')
+  })
+
+  test('tokens expire', () => {
+    let now = 1_000
+    const tokens = new VaultTokens(() => now)
+    const token = tokens.issue([{ scope: 'global', ownerId: null, name: 'a' }], 500)
+    expect(tokens.scope(token)).toHaveLength(1)
+    now = 1_500
+    expect(tokens.scope(token)).toBeUndefined()
+  })
+})
