@@ -154,6 +154,27 @@ export interface VaultSecretsTable extends Row {
   ciphertext: string
 }
 
+export interface McpServersTable extends Row {
+  company_id: string
+  name: string
+  description: Generated<string>
+  transport: 'stdio' | 'streamable-http'
+  command: string | null
+  args: Json<string[]>
+  env: Json<Record<string, unknown>>
+  url: string | null
+  headers: Json<Record<string, unknown>>
+  enabled: Generated<boolean>
+}
+
+export interface McpPermissionsTable extends Row {
+  company_id: string
+  user_id: string | null
+  server: string
+  tool: Generated<string>
+  effect: 'allow' | 'deny'
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -171,6 +192,8 @@ export interface Database {
   api_tokens: ApiTokensTable
   runner_models: RunnerModelsTable
   vault_secrets: VaultSecretsTable
+  mcp_servers: McpServersTable
+  mcp_permissions: McpPermissionsTable
 }
 
 export type TableName = keyof Database

@@ -39,6 +39,8 @@ export interface ModelSpec extends TenantScope {
   /** Fields naming other records: a write may only name records the actor can see. */
   references?: Record<string, ReferenceCheck>
   generated?: Generated
+  /** Rules across fields (this transport needs that field), checked on create, replace and the merged patch. */
+  refine?: (record: Record<string, unknown>) => Array<{ path: string; message: string }>
   /** Runs in the create's transaction, e.g. to make a new user a member of the creator's company. */
   afterCreate?: (db: Executor, record: Record<string, unknown>, actor: Actor) => Promise<void>
   /** Writes change who may do what (roles, memberships, ACLs), so cached identities are dropped after them. */
@@ -78,7 +80,13 @@ export function defineModel(spec: ModelSpec): Model {
   const record = z
     .object({ id, ...tenant, ...readable, ...spec.readOnly, ...computedShape, created_at: timestamp, updated_at: timestamp })
     .openapi(spec.name, { description: spec.description })
-  const create = z.strictObject(spec.fields).openapi(`${spec.name}Create`, { example: spec.example })
+  const refine = spec.refine
+  const create = z
+    .strictObject(spec.fields)
+    .superRefine((value, ctx) => {
+      for (const problem of refine?.(value) ?? []) ctx.addIssue({ code: 'custom', path: [problem.path], message: problem.message })
+    })
+    .openapi(`${spec.name}Create`, { example: spec.example })
   // A merge patch may hold any part of a field (one key of a nested object, or null to remove it), so only its
   // top-level keys are checked here; the merged record is then validated whole against `create`.
   const patch = z

@@ -2,6 +2,7 @@ import { AgentConfigRecord } from './agent-config.ts'
 import { ApiToken } from './api-token.ts'
 import { Company, CompanyUser } from './company.ts'
 import type { Model } from './define.ts'
+import { McpPermission, McpServer } from './mcp.ts'
 import { defineModelAcl } from './model-acl.ts'
 import { SystemConfig } from './system.ts'
 import { User, UserPlatform } from './user.ts'
@@ -20,6 +21,8 @@ const OTHERS: readonly Model[] = [
   Plan,
   SystemConfig,
   ApiToken,
+  McpServer,
+  McpPermission,
 ]
 
 /** Every persisted model, in the order the API document lists them. Later issues add theirs to OTHERS. */

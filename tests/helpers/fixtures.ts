@@ -86,6 +86,16 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       patch: { name: 'renamed', expires_at: null },
       after: { name: 'renamed', expires_at: null, last_used_at: null },
     },
+    McpServer: {
+      make: async () => ({ name: `server-${unique()}`, transport: 'stdio', command: 'npx', args: ['@modelcontextprotocol/server-everything'], env: { TOKEN: { secret: 'everything/token' } } }),
+      patch: { env: { DEBUG: { value: '1' } }, description: 'Everything, for tests' },
+      after: { env: { TOKEN: { secret: 'everything/token' }, DEBUG: { value: '1' } }, description: 'Everything, for tests' },
+    },
+    McpPermission: {
+      make: async (as) => ({ user_id: await member(as), server: 'everything', tool: `tool-${unique()}`, effect: 'allow' }),
+      patch: { effect: 'deny' },
+      after: { effect: 'deny', server: 'everything' },
+    },
     ModelAcl: {
       // (model, verb) is unique: walk through the pairs.
       make: async () => {
