@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     log.info('shutting down', { signal })
     // stop() refuses new connections and resolves once the requests in flight have been answered.
     await Promise.all(servers.map((server) => server.stop()))
+    await platform.services.upstreams.closeAll()
     await store.close()
     process.exit(0)
   }

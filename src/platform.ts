@@ -20,6 +20,8 @@ import { MemoryBucketStore } from './throttle/buckets.ts'
 import { RunnerModels } from './runners/registry.ts'
 import { deriveKey, masterKey } from './vault/keys.ts'
 import { VaultTokens } from './vault/tokens.ts'
+import { Gateway } from './mcp/gateway.ts'
+import { Upstreams } from './mcp/upstreams.ts'
 import { Vault } from './vault/vault.ts'
 import { discoverPlugins } from './plugin-host/discover.ts'
 import { PluginHost } from './plugin-host/host.ts'
@@ -41,6 +43,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
   const runnerModels = new RunnerModels(store.db)
+  const upstreams = new Upstreams(vault, log)
   const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
@@ -58,6 +61,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     runnerModels,
     vault,
     vaultTokens: new VaultTokens(),
+    upstreams,
+    gateway: new Gateway(upstreams),
     tools: new BuiltInTools(),
     turns: new ActiveTurns(),
     agents: new AgentSupervisor(store.db, log, () => plugins.startup()),

@@ -11,6 +11,8 @@ import type { Logger } from './logger.ts'
 import type { ModelRegistry } from './models/registry.ts'
 import type { PluginHost } from './plugin-host/host.ts'
 import type { RunnerModels } from './runners/registry.ts'
+import type { Gateway } from './mcp/gateway.ts'
+import type { Upstreams } from './mcp/upstreams.ts'
 import type { VaultTokens } from './vault/tokens.ts'
 import type { Vault } from './vault/vault.ts'
 import type { BucketStore } from './throttle/buckets.ts'
@@ -33,6 +35,9 @@ export interface Services {
   vault: Vault
   /** Tokens MCP subprocesses read their secrets with. */
   vaultTokens: VaultTokens
+  /** Upstream MCP connections per user and server; closeAll() at shutdown kills their subprocesses. */
+  upstreams: Upstreams
+  gateway: Gateway
   tools: ToolExecutor
   turns: ActiveTurns
   agents: AgentSupervisor

@@ -12,6 +12,7 @@ import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
 import { mountRunners } from './runners/index.ts'
 import { mountVault } from './vault/index.ts'
+import { mountMcp } from './mcp/index.ts'
 import { mountCrud } from './crud/index.ts'
 import { mountDocs } from './docs/index.ts'
 import { ApiError } from './errors.ts'
@@ -70,6 +71,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountAgents(app)
   mountRunners(app)
   mountVault(app)
+  mountMcp(app)
   services.plugins.mount(app)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)
