@@ -25,6 +25,8 @@ export interface Config {
   apiRate: Rate
   /** Failed sign-ins allowed per account and per address. */
   loginRate: Rate
+  /** Throttle of /mcp/{server} per user and server. */
+  mcpRate: Rate
   /** Every SWITCHBOARD_PLUGIN_<NAME>_<KEY> variable; the plugin host hands each plugin its own. */
   pluginEnv: Record<string, string>
   /** SWITCHBOARD_MASTER_KEY, if set; removed from the environment once read. Unset: a key file is used. */
@@ -60,6 +62,8 @@ const env = z.object({
   SWITCHBOARD_API_RATE_PER_SECOND: positive.default(20),
   SWITCHBOARD_LOGIN_RATE_BURST: z.coerce.number().int().min(1).default(10),
   SWITCHBOARD_LOGIN_RATE_PER_MINUTE: positive.default(5),
+  SWITCHBOARD_MCP_RATE_BURST: z.coerce.number().int().min(1).default(120),
+  SWITCHBOARD_MCP_RATE_PER_SECOND: positive.default(10),
   SWITCHBOARD_MASTER_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
 })
 
@@ -101,6 +105,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     initialAdmin: { email: e.SWITCHBOARD_ADMIN_EMAIL, password: e.SWITCHBOARD_ADMIN_PASSWORD },
     apiRate: { burst: e.SWITCHBOARD_API_RATE_BURST, perSecond: e.SWITCHBOARD_API_RATE_PER_SECOND },
     loginRate: { burst: e.SWITCHBOARD_LOGIN_RATE_BURST, perSecond: e.SWITCHBOARD_LOGIN_RATE_PER_MINUTE / 60 },
+    mcpRate: { burst: e.SWITCHBOARD_MCP_RATE_BURST, perSecond: e.SWITCHBOARD_MCP_RATE_PER_SECOND },
     masterKey: e.SWITCHBOARD_MASTER_KEY,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(

@@ -28,7 +28,7 @@ export interface Services {
   authenticator: Authenticator
   access: AccessPolicy
   /** One store per limit, so each sweeps by its own rate. */
-  throttles: { api: BucketStore; login: BucketStore }
+  throttles: { api: BucketStore; login: BucketStore; mcp: BucketStore }
   plugins: PluginHost
   /** Every runner's persisted model registry. */
   runnerModels: RunnerModels

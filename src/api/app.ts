@@ -71,7 +71,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountAgents(app)
   mountRunners(app)
   mountVault(app)
-  mountMcp(app)
+  mountMcp(app, services)
   services.plugins.mount(app)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)

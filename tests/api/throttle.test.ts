@@ -57,3 +57,24 @@ test('the in-memory store forgets refilled buckets once it holds too many keys',
   expect((await store.peek('k0', rate, 3500)).remaining).toBe(2)
   expect((await store.take('k0', rate, 3500)).remaining).toBe(1)
 })
+
+test('the MCP gateway has a bucket per user and server: 429 with Retry-After, others unaffected', async () => {
+  const clock = manualClock()
+  const q = await startTestPlatform({ SWITCHBOARD_MCP_RATE_BURST: '3', SWITCHBOARD_MCP_RATE_PER_SECOND: '0.5' }, clock)
+  try {
+    const [ann, bob] = [await q.createUser(), await q.createUser()]
+    // No such servers: each request is counted before the server is looked up, then answers 404.
+    const hit = (as: typeof ann, server: string) => q.call('POST', `/mcp/${server}`, { as, json: {} })
+    for (let i = 0; i < 3; i++) expect((await hit(ann, 'alpha')).status).toBe(404)
+    const limited = await hit(ann, 'alpha')
+    expectProblem(limited, 429, 'rate_limited')
+    expect(limited.headers.get('retry-after')).toBe('2')
+    expect((await hit(ann, 'beta')).status).toBe(404)
+    expect((await hit(bob, 'alpha')).status).toBe(404)
+    clock.advance(2000)
+    expect((await hit(ann, 'alpha')).status).toBe(404)
+    expectProblem(await q.call('POST', '/mcp/alpha', { as: null, json: {} }), 401, 'unauthorized')
+  } finally {
+    await q.close()
+  }
+})

@@ -7,9 +7,11 @@ import { parseListQuery } from '../../models/list-query.ts'
 import { listRecords } from '../../models/records.ts'
 import type { ApiEnv } from '../context.ts'
 import { ApiError } from '../errors.ts'
+import type { Services } from '../../services.ts'
+import { throttle } from '../../throttle/middleware.ts'
 
 /** ALL /mcp/{server}: the MCP gateway, Streamable HTTP (POST, GET, DELETE with Mcp-Session-Id), per user and server. */
-export function mountMcp(app: OpenAPIHono<ApiEnv>): void {
+export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: '/mcp/{server}',
@@ -22,10 +24,17 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>): void {
     responses: { 200: { description: 'An MCP JSON-RPC response, or an SSE stream of them.' } },
   })
 
+  const { config, throttles, clock } = services
+  // A token bucket per user and server: one busy host cannot starve an upstream for everyone else.
+  const bucket = throttle('mcp', throttles.mcp, config.mcpRate, clock, (c) => `${c.get('actor')?.userId}:${c.req.param('server')}`)
+
+  app.on(['GET', 'POST', 'DELETE'], '/mcp/:server', async (c, next) => {
+    if (!c.var.actor) throw unauthorized()
+    return bucket(c, next)
+  })
+
   app.on(['GET', 'POST', 'DELETE'], '/mcp/:server', async (c) => {
-    const { services } = c.var
-    const actor = c.var.actor
-    if (!actor) throw unauthorized()
+    const actor = c.var.actor!
     const name = c.req.param('server')
     const { data } = await listRecords(services.db, actor, McpServer, parseListQuery(McpServer, { name: [`eq.${name}`], enabled: ['is.true'] }))
     const server = data[0] as unknown as ServerDefinition | undefined
