@@ -27,6 +27,8 @@ export interface Config {
   loginRate: Rate
   /** Throttle of /mcp/{server} per user and server. */
   mcpRate: Rate
+  /** Upstream MCP connections: when the breaker opens and for how long, when an unused one is closed. */
+  mcpUpstream: { breakerFailures: number; breakerCooldownMs: number; idleMs: number }
   /** Every SWITCHBOARD_PLUGIN_<NAME>_<KEY> variable; the plugin host hands each plugin its own. */
   pluginEnv: Record<string, string>
   /** SWITCHBOARD_MASTER_KEY, if set; removed from the environment once read. Unset: a key file is used. */
@@ -64,6 +66,9 @@ const env = z.object({
   SWITCHBOARD_LOGIN_RATE_PER_MINUTE: positive.default(5),
   SWITCHBOARD_MCP_RATE_BURST: z.coerce.number().int().min(1).default(120),
   SWITCHBOARD_MCP_RATE_PER_SECOND: positive.default(10),
+  SWITCHBOARD_MCP_BREAKER_FAILURES: z.coerce.number().int().min(1).default(5),
+  SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: positive.default(30),
+  SWITCHBOARD_MCP_IDLE_SECONDS: positive.default(300),
   SWITCHBOARD_MASTER_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
 })
 
@@ -106,6 +111,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     apiRate: { burst: e.SWITCHBOARD_API_RATE_BURST, perSecond: e.SWITCHBOARD_API_RATE_PER_SECOND },
     loginRate: { burst: e.SWITCHBOARD_LOGIN_RATE_BURST, perSecond: e.SWITCHBOARD_LOGIN_RATE_PER_MINUTE / 60 },
     mcpRate: { burst: e.SWITCHBOARD_MCP_RATE_BURST, perSecond: e.SWITCHBOARD_MCP_RATE_PER_SECOND },
+    mcpUpstream: {
+      breakerFailures: e.SWITCHBOARD_MCP_BREAKER_FAILURES,
+      breakerCooldownMs: e.SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS * 1000,
+      idleMs: e.SWITCHBOARD_MCP_IDLE_SECONDS * 1000,
+    },
     masterKey: e.SWITCHBOARD_MASTER_KEY,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(

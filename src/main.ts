@@ -59,8 +59,12 @@ async function main(): Promise<void> {
     }
     stopping = true
     log.info('shutting down', { signal })
-    // stop() refuses new connections and resolves once the requests in flight have been answered.
-    await Promise.all(servers.map((server) => server.stop()))
+    // stop() refuses new connections and resolves once the requests in flight have been answered. MCP hosts may
+    // hold an event stream open for ever, so after a grace period their sessions are closed, which ends the streams.
+    const stopped = Promise.all(servers.map((server) => server.stop()))
+    await Promise.race([stopped, Bun.sleep(5_000)])
+    await platform.services.gateway.closeAll()
+    await stopped
     await platform.services.upstreams.closeAll()
     await store.close()
     process.exit(0)

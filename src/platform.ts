@@ -4,7 +4,7 @@ import { createApiClient } from './admin/api-client.ts'
 import { AgentSupervisor } from './agents/supervisor.ts'
 import { createApiApp } from './api/app.ts'
 import { ActiveTurns } from './chat/active-turns.ts'
-import { BuiltInTools } from './chat/tools.ts'
+import { AgentTools } from './chat/tools.ts'
 import { AccessPolicy } from './auth/access.ts'
 import { Authenticator } from './auth/authenticator.ts'
 import { ensureSuperadmin, type Bootstrap } from './auth/bootstrap.ts'
@@ -20,6 +20,8 @@ import { MemoryBucketStore } from './throttle/buckets.ts'
 import { RunnerModels } from './runners/registry.ts'
 import { deriveKey, masterKey } from './vault/keys.ts'
 import { VaultTokens } from './vault/tokens.ts'
+import { McpCatalog } from './mcp/catalog.ts'
+import { McpDirectory } from './mcp/directory.ts'
 import { Gateway } from './mcp/gateway.ts'
 import { Upstreams } from './mcp/upstreams.ts'
 import { Vault } from './vault/vault.ts'
@@ -43,10 +45,13 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
   const runnerModels = new RunnerModels(store.db)
-  const upstreams = new Upstreams(vault, log)
+  const vaultTokens = new VaultTokens()
+  const upstreams = new Upstreams(vault, vaultTokens, config, clock, log)
+  const mcpDirectory = new McpDirectory(store.db, clock)
   const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
+  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders)
   const services: Services = {
     config,
     db: store.db,
@@ -60,10 +65,12 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     plugins,
     runnerModels,
     vault,
-    vaultTokens: new VaultTokens(),
+    vaultTokens,
     upstreams,
-    gateway: new Gateway(upstreams),
-    tools: new BuiltInTools(),
+    mcpDirectory,
+    catalog,
+    gateway: new Gateway(catalog, clock),
+    tools: new AgentTools(store.db, catalog, log),
     turns: new ActiveTurns(),
     agents: new AgentSupervisor(store.db, log, () => plugins.startup()),
   }

@@ -11,6 +11,8 @@ import type { Logger } from './logger.ts'
 import type { ModelRegistry } from './models/registry.ts'
 import type { PluginHost } from './plugin-host/host.ts'
 import type { RunnerModels } from './runners/registry.ts'
+import type { McpCatalog } from './mcp/catalog.ts'
+import type { McpDirectory } from './mcp/directory.ts'
 import type { Gateway } from './mcp/gateway.ts'
 import type { Upstreams } from './mcp/upstreams.ts'
 import type { VaultTokens } from './vault/tokens.ts'
@@ -37,6 +39,10 @@ export interface Services {
   vaultTokens: VaultTokens
   /** Upstream MCP connections per user and server; closeAll() at shutdown kills their subprocesses. */
   upstreams: Upstreams
+  /** Each company's MCP servers and permission rules, briefly cached; cleared after writes to them. */
+  mcpDirectory: McpDirectory
+  /** The MCP providers (upstream servers, plugins' built-in tools) a user can reach, and their permissions. */
+  catalog: McpCatalog
   gateway: Gateway
   tools: ToolExecutor
   turns: ActiveTurns

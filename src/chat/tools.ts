@@ -1,21 +1,36 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../auth/actor.ts'
+import type { Db } from '../db/schema.ts'
+import type { Logger } from '../logger.ts'
+import type { McpCatalog } from '../mcp/catalog.ts'
+import type { Provider, ToolUser } from '../mcp/providers.ts'
 import type { ToolSpec } from '../runners/contract.ts'
 
-/**
- * Where the turn loop sends the tool calls a model asks for. The MCP gateway plugs in here (issue 5); until then
- * the built-in tools serve.
- */
+/** What of an agent decides its tools. */
+export interface ToolAgent {
+  company_id: string
+  mcp_permissions: { servers: Record<string, { allow?: string[]; deny: string[] }> }
+  plugins: { enabled: string[] }
+  context_options: { service_account: string | null }
+}
+
+/** The tools of one turn: what the model is offered, and how its calls are run. */
+export interface TurnTools {
+  specs: ToolSpec[]
+  /** The tool's answer as text; throws with a readable message when it cannot be run. */
+  call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<string>
+}
+
+/** Where the turn loop gets its tools. */
 export interface ToolExecutor {
-  list(actor: Actor): ToolSpec[]
-  call(actor: Actor, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<string>
+  forTurn(actor: Actor, agent: ToolAgent): Promise<TurnTools>
 }
 
-interface BuiltIn {
-  spec: ToolSpec
-  run(args: Record<string, unknown>): string
-}
+/** Thrown when an agent's tools cannot be set up; the turn reports it to the user as it is. */
+export class ToolSetupError extends Error {}
 
-const BUILT_IN: BuiltIn[] = [
+/** Tools the kernel itself offers every agent. */
+const BUILT_IN: Array<{ spec: ToolSpec; run(args: Record<string, unknown>): string }> = [
   {
     spec: {
       name: 'current_time',
@@ -29,14 +44,101 @@ const BUILT_IN: BuiltIn[] = [
   },
 ]
 
-export class BuiltInTools implements ToolExecutor {
-  list(): ToolSpec[] {
-    return BUILT_IN.map((tool) => tool.spec)
+/** Model-facing names: `<server>__<tool>`, within what providers accept (OpenAI: 64 of [A-Za-z0-9_-]). */
+const SEPARATOR = '__'
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+/** An MCP tool result as the text a model reads. */
+function resultText(result: CallToolResult): string {
+  const text = result.content
+    .map((part) => (part.type === 'text' ? part.text : part.type === 'resource_link' ? `[${part.name}](${part.uri})` : `[${part.type} content]`))
+    .join('\n')
+  return result.isError ? `Error: ${text}` : text
+}
+
+/** A provider's tools, every page of them (a bounded number, so a looping cursor cannot hold the turn). */
+async function allTools(provider: Provider, user: ToolUser): Promise<Tool[]> {
+  const tools: Tool[] = []
+  let cursor: string | undefined
+  for (let page = 0; page < 20; page++) {
+    const listed = await provider.listTools(user, cursor)
+    tools.push(...listed.tools)
+    cursor = listed.nextCursor
+    if (!cursor) break
+  }
+  return tools
+}
+
+/**
+ * An agent's tools: the kernel's built-ins, plus MCP tools called through the same catalogue and permission rules as
+ * the gateway. A server counts when the agent's `mcp_permissions.servers` names it (or names none), the acting user
+ * may use it, and, for a plugin's built-in provider, the plugin is in `plugins.enabled`. Each tool must pass the
+ * agent's allow and deny lists and the user's rules. The acting user is the caller, or the agent's service account.
+ */
+export class AgentTools implements ToolExecutor {
+  constructor(
+    private readonly db: Db,
+    private readonly catalog: McpCatalog,
+    private readonly log: Logger,
+  ) {}
+
+  async forTurn(actor: Actor, agent: ToolAgent): Promise<TurnTools> {
+    const user = await this.#actingUser(actor, agent)
+    const judge = await this.catalog.judge(user)
+    const listed = agent.mcp_permissions.servers
+    const named = Object.keys(listed)
+    const providers = (await this.catalog.providers(user)).filter(
+      (p) => (named.length === 0 || named.includes(p.name)) && (p.kind === 'upstream' || agent.plugins.enabled.includes(p.name)),
+    )
+
+    const routes = new Map<string, { provider: Provider; tool: string }>()
+    const specs = BUILT_IN.map((b) => b.spec)
+    // Providers are asked concurrently; one that fails costs only its own tools (and is logged), not the turn.
+    const lists = await Promise.all(
+      providers.map((provider) =>
+        allTools(provider, user).catch((error) => {
+          this.log.warn('mcp tools unavailable for a turn', { server: provider.name, error: String((error as Error).message ?? error) })
+          return []
+        }),
+      ),
+    )
+    providers.forEach((provider, i) => {
+      const rules = listed[provider.name]
+      for (const tool of lists[i]!) {
+        if (!judge(provider.name, tool.name) || rules?.deny.includes(tool.name) || (rules?.allow && !rules.allow.includes(tool.name))) continue
+        const name = `${provider.name}${SEPARATOR}${tool.name}`
+        if (!TOOL_NAME.test(name)) {
+          this.log.warn('mcp tool name unusable by models', { name })
+          continue
+        }
+        routes.set(name, { provider, tool: tool.name })
+        specs.push({ name, description: tool.description ?? '', parameters: tool.inputSchema as Record<string, unknown> })
+      }
+    })
+
+    return {
+      specs,
+      async call(name, args, signal) {
+        const builtIn = BUILT_IN.find((b) => b.spec.name === name)
+        if (builtIn) return builtIn.run(args)
+        const route = routes.get(name)
+        if (!route) throw new Error(`There is no tool named ${name} for this agent.`)
+        return resultText(await route.provider.callTool(user, { name: route.tool, arguments: args }, signal))
+      },
+    }
   }
 
-  async call(_actor: Actor, name: string, args: Record<string, unknown>): Promise<string> {
-    const tool = BUILT_IN.find((t) => t.spec.name === name)
-    if (!tool) throw new Error(`There is no tool named ${name}.`)
-    return tool.run(args)
+  /** The caller, or the agent's service account when it has one (which must belong to the agent's company). */
+  async #actingUser(actor: Actor, agent: ToolAgent): Promise<ToolUser> {
+    const account = agent.context_options.service_account
+    if (!account) return { userId: actor.userId, companyId: agent.company_id }
+    const member = await this.db
+      .selectFrom('company_users')
+      .select('user_id')
+      .where('company_id', '=', agent.company_id)
+      .where('user_id', '=', account)
+      .executeTakeFirst()
+    if (!member) throw new ToolSetupError(`The agent’s service account ${account} is not a member of its company, so the agent cannot use tools.`)
+    return { userId: account, companyId: agent.company_id }
   }
 }

@@ -5,20 +5,19 @@ import type { RunnerModels } from '../runners/registry.ts'
 import type { ChatMessage, Runner, RunnerEvent } from '../runners/contract.ts'
 import type { ChatEvent } from './events.ts'
 import { expiredSessionEnd, history, insertMessage } from './messages.ts'
-import type { ToolExecutor } from './tools.ts'
+import { ToolSetupError, type ToolAgent, type ToolExecutor } from './tools.ts'
 
 /** How many times one turn may go back to the model with tool results. */
 const MAX_TOOL_ROUNDS = 8
 
-export interface TurnAgent {
+export interface TurnAgent extends ToolAgent {
   id: string
   name: string
-  company_id: string
   personality: string
   runner: string
   model: string
   timeout_seconds: number
-  context_options: { session_ttl_minutes: number | null }
+  context_options: ToolAgent['context_options'] & { session_ttl_minutes: number | null }
 }
 
 export interface Turn {
@@ -88,7 +87,9 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
       ...earlier,
       { role: 'user', content: turn.text },
     ]
-    const tools = deps.tools.list(actor)
+    const tools = await deps.tools.forTurn(actor, agent).catch((error) => {
+      throw error instanceof ToolSetupError ? failure(error.message, `agent ${agent.id}`, 'tool_setup') : error
+    })
     if (sessionEnd) {
       answer = `(The previous session ended after ${ttl} minutes without activity, so this conversation starts afresh.)\n\n`
       yield { type: 'stream', text: answer }
@@ -96,7 +97,7 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
 
     for (let round = 0; ; round++) {
       const calls: Extract<RunnerEvent, { type: 'tool_call' }>['call'][] = []
-      for await (const event of runner.stream({ messages, tools, model, signal })) {
+      for await (const event of runner.stream({ messages, tools: tools.specs, model, signal })) {
         if (signal.aborted) break
         if (event.type === 'text') {
           answer += event.text
@@ -115,7 +116,7 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
         yield { type: 'tool_call', tool: call.name }
         let result: string
         try {
-          result = await deps.tools.call(actor, call.name, call.arguments, signal)
+          result = await tools.call(call.name, call.arguments, signal)
         } catch (error) {
           result = `Error: ${(error as Error).message}`
         }

@@ -164,6 +164,7 @@ export interface McpServersTable extends Row {
   env: Json<Record<string, unknown>>
   url: string | null
   headers: Json<Record<string, unknown>>
+  vault_secrets: Json<string[]>
   enabled: Generated<boolean>
 }
 

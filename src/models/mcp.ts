@@ -28,8 +28,14 @@ export const McpServer = defineModel({
       .record(z.string().regex(/^[A-Za-z0-9-]{1,128}$/, 'a header name'), ValueOrSecret)
       .default({})
       .openapi({ description: 'streamable-http: headers sent upstream, each value given or taken from the vault.' }),
+    vault_secrets: z.array(secretName).max(100).default([]).openapi({
+      description:
+        'stdio: secrets the subprocess may read while it runs, with the token it is given in SWITCHBOARD_VAULT_TOKEN ' +
+        '(POST SWITCHBOARD_VAULT_URL/get): the user’s own secret of that name if they have one, else the company’s.',
+    }),
     enabled: z.boolean().default(true),
   },
+  affectsAccess: true,
   refine: (server) =>
     server.transport === 'stdio'
       ? [...(server.command ? [] : [{ path: 'command', message: 'a stdio server needs a command' }]), ...(server.url ? [{ path: 'url', message: 'a stdio server has no url' }] : [])]
@@ -52,6 +58,7 @@ export const McpPermission = defineModel({
     effect: z.enum(['allow', 'deny']),
   },
   references: { user_id: companyMember },
+  affectsAccess: true,
   access: { list: 'admin', read: 'admin', create: 'admin', update: 'admin', delete: 'admin' },
   example: { server: 'everything', tool: 'echo', effect: 'allow' },
 })

@@ -7,6 +7,7 @@ import type { ApiEnv } from '../api/context.ts'
 import type { Logger } from '../logger.ts'
 import { PluginError, type FoundPlugin } from './discover.ts'
 import type { Manifest } from './manifest.ts'
+import type { VirtualTool } from '../mcp/providers.ts'
 import type { Runner } from '../runners/contract.ts'
 import type { RunnerModels } from '../runners/registry.ts'
 import type { Vault } from '../vault/vault.ts'
@@ -30,6 +31,8 @@ export interface HostServices {
   vault: Vault
 }
 
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
 // A plugin's secret read through the SDK is kept this long; writes through the host clear it at once.
 const SECRET_CACHE_MS = 5_000
 
@@ -43,6 +46,8 @@ export class PluginHost {
     readonly runners: ReadonlyMap<string, Runner>,
     /** The plugin that registered each runner. */
     private readonly runnerPlugins: ReadonlyMap<string, string>,
+    /** Built-in tools of mcp plugins, by plugin name: the virtual tool providers. */
+    readonly toolProviders: ReadonlyMap<string, readonly VirtualTool[]>,
     private readonly vault: Vault,
   ) {}
 
@@ -52,6 +57,7 @@ export class PluginHost {
     const plugins: LoadedPlugin[] = []
     const runners = new Map<string, Runner>()
     const runnerPlugins = new Map<string, string>()
+    const toolProviders = new Map<string, VirtualTool[]>()
     let host: PluginHost | undefined
     for (const { manifest, dir, file } of found) {
       let module: { default?: unknown }
@@ -74,6 +80,16 @@ export class PluginHost {
           onStartup: (hook) => loaded.startup.push(hook),
           runner: (name) => runners.get(name),
           model: (runner, modelId = '') => models.resolve(runner, modelId),
+          registerTools(tools) {
+            if (manifest.kind !== 'mcp') throw new Error(`only an mcp plugin serves tools; this one is of kind ${manifest.kind}`)
+            const mine = toolProviders.get(manifest.name) ?? []
+            for (const tool of tools) {
+              if (!TOOL_NAME.test(tool.name)) throw new Error(`tool name "${tool.name}": use 1 to 64 of A-Z a-z 0-9 _ -`)
+              if (mine.some((t) => t.name === tool.name)) throw new Error(`a tool named "${tool.name}" is already registered`)
+              mine.push(tool)
+            }
+            toolProviders.set(manifest.name, mine)
+          },
           registerRunner(runner) {
             if (runners.has(runner.name)) throw new Error(`a runner named "${runner.name}" is already registered`)
             runners.set(runner.name, runner)
@@ -86,7 +102,7 @@ export class PluginHost {
       }
       plugins.push(loaded)
     }
-    host = new PluginHost(plugins, runners, runnerPlugins, vault)
+    host = new PluginHost(plugins, runners, runnerPlugins, toolProviders, vault)
     return host
   }
 

@@ -7,6 +7,7 @@ import { unauthorized } from '../auth/access.ts'
 import type { Actor } from '../auth/actor.ts'
 import type { Logger } from '../logger.ts'
 import type { ModelEntry, Runner } from '../runners/contract.ts'
+import type { VirtualTool } from '../mcp/providers.ts'
 import type { Manifest } from './manifest.ts'
 
 export { ApiError } from '../api/errors.ts'
@@ -14,6 +15,8 @@ export { brokenOff, callProvider, finishAnswer, modelList, priceList, usage, typ
 export { sseData } from './sse.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest }
+export type { ToolUser, VirtualTool } from '../mcp/providers.ts'
+export type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 /** What a plugin's router sees on every request. */
 export interface PluginEnv {
@@ -39,6 +42,11 @@ export interface PluginContext {
   onStartup(hook: () => void | Promise<void>): void
   /** Offers a runner to agents, under its name (an agent's `runner` field). */
   registerRunner(runner: Runner): void
+  /**
+   * Serves built-in tools (an mcp plugin only): a virtual tool provider named after the plugin, reached at
+   * /mcp/<plugin> and by agents that enable the plugin, behind the same MCP permission rules as any server.
+   */
+  registerTools(tools: VirtualTool[]): void
   /** A runner by name; looked up when called, so runners of plugins set up later count too. */
   runner(name: string): Runner | undefined
   /** A runner's model from the persisted registry (its first, when `modelId` is empty), read afresh each call. */

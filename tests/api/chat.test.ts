@@ -60,7 +60,7 @@ describe('a turn', () => {
 
   test('a tool that does not exist is reported to the model, and the turn still ends', async () => {
     const events = await turn({ agent_id: demo, text: '/tool no_such_tool' })
-    expect(events.find((e) => e.type === 'tool_result')!.result).toBe('Error: There is no tool named no_such_tool.')
+    expect(events.find((e) => e.type === 'tool_result')!.result).toBe('Error: There is no tool named no_such_tool for this agent.')
     expect(events.at(-1)!.type).toBe('message')
   })
 

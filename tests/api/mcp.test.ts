@@ -1,20 +1,17 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { join } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { childProcesses, connectMcp, EVERYTHING, freePort, loopbackApi } from '../helpers/mcp.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
 // A real MCP server from npm, run over stdio by the gateway; the MCP SDK's client is the host.
-const EVERYTHING = join(import.meta.dir, '..', '..', 'node_modules', '.bin', 'mcp-server-everything')
 let p: TestPlatform
-let http: ReturnType<typeof Bun.serve>
-let base: string
+const http = loopbackApi()
+const base = http.base
 
 beforeAll(async () => {
-  p = await startTestPlatform()
-  http = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 60, fetch: (request, server) => p.api.fetch(request, server) })
-  base = `http://127.0.0.1:${http.port}`
+  p = await startTestPlatform({ SWITCHBOARD_BASE_URL: base })
+  http.attach(p)
   await p.services.vault.set({ scope: 'company', ownerId: p.root.companyId, name: 'everything/greeting' }, 'from-the-vault')
   const server = await p.call('POST', '/api/v1/McpServer', {
     json: { name: 'everything', transport: 'stdio', command: EVERYTHING, env: { GREETING: { secret: 'everything/greeting' }, PLAIN: { value: 'given' } } },
@@ -30,15 +27,11 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await p.services.upstreams.closeAll()
-  http.stop(true)
+  http.stop()
   await p.close()
 })
 
-async function connect(as: Principal, server = 'everything') {
-  const client = new Client({ name: 'test-host', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp/${server}`), { requestInit: { headers: { authorization: `Bearer ${as.token}` } } }))
-  return client
-}
+const connect = (as: Principal, server = 'everything') => connectMcp(base, as, server)
 
 test('the SDK client lists and calls the upstream’s tools through /mcp/everything; a denied tool is neither listed nor callable', async () => {
   const client = await connect(p.root)
@@ -95,7 +88,7 @@ test('401 without credentials, 404 for an unknown server, 403 when no tool of it
 })
 
 test('two users get separate upstream processes; one killed, the next call recovers', async () => {
-  const running = () => Bun.spawnSync(['pgrep', '-f', 'mcp-server-everything']).stdout.toString().trim().split('\n').filter(Boolean)
+  const running = () => childProcesses('mcp-server-everything')
   await p.services.upstreams.closeAll()
   await Bun.sleep(200)
   const [mine, theirs] = [await connect(p.root), await connect(await p.createUser())]
@@ -116,5 +109,80 @@ test('two users get separate upstream processes; one killed, the next call recov
   } finally {
     await mine.close()
     await theirs.close()
+  }
+})
+
+test('resources and prompts are judged like tools: one denied by name is neither listed nor served', async () => {
+  const everyone = await connect(p.root)
+  const resources = (await everyone.listResources()).resources
+  const [hidden, shown] = [resources[0]!.uri, resources[1]!.uri]
+  expect((await everyone.listPrompts()).prompts.map((x) => x.name)).toContain('simple-prompt')
+  await everyone.close()
+
+  const eve = await p.createUser()
+  for (const rule of [
+    { tool: '*', effect: 'allow' },
+    { tool: `resource:${hidden}`, effect: 'deny' },
+    { tool: 'prompt:simple-prompt', effect: 'deny' },
+  ]) {
+    expect((await p.call('POST', '/api/v1/McpPermission', { json: { user_id: eve.userId, server: 'everything', ...rule } })).status).toBe(201)
+  }
+  const client = await connect(eve)
+  try {
+    const uris = (await client.listResources()).resources.map((r) => r.uri)
+    expect(uris).toContain(shown)
+    expect(uris).not.toContain(hidden)
+    await expect(client.readResource({ uri: hidden })).rejects.toThrow(`You may not use the resource ${hidden} on everything.`)
+    expect((await client.readResource({ uri: shown })).contents[0]!.uri).toBe(shown)
+    const prompts = (await client.listPrompts()).prompts.map((x) => x.name)
+    expect(prompts).not.toContain('simple-prompt')
+    expect(prompts).toContain('args-prompt')
+    await expect(client.getPrompt({ name: 'simple-prompt' })).rejects.toThrow('You may not use the prompt simple-prompt on everything.')
+  } finally {
+    await client.close()
+  }
+})
+
+test('a Streamable HTTP upstream (server-everything over HTTP) is served through the gateway, with its headers from the vault', async () => {
+  const port = freePort()
+  const stops: Array<() => void> = []
+  const upstream = Bun.spawn([EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdout: 'ignore', stderr: 'pipe' })
+  try {
+    // It says so on stderr once it listens.
+    const reader = upstream.stderr.getReader()
+    for (let seen = ''; !seen.includes('listening'); ) seen += new TextDecoder().decode((await reader.read()).value)
+    reader.releaseLock()
+    // A relay in front of it notes the headers the gateway sends.
+    const seen: string[] = []
+    const relay = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      idleTimeout: 60,
+      fetch(request) {
+        seen.push(request.headers.get('x-token') ?? '')
+        const url = new URL(request.url)
+        return fetch(`http://127.0.0.1:${port}${url.pathname}`, { method: request.method, headers: request.headers, body: request.body })
+      },
+    })
+    stops.push(() => relay.stop(true))
+    await p.services.vault.set({ scope: 'company', ownerId: p.root.companyId, name: 'remote/token' }, 'remote-secret')
+    const created = await p.call('POST', '/api/v1/McpServer', {
+      json: { name: 'remote', transport: 'streamable-http', url: `http://127.0.0.1:${relay.port}/mcp`, headers: { 'X-Token': { secret: 'remote/token' } } },
+    })
+    expect(created.status).toBe(201)
+    await p.call('POST', '/api/v1/McpPermission', { json: { server: 'remote', tool: 'echo', effect: 'allow' } })
+    const client = await connect(p.root, 'remote')
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo'])
+      expect(await client.callTool({ name: 'echo', arguments: { message: 'over http' } })).toMatchObject({ content: [{ text: 'Echo: over http' }] })
+      expect(await client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } })).toMatchObject({ isError: true })
+      expect(seen.length).toBeGreaterThan(0)
+      expect(seen.every((token) => token === 'remote-secret')).toBe(true)
+    } finally {
+      await client.close()
+    }
+  } finally {
+    upstream.kill()
+    for (const stop of stops) stop()
   }
 })

@@ -45,6 +45,7 @@ function afterWrite(c: Ctx, model: Model): void {
   if (!model.affectsAccess) return
   c.var.services.authenticator.invalidate()
   c.var.services.access.invalidate()
+  c.var.services.mcpDirectory.invalidate()
 }
 
 function sendRecord(c: Ctx, { record, version }: records.Versioned, status: 200 | 201 = 200) {

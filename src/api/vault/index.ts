@@ -82,15 +82,18 @@ export function mountVault(app: OpenAPIHono<ApiEnv>): void {
 
   app.openapi(vaultGet, async (c) => {
     const { name } = c.req.valid('json')
-    // A name outside the token's scope is "not there", exactly like a name that does not exist.
-    const ref = tokenScope(c).find((r) => r.name === name)
-    const value = ref && (await c.var.services.vault.get(ref))
-    if (value === undefined) throw new ApiError('not_found', `No secret ${name} for this token.`)
-    return c.json({ name, value }, 200)
+    // A name outside the token's scope is "not there", exactly like a name that does not exist. The token's
+    // places for a name are tried in order (the user's own before the company's).
+    for (const ref of tokenScope(c).filter((r) => r.name === name)) {
+      const value = await c.var.services.vault.get(ref)
+      if (value !== undefined) return c.json({ name, value }, 200)
+    }
+    throw new ApiError('not_found', `No secret ${name} for this token.`)
   })
 
   app.openapi(vaultList, (c) => {
     const { prefix } = c.req.valid('json')
-    return c.json({ names: tokenScope(c).map((r) => r.name).filter((n) => n.startsWith(prefix)).sort() }, 200)
+    const names = new Set(tokenScope(c).map((r) => r.name).filter((n) => n.startsWith(prefix)))
+    return c.json({ names: [...names].sort() }, 200)
   })
 }

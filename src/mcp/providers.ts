@@ -1,0 +1,144 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type {
+  CallToolRequest,
+  CallToolResult,
+  GetPromptRequest,
+  GetPromptResult,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ListToolsResult,
+  ReadResourceRequest,
+  ReadResourceResult,
+} from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { Actor } from '../auth/actor.ts'
+import type { ServerDefinition, Upstreams } from './upstreams.ts'
+
+/** Who a tool runs for: a user in a company (the caller, or an agent's service account). */
+export type ToolUser = Pick<Actor, 'userId' | 'companyId'>
+
+/** A built-in tool of an mcp-kind plugin (a virtual tool provider). */
+export interface VirtualTool {
+  name: string
+  description: string
+  /** JSON Schema of the arguments (type: object). */
+  inputSchema: { type: 'object'; properties?: Record<string, object>; required?: string[] }
+  /** The answer as text, or a whole MCP tool result. Throwing answers an error result with the message. */
+  run(args: Record<string, unknown>, context: { user: ToolUser; signal: AbortSignal }): string | CallToolResult | Promise<string | CallToolResult>
+}
+
+/**
+ * Something that serves MCP tools under a name: an upstream server, or a plugin's built-in tools. Permissions are
+ * not its business; the gateway and the agent tool set filter what it offers.
+ */
+export interface Provider {
+  readonly name: string
+  readonly kind: 'upstream' | 'virtual'
+  listTools(user: ToolUser, cursor?: string): Promise<ListToolsResult>
+  callTool(user: ToolUser, params: CallToolRequest['params'], signal?: AbortSignal): Promise<CallToolResult>
+  listResources(user: ToolUser, cursor?: string): Promise<ListResourcesResult>
+  listResourceTemplates(user: ToolUser, cursor?: string): Promise<ListResourceTemplatesResult>
+  readResource(user: ToolUser, params: ReadResourceRequest['params']): Promise<ReadResourceResult>
+  listPrompts(user: ToolUser, cursor?: string): Promise<ListPromptsResult>
+  getPrompt(user: ToolUser, params: GetPromptRequest['params']): Promise<GetPromptResult>
+}
+
+/** An upstream MCP server, reached through the user's own connection. */
+export class UpstreamProvider implements Provider {
+  readonly kind = 'upstream'
+
+  constructor(
+    readonly server: ServerDefinition,
+    private readonly upstreams: Upstreams,
+  ) {}
+
+  get name(): string {
+    return this.server.name
+  }
+
+  listTools(user: ToolUser, cursor?: string) {
+    return this.#call(user, (c) => c.listTools({ cursor }))
+  }
+
+  callTool(user: ToolUser, params: CallToolRequest['params'], signal?: AbortSignal) {
+    return this.#call(user, (c) => c.callTool(params, undefined, { signal }) as Promise<CallToolResult>)
+  }
+
+  // An upstream without resources or prompts simply has none to offer, rather than an error.
+  listResources(user: ToolUser, cursor?: string) {
+    return this.#call(user, (c) => (c.getServerCapabilities()?.resources ? c.listResources({ cursor }) : { resources: [] }))
+  }
+
+  listResourceTemplates(user: ToolUser, cursor?: string) {
+    return this.#call(user, (c) => (c.getServerCapabilities()?.resources ? c.listResourceTemplates({ cursor }) : { resourceTemplates: [] }))
+  }
+
+  readResource(user: ToolUser, params: ReadResourceRequest['params']) {
+    return this.#call(user, (c) => c.readResource(params))
+  }
+
+  listPrompts(user: ToolUser, cursor?: string) {
+    return this.#call(user, (c) => (c.getServerCapabilities()?.prompts ? c.listPrompts({ cursor }) : { prompts: [] }))
+  }
+
+  getPrompt(user: ToolUser, params: GetPromptRequest['params']) {
+    return this.#call(user, (c) => c.getPrompt(params))
+  }
+
+  #call<T>(user: ToolUser, request: (client: Client) => T | Promise<T>): Promise<T> {
+    return this.upstreams.call(user.userId, this.server, async (client) => request(client))
+  }
+}
+
+/** A plugin's built-in tools; they have no resources or prompts. */
+export class VirtualProvider implements Provider {
+  readonly kind = 'virtual'
+  readonly #tools: Map<string, VirtualTool>
+
+  constructor(
+    readonly name: string,
+    tools: readonly VirtualTool[],
+  ) {
+    this.#tools = new Map(tools.map((t) => [t.name, t]))
+  }
+
+  async listTools(): Promise<ListToolsResult> {
+    return { tools: [...this.#tools.values()].map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) }
+  }
+
+  async callTool(user: ToolUser, params: CallToolRequest['params'], signal = new AbortController().signal): Promise<CallToolResult> {
+    const tool = this.#tools.get(params.name)
+    if (!tool) return errorResult(`${this.name} has no tool ${params.name}.`)
+    try {
+      const result = await tool.run(params.arguments ?? {}, { user, signal })
+      return typeof result === 'string' ? { content: [{ type: 'text', text: result }] } : result
+    } catch (error) {
+      return errorResult((error as Error).message)
+    }
+  }
+
+  async listResources(): Promise<ListResourcesResult> {
+    return { resources: [] }
+  }
+
+  async listResourceTemplates(): Promise<ListResourceTemplatesResult> {
+    return { resourceTemplates: [] }
+  }
+
+  async readResource(_user: ToolUser, params: ReadResourceRequest['params']): Promise<ReadResourceResult> {
+    throw new McpError(ErrorCode.InvalidParams, `${this.name} has no resource ${params.uri}.`)
+  }
+
+  async listPrompts(): Promise<ListPromptsResult> {
+    return { prompts: [] }
+  }
+
+  async getPrompt(_user: ToolUser, params: GetPromptRequest['params']): Promise<GetPromptResult> {
+    throw new McpError(ErrorCode.InvalidParams, `${this.name} has no prompt ${params.name}.`)
+  }
+}
+
+export function errorResult(text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }] }
+}

@@ -1,0 +1,49 @@
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Principal, TestPlatform } from './platform.ts'
+
+/** Real MCP servers: server-everything from npm, and a small fixture that counts its starts. */
+export const EVERYTHING = join(import.meta.dir, '..', '..', 'node_modules', '.bin', 'mcp-server-everything')
+export const FLAKY = join(import.meta.dir, '..', 'fixtures', 'mcp', 'flaky-server.ts')
+
+/**
+ * A loopback HTTP server for the platform's api app, started before the platform so that its address can be the
+ * platform's base URL (which stdio subprocesses call back, for the vault). `attach` hands it the platform.
+ */
+export function loopbackApi() {
+  let platform: TestPlatform | undefined
+  const http = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: 60,
+    fetch: (request, server) => (platform ? platform.api.fetch(request, server) : new Response('starting', { status: 503 })),
+  })
+  return {
+    base: `http://127.0.0.1:${http.port}`,
+    attach(p: TestPlatform) {
+      platform = p
+    },
+    stop: () => http.stop(true),
+  }
+}
+
+/** The MCP SDK's client, as a host, connected to /mcp/{server} as `as`. */
+export async function connectMcp(base: string, as: Principal, server: string): Promise<Client> {
+  const client = new Client({ name: 'test-host', version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp/${server}`), { requestInit: { headers: { authorization: `Bearer ${as.token}` } } }))
+  return client
+}
+
+/** This process's children running `pattern`: other programs on the machine may run the same servers. */
+export function childProcesses(pattern: string): number[] {
+  return Bun.spawnSync(['pgrep', '-P', String(process.pid), '-f', pattern]).stdout.toString().trim().split('\n').filter(Boolean).map(Number)
+}
+
+/** A loopback port nothing listens on just now, for a child server that must be told its port. */
+export function freePort(): number {
+  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  return port
+}

@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { manualClock } from '../../src/clock.ts'
+import { childProcesses, connectMcp, FLAKY, loopbackApi } from '../helpers/mcp.ts'
+import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+
+// The gateway's upstream connections against a real stdio server that counts its starts and can be made to fail.
+const clock = manualClock()
+const http = loopbackApi()
+const dir = mkdtempSync(join(tmpdir(), 'switchboard-flaky-'))
+let p: TestPlatform
+
+const starts = () => readFileSync(join(dir, 'starts'), 'utf8').split('\n').filter(Boolean).length
+const text = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as Array<{ text: string }>)[0]!.text
+
+beforeAll(async () => {
+  writeFileSync(join(dir, 'starts'), '')
+  p = await startTestPlatform(
+    { SWITCHBOARD_BASE_URL: http.base, SWITCHBOARD_MCP_BREAKER_FAILURES: '3', SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: '30', SWITCHBOARD_MCP_IDLE_SECONDS: '60' },
+    clock,
+  )
+  http.attach(p)
+  const created = await p.call('POST', '/api/v1/McpServer', {
+    json: { name: 'flaky', transport: 'stdio', command: process.execPath, args: [FLAKY], env: { FLAKY_DIR: { value: dir } }, vault_secrets: ['shared/key', 'personal/key'] },
+  })
+  expect(created.status).toBe(201)
+  expect((await p.call('POST', '/api/v1/McpPermission', { json: { server: 'flaky', tool: '*', effect: 'allow' } })).status).toBe(201)
+})
+afterAll(async () => {
+  await p.services.upstreams.closeAll()
+  http.stop()
+  await p.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const connect = (as: Principal = p.root) => connectMcp(http.base, as, 'flaky')
+
+test('repeated upstream failures open the breaker: quick errors, no upstream call; after the cool-down one probe closes it', async () => {
+  const before = starts()
+  writeFileSync(join(dir, 'down'), '')
+  const client = await connect()
+  try {
+    for (let i = 0; i < 3; i++) await expect(client.listTools()).rejects.toThrow()
+    expect(starts()).toBe(before + 3)
+    await expect(client.listTools()).rejects.toThrow('The upstream is failing; calls are held back for 30 s.')
+    expect(starts()).toBe(before + 3)
+
+    const breakers = await p.call('GET', '/api/mcp/breakers?server=flaky')
+    expect(breakers.status).toBe(200)
+    expect(breakers.body.data).toEqual([
+      { server: 'flaky', user_id: p.root.userId, state: 'open', failures: 3, opened_at: new Date(clock.now()).toISOString(), retry_at: new Date(clock.now() + 30_000).toISOString() },
+    ])
+    // A member sees their own breakers only; they have none yet.
+    expect((await p.call('GET', '/api/mcp/breakers', { as: await p.createUser() })).body.data).toEqual([])
+
+    clock.advance(30_000)
+    expect((await p.call('GET', '/api/mcp/breakers?server=flaky')).body.data[0].state).toBe('half-open')
+    rmSync(join(dir, 'down'))
+    const outcomes = await Promise.allSettled([client.listTools(), client.listTools(), client.listTools()])
+    expect(outcomes.filter((o) => o.status === 'fulfilled').length).toBe(1)
+    expect(starts()).toBe(before + 4)
+    expect((await p.call('GET', '/api/mcp/breakers?server=flaky')).body.data[0]).toMatchObject({ state: 'closed', failures: 0 })
+    expect(text(await client.callTool({ name: 'hello', arguments: {} }))).toStartWith('hello from')
+    expect(starts()).toBe(before + 4)
+  } finally {
+    rmSync(join(dir, 'down'), { force: true })
+    await client.close()
+  }
+})
+
+test('an upstream unused for the idle time is closed and its process ends; the next call starts a new one', async () => {
+  const client = await connect()
+  try {
+    const first = text(await client.callTool({ name: 'hello', arguments: {} }))
+    const pid = Number(first.replace('hello from ', ''))
+    expect(childProcesses('flaky-server')).toContain(pid)
+    clock.advance(59_000)
+    expect(await p.services.upstreams.reapIdle()).toBe(0)
+    clock.advance(1_000)
+    expect(await p.services.upstreams.reapIdle()).toBe(1)
+    await Bun.sleep(100)
+    expect(childProcesses('flaky-server')).not.toContain(pid)
+    const second = text(await client.callTool({ name: 'hello', arguments: {} }))
+    expect(second).not.toBe(first)
+  } finally {
+    await client.close()
+  }
+})
+
+test('a subprocess reads the secrets it was granted with its own vault token, and nothing else', async () => {
+  const company = p.root.companyId
+  await p.services.vault.set({ scope: 'company', ownerId: company, name: 'shared/key' }, 'company-value')
+  await p.services.vault.set({ scope: 'company', ownerId: company, name: 'personal/key' }, 'company-default')
+  await p.services.vault.set({ scope: 'user', ownerId: p.root.userId, name: 'personal/key' }, 'root-own')
+  await p.services.vault.set({ scope: 'company', ownerId: company, name: 'other/key' }, 'outside-the-grant')
+  const client = await connect()
+  try {
+    const read = async (name: string) => text(await client.callTool({ name: 'vault-read', arguments: { name } }))
+    expect(await read('shared/key')).toBe('200 {"name":"shared/key","value":"company-value"}')
+    // The user's own secret of a name comes before the company's.
+    expect(await read('personal/key')).toBe('200 {"name":"personal/key","value":"root-own"}')
+    expect(await read('other/key')).toStartWith('404 ')
+
+    const token = text(await client.callTool({ name: 'vault-token', arguments: {} }))
+    expect(token).toStartWith('sbv_')
+    const listed = await p.call('POST', '/api/vault/list', { as: null, headers: { authorization: `Bearer ${token}` }, json: { prefix: '' } })
+    expect(listed.body).toEqual({ names: ['personal/key', 'shared/key'] })
+    // The token dies with its process.
+    clock.advance(60_000)
+    await p.services.upstreams.reapIdle()
+    const after = await p.call('POST', '/api/vault/get', { as: null, headers: { authorization: `Bearer ${token}` }, json: { name: 'shared/key' } })
+    expect(after.status).toBe(401)
+  } finally {
+    await client.close()
+  }
+})
