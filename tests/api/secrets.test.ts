@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { sql } from 'kysely'
 import { MODELS } from '../../src/models/registry.ts'
 import { modelCases } from '../helpers/fixtures.ts'
 import { ADMIN_PASSWORD, startTestPlatform, type Reply, type TestPlatform } from '../helpers/platform.ts'
@@ -44,5 +45,29 @@ test('no response of any endpoint contains a password hash or a token hash', asy
     const text = `${JSON.stringify(reply.body)} ${JSON.stringify([...reply.headers])}`
     expect(text).not.toContain('$argon2')
     for (const hash of hashes) expect(text).not.toContain(hash)
+  }
+})
+
+test('no table of the database holds a secret set through the api in plain text', async () => {
+  const values = ['company-secret-value-123', 'user-secret-value-456', 'sk-runner-key-789']
+  expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', name: 'scan/company', value: values[0] } })).status).toBe(200)
+  expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'user', name: 'scan/user', value: values[1] } })).status).toBe(200)
+  expect((await p.call('POST', '/api/runners/openai/auth/api-key', { json: { api_key: values[2] } })).status).toBe(200)
+  // An MCP server that takes its token from the vault keeps only the name.
+  expect((await p.call('POST', '/api/v1/McpServer', { json: { name: 'scan', transport: 'stdio', command: 'true', env: { TOKEN: { secret: 'scan/company' } } } })).status).toBe(201)
+
+  // Every row of every table, as text.
+  const tables = await sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(p.store.db)
+  expect(tables.rows.map((t) => t.name)).toContain('vault_secrets')
+  let dump = ''
+  for (const { name } of tables.rows) {
+    const rows = await sql<{ row: string }>`SELECT row_to_json(t)::text AS row FROM ${sql.table(name)} t`.execute(p.store.db)
+    dump += rows.rows.map((r) => r.row).join('\n')
+  }
+  expect(dump).toContain('scan/company')
+  for (const value of values) {
+    expect(dump).not.toContain(value)
+    expect(dump).not.toContain(Buffer.from(value).toString('base64'))
+    expect(dump).not.toContain(Buffer.from(value).toString('hex'))
   }
 })

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { manualClock } from '../../src/clock.ts'
 import { childProcesses, connectMcp, FLAKY, loopbackApi } from '../helpers/mcp.ts'
+import { expectProblem } from '../helpers/problem.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 
 // The gateway's upstream connections against a real stdio server that counts its starts and can be made to fail.
@@ -53,8 +54,11 @@ test('repeated upstream failures open the breaker: quick errors, no upstream cal
     expect(breakers.body.data).toEqual([
       { server: 'flaky', user_id: p.root.userId, state: 'open', failures: 3, opened_at: new Date(clock.now()).toISOString(), retry_at: new Date(clock.now() + 30_000).toISOString() },
     ])
-    // A member sees their own breakers only; they have none yet.
+    // A member sees their own breakers only (none yet); another company's admin sees none of these; nobody gets a 401.
     expect((await p.call('GET', '/api/mcp/breakers', { as: await p.createUser() })).body.data).toEqual([])
+    const otherAdmin = await p.createUser({ companyId: await p.createCompany(), role: 'admin' })
+    expect((await p.call('GET', '/api/mcp/breakers', { as: otherAdmin })).body.data).toEqual([])
+    expectProblem(await p.call('GET', '/api/mcp/breakers', { as: null }), 401, 'unauthorized')
 
     clock.advance(30_000)
     expect((await p.call('GET', '/api/mcp/breakers?server=flaky')).body.data[0].state).toBe('half-open')
