@@ -123,7 +123,7 @@ export class AgentTools implements ToolExecutor {
         if (builtIn) return builtIn.run(args)
         const route = routes.get(name)
         if (!route) throw new Error(`There is no tool named ${name} for this agent.`)
-        return resultText(await route.provider.callTool(user, { name: route.tool, arguments: args }, signal))
+        return resultText(await route.provider.callTool(user, { name: route.tool, arguments: args }, { signal }))
       },
     }
   }

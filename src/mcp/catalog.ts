@@ -1,3 +1,4 @@
+import { AggregateProvider } from './aggregate.ts'
 import type { McpDirectory } from './directory.ts'
 import { mayUseServer, mayUseTool } from './permissions.ts'
 import { UpstreamProvider, VirtualProvider, type Provider, type ToolUser, type VirtualTool } from './providers.ts'
@@ -44,6 +45,12 @@ export class McpCatalog {
     const [servers, rules] = await Promise.all([this.directory.servers(user.companyId), this.directory.rules(user.companyId)])
     const all: Provider[] = [...this.#virtual.values(), ...servers.filter((s) => !this.#virtual.has(s.name)).map((s) => new UpstreamProvider(s, this.upstreams))]
     return all.filter((p) => mayUseServer(rules, user.userId, p.name))
+  }
+
+  /** Everything the user may use, as one provider that judges by itself (the gateway's `/mcp`). */
+  async aggregate(user: ToolUser): Promise<AggregateProvider> {
+    const [providers, judge] = await Promise.all([this.providers(user), this.judge(user)])
+    return new AggregateProvider(providers, judge)
   }
 
   /** The user's permissions, read once (they are cached for a few seconds) and asked many times. */

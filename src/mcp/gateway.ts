@@ -9,6 +9,7 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  type Progress,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../auth/actor.ts'
@@ -23,6 +24,9 @@ interface Session {
   server: string
   lastSeen: number
 }
+
+/** The name a session of the aggregate `/mcp` goes by. */
+export const AGGREGATE = ''
 
 /** A host that vanished without DELETE leaves its session behind; it is closed after this long unseen. */
 const SESSION_IDLE_MS = 60 * 60 * 1000
@@ -53,10 +57,12 @@ export class Gateway {
   /** A new session for an initialize request. */
   async open(actor: Actor, name: string): Promise<WebStandardStreamableHTTPServerTransport> {
     this.#sweep()
-    const mcp = new Server({ name: `switchboard/${name}`, version: '0.1.0' }, { capabilities: { tools: {}, resources: {}, prompts: {} } })
+    const mcp = new Server({ name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' }, { capabilities: { tools: {}, resources: {}, prompts: {} } })
 
     /** The provider and the caller's judge, afresh for each request. */
     const resolve = async (): Promise<{ provider: Provider; may: (item: string) => boolean }> => {
+      // The aggregate judges each item by its own server's rules.
+      if (name === AGGREGATE) return { provider: await this.catalog.aggregate(actor), may: () => true }
       const [provider, judge] = await Promise.all([this.catalog.provider(actor, name), this.catalog.judge(actor)])
       if (!provider || !judge.server(name)) throw new McpError(ErrorCode.InvalidRequest, `The MCP server ${name} is no longer available to you.`)
       return { provider, may: (item) => judge(name, item) }
@@ -72,7 +78,19 @@ export class Gateway {
       const { provider, may } = await resolve()
       // A tool hidden from the list is refused by name too.
       if (!may(request.params.name)) return errorResult(`You may not use the tool ${request.params.name} on ${name}.`)
-      return provider.callTool(actor, request.params, extra.signal)
+      // The host's progress token travels on: the upstream's progress notifications reach the host, in order and
+      // all of them before the result.
+      const token = request.params._meta?.progressToken
+      let relayed = Promise.resolve()
+      const onProgress =
+        token === undefined
+          ? undefined
+          : (progress: Progress) => {
+              relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } })).catch(() => {})
+            }
+      const result = await provider.callTool(actor, request.params, { signal: extra.signal, onProgress })
+      await relayed
+      return result
     })
 
     // Resources and prompts are judged as `resource:<uri>` and `prompt:<name>`: a server-wide rule covers them,

@@ -8,12 +8,25 @@ import type {
   ListResourcesResult,
   ListResourceTemplatesResult,
   ListToolsResult,
+  Progress,
   ReadResourceRequest,
   ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../auth/actor.ts'
 import type { ServerDefinition, Upstreams } from './upstreams.ts'
+
+/** How a tool call is run: cancelled with `signal`; `onProgress` hears the upstream's progress notifications. */
+export interface CallOptions {
+  signal?: AbortSignal
+  onProgress?: (progress: Progress) => void
+}
+
+/**
+ * How long an upstream tool call may take (MCP SDK's default is 60 s, which would cut long tools short and count
+ * against the breaker). Progress notifications restart it; an agent's turn timeout or a host's cancel end it sooner.
+ */
+const TOOL_CALL_TIMEOUT_MS = 15 * 60 * 1000
 
 /** Who a tool runs for: a user in a company (the caller, or an agent's service account). */
 export type ToolUser = Pick<Actor, 'userId' | 'companyId'>
@@ -34,9 +47,10 @@ export interface VirtualTool {
  */
 export interface Provider {
   readonly name: string
-  readonly kind: 'upstream' | 'virtual'
+  /** An upstream server, a plugin's built-in tools, or all of a user's at once (the gateway's `/mcp`). */
+  readonly kind: 'upstream' | 'virtual' | 'aggregate'
   listTools(user: ToolUser, cursor?: string): Promise<ListToolsResult>
-  callTool(user: ToolUser, params: CallToolRequest['params'], signal?: AbortSignal): Promise<CallToolResult>
+  callTool(user: ToolUser, params: CallToolRequest['params'], options?: CallOptions): Promise<CallToolResult>
   listResources(user: ToolUser, cursor?: string): Promise<ListResourcesResult>
   listResourceTemplates(user: ToolUser, cursor?: string): Promise<ListResourceTemplatesResult>
   readResource(user: ToolUser, params: ReadResourceRequest['params']): Promise<ReadResourceResult>
@@ -61,8 +75,9 @@ export class UpstreamProvider implements Provider {
     return this.#call(user, (c) => c.listTools({ cursor }))
   }
 
-  callTool(user: ToolUser, params: CallToolRequest['params'], signal?: AbortSignal) {
-    return this.#call(user, (c) => c.callTool(params, undefined, { signal }) as Promise<CallToolResult>)
+  callTool(user: ToolUser, params: CallToolRequest['params'], { signal, onProgress }: CallOptions = {}) {
+    const options = { signal, timeout: TOOL_CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, ...(onProgress ? { onprogress: onProgress } : {}) }
+    return this.#call(user, (c) => c.callTool(params, undefined, options) as Promise<CallToolResult>)
   }
 
   // An upstream without resources or prompts simply has none to offer, rather than an error.
@@ -107,7 +122,7 @@ export class VirtualProvider implements Provider {
     return { tools: [...this.#tools.values()].map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) }
   }
 
-  async callTool(user: ToolUser, params: CallToolRequest['params'], signal = new AbortController().signal): Promise<CallToolResult> {
+  async callTool(user: ToolUser, params: CallToolRequest['params'], { signal = new AbortController().signal }: CallOptions = {}): Promise<CallToolResult> {
     const tool = this.#tools.get(params.name)
     if (!tool) return errorResult(`${this.name} has no tool ${params.name}.`)
     try {

@@ -186,3 +186,20 @@ test('a Streamable HTTP upstream (server-everything over HTTP) is served through
     for (const stop of stops) stop()
   }
 })
+
+test('the upstream’s progress notifications reach the host during a long tool call', async () => {
+  const client = await connect(p.root)
+  try {
+    const progress: number[] = []
+    const result = await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, {
+      onprogress: (update) => progress.push(update.progress),
+    })
+    expect(result.isError).toBeFalsy()
+    // The SDK's clients (ours upstream, the host's here) may drop a progress notification that arrives together
+    // with the response (modelcontextprotocol/typescript-sdk#2580); the ones before it always arrive, in order.
+    expect(progress.slice(0, 2)).toEqual([1, 2])
+    expect([1, 2, 3].slice(0, progress.length)).toEqual(progress)
+  } finally {
+    await client.close()
+  }
+})

@@ -1,13 +1,18 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { Context } from 'hono'
 import { unauthorized } from '../../auth/access.ts'
 import { hasRole } from '../../auth/actor.ts'
 import type { ApiEnv } from '../context.ts'
 import { ApiError } from '../errors.ts'
 import type { Services } from '../../services.ts'
 import { throttle } from '../../throttle/middleware.ts'
+import { AGGREGATE } from '../../mcp/gateway.ts'
 import { breakersRoute, serverParam } from './routes.ts'
 
-/** ALL /mcp/{server}: the MCP gateway, Streamable HTTP (POST, GET, DELETE with Mcp-Session-Id), per user and server. */
+/**
+ * ALL /mcp/{server}: the MCP gateway, Streamable HTTP (POST, GET, DELETE with Mcp-Session-Id), per user and server;
+ * ALL /mcp: every server the caller may use, as one.
+ */
 export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
   app.openAPIRegistry.registerPath({
     method: 'post',
@@ -23,21 +28,31 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
     responses: { 200: { description: 'An MCP JSON-RPC response, or an SSE stream of them.' } },
   })
 
-  const { config, throttles, clock, catalog, gateway } = services
-  // A token bucket per user and server: one busy host cannot starve an upstream for everyone else.
-  const bucket = throttle('mcp', throttles.mcp, config.mcpRate, clock, (c) => `${c.get('actor')?.userId}:${c.req.param('server')}`)
-
-  app.on(['GET', 'POST', 'DELETE'], '/mcp/:server', async (c, next) => {
-    if (!c.var.actor) throw unauthorized()
-    return bucket(c, next)
+  app.openAPIRegistry.registerPath({
+    method: 'post',
+    path: '/mcp',
+    operationId: 'mcpAggregate',
+    summary: 'MCP gateway, every server at once (Streamable HTTP)',
+    description:
+      'Everything the caller may use of every server, as one MCP server: tools and prompts named `<server>__<name>`, resources under their own URIs.',
+    tags: ['MCP'],
+    security: [{ sessionCookie: [] }, { apiToken: [] }],
+    responses: { 200: { description: 'An MCP JSON-RPC response, or an SSE stream of them.' } },
   })
 
-  app.on(['GET', 'POST', 'DELETE'], '/mcp/:server', async (c) => {
+  const { config, throttles, clock, catalog, gateway } = services
+  const serverOf = (c: Context<ApiEnv>) => c.req.param('server') ?? AGGREGATE
+  // A token bucket per user and server: one busy host cannot starve an upstream for everyone else.
+  const bucket = throttle('mcp', throttles.mcp, config.mcpRate, clock, (c) => `${c.get('actor')?.userId}:${serverOf(c)}`)
+
+  const handle = async (c: Context<ApiEnv>) => {
     const actor = c.var.actor!
-    const name = c.req.param('server')
-    const [provider, judge] = await Promise.all([catalog.provider(actor, name), catalog.judge(actor)])
-    if (!provider) throw new ApiError('not_found', `There is no MCP server ${name}.`)
-    if (!judge.server(name)) throw new ApiError('forbidden', `You may not use the MCP server ${name}.`)
+    const name = serverOf(c)
+    if (name !== AGGREGATE) {
+      const [provider, judge] = await Promise.all([catalog.provider(actor, name), catalog.judge(actor)])
+      if (!provider) throw new ApiError('not_found', `There is no MCP server ${name}.`)
+      if (!judge.server(name)) throw new ApiError('forbidden', `You may not use the MCP server ${name}.`)
+    }
 
     const sessionId = c.req.header('mcp-session-id')
     if (sessionId) {
@@ -47,7 +62,15 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
     }
     if (c.req.method !== 'POST') throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
     return (await gateway.open(actor, name)).handleRequest(c.req.raw)
-  })
+  }
+
+  for (const path of ['/mcp', '/mcp/:server']) {
+    app.on(['GET', 'POST', 'DELETE'], path, async (c, next) => {
+      if (!c.var.actor) throw unauthorized()
+      return bucket(c, next)
+    })
+    app.on(['GET', 'POST', 'DELETE'], path, handle)
+  }
 
   app.openapi(breakersRoute, (c) => {
     const actor = c.var.actor

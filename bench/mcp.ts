@@ -1,0 +1,223 @@
+/**
+ * MCP gateway benchmark: tools/call of server-everything's `echo` tool through three paths, in the same run, at
+ * concurrency 1 and 16. A hand-run benchmark, not a test.
+ *
+ *   direct     the MCP SDK client straight to server-everything over stdio: the baseline
+ *   gateway    Switchboard's /mcp/everything over Streamable HTTP, with a bearer token
+ *   mcp-proxy  the npm peer: `mcp-proxy -- mcp-server-everything` over Streamable HTTP at /mcp
+ *
+ * Targets: the gateway adds at most 1 ms at p50 over direct at c=1, and answers more calls/s than mcp-proxy.
+ *
+ * Concurrency c is c clients (c sessions) on a path, each calling in a closed loop. The gateway (one upstream per
+ * user and server, and all sessions are the same user) and mcp-proxy (one upstream for all sessions) each
+ * multiplex them onto a single server-everything process; direct has a process per client, so at c=16 it is a
+ * ceiling rather than a like-for-like baseline.
+ *
+ * The platform runs in this process on PGlite, as the test suites start it (TEST_DATABASE_URL runs it on
+ * PostgreSQL instead), with the MCP throttle configured out of the way. Its event loop is shared with the
+ * clients, which are also in this process; mcp-proxy has a process of its own.
+ *
+ * Run:  node_modules/.bin/bun bench/mcp.ts
+ * Environment (defaults in brackets): BENCH_DURATION  seconds measured per path and round [5];
+ *   BENCH_ROUNDS  rounds, the paths' order flipped each round; each figure is its median across rounds [3]
+ */
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { startTestPlatform } from '../tests/helpers/platform.ts'
+import { ROUNDS, fail } from './harness.ts'
+
+const DURATION_SECONDS = Number(process.env.BENCH_DURATION?.replace(/s$/, '') || 5)
+if (!(DURATION_SECONDS > 0)) fail(`BENCH_DURATION=${process.env.BENCH_DURATION} is not a number of seconds (e.g. 5)`)
+const CONCURRENCIES = [1, 16]
+const WARMUP_CALLS = 200
+const TARGET_ADDED_P50_MS = 1
+const TARGET_RATIO = 1
+
+const MODULES = join(import.meta.dir, '..', 'node_modules')
+const EVERYTHING = join(MODULES, '.bin', 'mcp-server-everything')
+const MCP_PROXY = join(MODULES, '.bin', 'mcp-proxy')
+const PATHS = ['direct', 'gateway', 'mcp-proxy'] as const
+type PathName = (typeof PATHS)[number]
+
+interface Figures {
+  callsPerSecond: number
+  p50: number
+  p99: number
+}
+
+// Everything started is stopped once, in reverse order: at the end, on failure and on Ctrl-C (process.exit
+// alone would leave mcp-proxy and the stdio servers running).
+const stops: (() => unknown)[] = []
+let stopping: Promise<void> | undefined
+const stopAll = () =>
+  (stopping ??= (async () => {
+    for (const stop of stops.reverse()) await Promise.resolve().then(stop).catch(() => {})
+  })())
+process.once('SIGINT', async () => {
+  await stopAll()
+  process.exit(130)
+})
+
+const version = async (name: string) => ((await Bun.file(join(MODULES, name, 'package.json')).json()) as { version: string }).version
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+}
+
+/** The platform with an `everything` stdio server everyone may use; answers the gateway's URL and a token. */
+async function startGateway() {
+  // Every session is the same user, so the per-user bucket would throttle the whole benchmark.
+  const p = await startTestPlatform({ SWITCHBOARD_MCP_RATE_BURST: '1000000000', SWITCHBOARD_MCP_RATE_PER_SECOND: '1000000000' })
+  stops.push(() => p.close())
+  stops.push(() => p.services.upstreams.closeAll())
+  // As src/main.ts: Bun's longest idle timeout, so the clients' idle SSE streams are not cut mid-run.
+  const http = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 255, fetch: (request, server) => p.api.fetch(request, server) })
+  stops.push(() => http.stop(true))
+  for (const [path, json] of [
+    ['/api/v1/McpServer', { name: 'everything', transport: 'stdio', command: EVERYTHING }],
+    ['/api/v1/McpPermission', { server: 'everything', tool: '*', effect: 'allow' }],
+  ] as const) {
+    const reply = await p.call('POST', path, { json })
+    if (reply.status !== 201) throw new Error(`POST ${path} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
+  }
+  return { url: new URL(`http://127.0.0.1:${http.port}/mcp/everything`), token: p.root.token, database: p.store.kind }
+}
+
+/** Starts mcp-proxy on a free port and waits until it answers HTTP (it listens once its upstream is up). */
+async function startMcpProxy(): Promise<URL> {
+  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
+  const port = probe.port
+  probe.stop(true)
+  // Without its replay store (the gateway keeps none either), which is mcp-proxy's faster setting.
+  const command = [MCP_PROXY, '--port', String(port), '--host', '127.0.0.1', '--no-eventStore', '--', EVERYTHING]
+  // Its output is not read, so it must not go to a pipe that could fill up and stall it.
+  const proc = Bun.spawn(command, { stdout: 'ignore', stderr: 'ignore' })
+  // SIGTERM lets it shut down gracefully, which also ends its server-everything.
+  stops.push(async () => {
+    proc.kill('SIGTERM')
+    await proc.exited
+  })
+  const url = new URL(`http://127.0.0.1:${port}/mcp`)
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`mcp-proxy exited with ${proc.exitCode}; run it by hand to see why: ${command.join(' ')}`)
+    if (await fetch(url).then(() => true, () => false)) return url
+    await Bun.sleep(100)
+  }
+  throw new Error(`mcp-proxy did not answer at ${url} within 30 s`)
+}
+
+async function connect(path: PathName, gateway: { url: URL; token: string }, proxy: URL): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1.0.0' })
+  const transport =
+    path === 'direct'
+      ? new StdioClientTransport({ command: EVERYTHING, stderr: 'ignore' })
+      : path === 'gateway'
+        ? new StreamableHTTPClientTransport(gateway.url, { requestInit: { headers: { authorization: `Bearer ${gateway.token}` } } })
+        : new StreamableHTTPClientTransport(proxy)
+  await client.connect(transport)
+  return client
+}
+
+let serial = 0
+
+/**
+ * Each client calls echo in a closed loop (its next call when the last is answered) until `done`; answers every
+ * call's latency in ms and the wall time taken. Each message is new, so an answer can be neither another call's
+ * nor a cached one.
+ */
+async function drive(path: PathName, clients: Client[], done: (calls: number) => boolean) {
+  const latencies: number[] = []
+  const start = performance.now()
+  await Promise.all(
+    clients.map(async (client) => {
+      for (let calls = 0; !done(calls); calls++) {
+        const message = `bench call ${++serial}`
+        const sent = performance.now()
+        const result = await client.callTool({ name: 'echo', arguments: { message } })
+        latencies.push(performance.now() - sent)
+        const text = (result.content as { text?: string }[] | undefined)?.[0]?.text
+        if (text !== `Echo: ${message}`) throw new Error(`${path}: echo answered ${JSON.stringify(result).slice(0, 300)}, not "Echo: ${message}"`)
+      }
+    }),
+  )
+  return { latencies, seconds: (performance.now() - start) / 1000 }
+}
+
+async function measure(path: PathName, clients: Client[]): Promise<Figures> {
+  const perClient = Math.ceil(WARMUP_CALLS / clients.length)
+  await drive(path, clients, (calls) => calls >= perClient)
+  const end = performance.now() + DURATION_SECONDS * 1000
+  const { latencies, seconds } = await drive(path, clients, () => performance.now() >= end)
+  const sorted = Float64Array.from(latencies).sort()
+  return { callsPerSecond: latencies.length / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) }
+}
+
+const row = (cells: string[]) => cells.map((c, i) => c.padEnd([12, 10, 9, 9][i] ?? 0)).join(' ').trimEnd()
+
+async function main() {
+  const gateway = await startGateway()
+  const proxy = await startMcpProxy()
+  console.log(
+    `Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, gateway on ${gateway.database}, ` +
+      `server-everything ${await version('@modelcontextprotocol/server-everything')}, mcp-proxy ${await version('mcp-proxy')}, ` +
+      `${DURATION_SECONDS} s per path and round, ${ROUNDS} round(s)`,
+  )
+
+  const results = new Map<string, Figures>()
+  const result = (path: PathName, c: number) => results.get(`${path} ${c}`)!
+  for (const c of CONCURRENCIES) {
+    // Clients are connected once per concurrency and kept across rounds, so that no round pays for a spawn.
+    const clients = new Map<PathName, Client[]>()
+    for (const path of PATHS) {
+      const connected = await Promise.all(Array.from({ length: c }, () => connect(path, gateway, proxy)))
+      stops.push(() => Promise.all(connected.map((client) => client.close())))
+      clients.set(path, connected)
+    }
+    const rounds = new Map<PathName, Figures[]>(PATHS.map((path) => [path, []]))
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Flipping the order each round keeps drift on a shared machine from favouring one path.
+      for (const path of round % 2 === 1 ? PATHS : [...PATHS].reverse()) {
+        const figures = await measure(path, clients.get(path)!)
+        rounds.get(path)!.push(figures)
+        console.log(`round ${round}, c=${c}, ${path}: ${figures.callsPerSecond.toFixed(0)} calls/s, p50 ${figures.p50.toFixed(3)} ms, p99 ${figures.p99.toFixed(3)} ms`)
+      }
+    }
+    console.log()
+    console.log(`c=${c}, median of ${ROUNDS} round(s):`)
+    console.log(row(['path', 'calls/s', 'p50', 'p99']))
+    for (const [path, figures] of rounds) {
+      const m = { callsPerSecond: median(figures.map((f) => f.callsPerSecond)), p50: median(figures.map((f) => f.p50)), p99: median(figures.map((f) => f.p99)) }
+      results.set(`${path} ${c}`, m)
+      console.log(row([path, m.callsPerSecond.toFixed(0), `${m.p50.toFixed(3)}ms`, `${m.p99.toFixed(3)}ms`]))
+    }
+    console.log()
+  }
+
+  const added = result('gateway', 1).p50 - result('direct', 1).p50
+  const verdict = (met: boolean) => (met ? 'met' : 'NOT met')
+  console.log(`gateway added p50 at c=1: ${added.toFixed(3)} ms (target ≤ ${TARGET_ADDED_P50_MS} ms, ${verdict(added <= TARGET_ADDED_P50_MS)})`)
+  const ratios = CONCURRENCIES.map((c) => result('gateway', c).callsPerSecond / result('mcp-proxy', c).callsPerSecond)
+  console.log(
+    `gateway / mcp-proxy calls/s at ${CONCURRENCIES.map((c) => `c=${c}`).join(' and ')}: ${ratios.map((r) => `${r.toFixed(2)}x`).join(' and ')} ` +
+      `(target > ${TARGET_RATIO}x, ${verdict(ratios.every((r) => r > TARGET_RATIO))})`,
+  )
+}
+
+try {
+  await main()
+} catch (error) {
+  // After Ctrl-C, the failure is only the clients being closed under the calls.
+  if (!stopping) console.error(error instanceof Error ? error.message : error)
+  process.exitCode = 1
+} finally {
+  await stopAll()
+}
+// The platform's store and timers would keep the process alive.
+process.exit(process.exitCode ?? 0)

@@ -1,0 +1,84 @@
+import type { CallToolRequest, GetPromptRequest, ReadResourceRequest } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { Judge } from './catalog.ts'
+import { errorResult, type CallOptions, type Provider, type ToolUser } from './providers.ts'
+
+/** Aggregate names: `<server>__<name>`, the same shape agents see. */
+const SEPARATOR = '__'
+
+function split(name: string): [string, string] | undefined {
+  const at = name.indexOf(SEPARATOR)
+  return at > 0 ? [name.slice(0, at), name.slice(at + SEPARATOR.length)] : undefined
+}
+
+/**
+ * Every provider a user may reach as one MCP server (the gateway's `/mcp`): tools and prompts namespaced by server,
+ * resources under their own URIs. Built per request with the user's rules, so it filters by itself. Lists are not
+ * paged across servers: each server's first page is shown; hosts that need more use `/mcp/<server>`.
+ */
+export class AggregateProvider implements Provider {
+  readonly name = ''
+  readonly kind = 'aggregate'
+  readonly #byName: Map<string, Provider>
+
+  constructor(
+    providers: readonly Provider[],
+    private readonly judge: Judge,
+  ) {
+    this.#byName = new Map(providers.map((p) => [p.name, p]))
+  }
+
+  async listTools(user: ToolUser) {
+    const tools = await this.#gather((p) => p.listTools(user).then((r) => r.tools.filter((t) => this.judge(p.name, t.name)).map((t) => ({ ...t, name: p.name + SEPARATOR + t.name }))))
+    return { tools }
+  }
+
+  async callTool(user: ToolUser, params: CallToolRequest['params'], options?: CallOptions) {
+    const [server, tool] = split(params.name) ?? []
+    const provider = server && this.#byName.get(server)
+    if (!provider || !this.judge(server, tool!)) return errorResult(`You may not use the tool ${params.name}.`)
+    return provider.callTool(user, { ...params, name: tool! }, options)
+  }
+
+  async listResources(user: ToolUser) {
+    const resources = await this.#gather((p) => p.listResources(user).then((r) => r.resources.filter((x) => this.judge(p.name, `resource:${x.uri}`))))
+    return { resources }
+  }
+
+  async listResourceTemplates(user: ToolUser) {
+    const resourceTemplates = await this.#gather((p) =>
+      p.listResourceTemplates(user).then((r) => r.resourceTemplates.filter((x) => this.judge(p.name, `resource:${x.uriTemplate}`))),
+    )
+    return { resourceTemplates }
+  }
+
+  /** A resource is read from the first server that lists it and lets the user read it. */
+  async readResource(user: ToolUser, params: ReadResourceRequest['params']) {
+    for (const provider of this.#byName.values()) {
+      if (!this.judge(provider.name, `resource:${params.uri}`)) continue
+      const listed = await provider.listResources(user).catch(() => ({ resources: [] }))
+      if (listed.resources.some((r) => r.uri === params.uri)) return provider.readResource(user, params)
+    }
+    throw new McpError(ErrorCode.InvalidParams, `No resource ${params.uri} that you may read; use /mcp/<server> for resources from templates.`)
+  }
+
+  async listPrompts(user: ToolUser) {
+    const prompts = await this.#gather((p) =>
+      p.listPrompts(user).then((r) => r.prompts.filter((x) => this.judge(p.name, `prompt:${x.name}`)).map((x) => ({ ...x, name: p.name + SEPARATOR + x.name }))),
+    )
+    return { prompts }
+  }
+
+  async getPrompt(user: ToolUser, params: GetPromptRequest['params']) {
+    const [server, prompt] = split(params.name) ?? []
+    const provider = server && this.#byName.get(server)
+    if (!provider || !this.judge(server, `prompt:${prompt}`)) throw new McpError(ErrorCode.InvalidParams, `You may not use the prompt ${params.name}.`)
+    return provider.getPrompt(user, { ...params, name: prompt! })
+  }
+
+  /** Asks every server at once; one that fails leaves only its own part out. */
+  async #gather<T>(ask: (provider: Provider) => Promise<T[]>): Promise<T[]> {
+    const parts = await Promise.all([...this.#byName.values()].map((p) => ask(p).catch(() => [] as T[])))
+    return parts.flat()
+  }
+}

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { EVERYTHING, loopbackApi } from '../helpers/mcp.ts'
+import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
+
+// /mcp: every server a user may use as one MCP server, each item judged by its own server's rules.
+let p: TestPlatform
+const http = loopbackApi()
+
+beforeAll(async () => {
+  p = await startTestPlatform({ SWITCHBOARD_BASE_URL: http.base, SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') })
+  http.attach(p)
+  expect((await p.call('POST', '/api/v1/McpServer', { json: { name: 'everything', transport: 'stdio', command: EVERYTHING } })).status).toBe(201)
+  for (const rule of [
+    { server: 'everything', tool: '*', effect: 'allow' },
+    { server: 'everything', tool: 'get-sum', effect: 'deny' },
+    { server: 'everything', tool: 'prompt:simple-prompt', effect: 'deny' },
+    { server: 'notes', tool: 'whoami', effect: 'allow' },
+  ]) {
+    expect((await p.call('POST', '/api/v1/McpPermission', { json: rule })).status).toBe(201)
+  }
+})
+afterAll(async () => {
+  await p.services.upstreams.closeAll()
+  http.stop()
+  await p.close()
+})
+
+async function connect(as: Principal) {
+  const client = new Client({ name: 'test-host', version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${http.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${as.token}` } } }))
+  return client
+}
+
+test('tools and prompts of every server the user may use, namespaced; each refused like on its own server', async () => {
+  const client = await connect(p.root)
+  try {
+    const tools = (await client.listTools()).tools.map((t) => t.name)
+    expect(tools).toContain('everything__echo')
+    expect(tools).toContain('notes__whoami')
+    expect(tools).not.toContain('everything__get-sum')
+    expect(tools).not.toContain('notes__add-note')
+    expect(await client.callTool({ name: 'everything__echo', arguments: { message: 'all at once' } })).toMatchObject({ content: [{ text: 'Echo: all at once' }] })
+    expect(await client.callTool({ name: 'notes__whoami', arguments: {} })).toMatchObject({ content: [{ text: `user ${p.root.userId} of ${p.root.companyId}` }] })
+    for (const name of ['everything__get-sum', 'notes__add-note', 'nowhere__echo', 'echo']) {
+      expect(await client.callTool({ name, arguments: { a: 1, b: 2, text: 'x' } })).toMatchObject({ isError: true, content: [{ text: `You may not use the tool ${name}.` }] })
+    }
+
+    const prompts = (await client.listPrompts()).prompts.map((x) => x.name)
+    expect(prompts).toContain('everything__args-prompt')
+    expect(prompts).not.toContain('everything__simple-prompt')
+    await expect(client.getPrompt({ name: 'everything__simple-prompt' })).rejects.toThrow('You may not use the prompt everything__simple-prompt.')
+
+    const [resource] = (await client.listResources()).resources
+    expect((await client.readResource({ uri: resource!.uri })).contents[0]!.uri).toBe(resource!.uri)
+  } finally {
+    await client.close()
+  }
+})
+
+test('a user whose rules allow nothing sees nothing; no credentials is a 401', async () => {
+  const nobody = await p.createUser()
+  await p.call('POST', '/api/v1/McpPermission', { json: { user_id: nobody.userId, server: '*', tool: '*', effect: 'deny' } })
+  const client = await connect(nobody)
+  try {
+    expect((await client.listTools()).tools).toEqual([])
+    expect((await client.listPrompts()).prompts).toEqual([])
+  } finally {
+    await client.close()
+  }
+  expectProblem(await p.call('POST', '/mcp', { as: null, json: {} }), 401, 'unauthorized')
+})
