@@ -28,6 +28,9 @@ interface Session {
 /** The name a session of the aggregate `/mcp` goes by. */
 export const AGGREGATE = ''
 
+/** Sessions one user may hold open; opening one more closes their least recently used. */
+const SESSIONS_PER_USER = 32
+
 /** A host that vanished without DELETE leaves its session behind; it is closed after this long unseen. */
 const SESSION_IDLE_MS = 60 * 60 * 1000
 
@@ -57,6 +60,7 @@ export class Gateway {
   /** A new session for an initialize request. */
   async open(actor: Actor, name: string): Promise<WebStandardStreamableHTTPServerTransport> {
     this.#sweep()
+    this.#makeRoom(actor.userId)
     const mcp = new Server({ name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' }, { capabilities: { tools: {}, resources: {}, prompts: {} } })
 
     /** The provider and the caller's judge, afresh for each request. */
@@ -132,6 +136,15 @@ export class Gateway {
     }
     await mcp.connect(transport)
     return transport
+  }
+
+  /** Keeps a user below their session cap by closing the one they used least recently. */
+  #makeRoom(userId: string): void {
+    const theirs = [...this.#sessions.values()].filter((s) => s.userId === userId)
+    if (theirs.length < SESSIONS_PER_USER) return
+    const oldest = theirs.reduce((a, b) => (a.lastSeen <= b.lastSeen ? a : b))
+    this.#sessions.delete(oldest.transport.sessionId!)
+    void oldest.transport.close().catch(() => {})
   }
 
   /** Closes sessions unseen for long, at most once a minute (on the way to opening a new one). */

@@ -109,6 +109,10 @@ export class Upstreams {
     const cutoff = this.clock.now() - this.config.mcpUpstream.idleMs
     const idle = [...this.#connections].filter(([, c]) => c.busy === 0 && c.lastUsed <= cutoff)
     await Promise.all(idle.map(([key, connection]) => this.#drop(key, connection)))
+    // A breaker with nothing to remember goes too, so the map does not grow with every user who ever called.
+    for (const [key, { breaker }] of this.#breakers) {
+      if (!this.#connections.has(key) && breaker.state === 'closed' && breaker.status().failures === 0) this.#breakers.delete(key)
+    }
     return idle.length
   }
 

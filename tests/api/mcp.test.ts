@@ -203,3 +203,19 @@ test('the upstream’s progress notifications reach the host during a long tool 
     await client.close()
   }
 })
+
+test('a user holds at most 32 sessions: opening one more closes their least recently used', async () => {
+  const fay = await p.createUser()
+  const clients = []
+  for (let i = 0; i < 33; i++) clients.push(await connect(fay))
+  try {
+    const sessionOf = (client: (typeof clients)[number]) => (client.transport as StreamableHTTPClientTransport).sessionId!
+    const probe = (client: (typeof clients)[number]) =>
+      p.call('POST', '/mcp/everything', { as: fay, json: { jsonrpc: '2.0', id: 1, method: 'ping' }, headers: { 'mcp-session-id': sessionOf(client), accept: 'application/json, text/event-stream' } })
+    expectProblem(await probe(clients[0]!), 404, 'not_found')
+    expect((await probe(clients[1]!)).status).toBe(200)
+    expect((await probe(clients[32]!)).status).toBe(200)
+  } finally {
+    await Promise.all(clients.map((c) => c.close()))
+  }
+})

@@ -87,6 +87,8 @@ test('an upstream unused for the idle time is closed and its process ends; the n
     expect(await p.services.upstreams.reapIdle()).toBe(1)
     await Bun.sleep(100)
     expect(childProcesses('flaky-server')).not.toContain(pid)
+    // Its breaker, closed and clean, is forgotten with it.
+    expect((await p.call('GET', '/api/mcp/breakers?server=flaky')).body.data).toEqual([])
     const second = text(await client.callTool({ name: 'hello', arguments: {} }))
     expect(second).not.toBe(first)
   } finally {
