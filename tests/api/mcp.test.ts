@@ -1,35 +1,27 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { childProcesses, connectMcp, EVERYTHING, freePort, loopbackApi } from '../helpers/mcp.ts'
-import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { childProcesses, connectMcp, EVERYTHING, freePort, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import type { Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
 // A real MCP server from npm, run over stdio by the gateway; the MCP SDK's client is the host.
-let p: TestPlatform
-const http = loopbackApi()
-const base = http.base
+let p: McpTestPlatform
+let base: string
 
 beforeAll(async () => {
-  p = await startTestPlatform({ SWITCHBOARD_BASE_URL: base })
-  http.attach(p)
-  await p.services.vault.set({ scope: 'company', ownerId: p.root.companyId, name: 'everything/greeting' }, 'from-the-vault')
-  const server = await p.call('POST', '/api/v1/McpServer', {
-    json: { name: 'everything', transport: 'stdio', command: EVERYTHING, env: { GREETING: { secret: 'everything/greeting' }, PLAIN: { value: 'given' } } },
+  p = await startMcpPlatform({
+    servers: [{ name: 'everything', transport: 'stdio', command: EVERYTHING, env: { GREETING: { secret: 'everything/greeting' }, PLAIN: { value: 'given' } } }],
+    // Everyone may use the server, except one tool; some users below are judged by rules of their own.
+    rules: [
+      { server: 'everything', tool: '*', effect: 'allow' },
+      { server: 'everything', tool: 'get-sum', effect: 'deny' },
+    ],
   })
-  expect(server.status).toBe(201)
-  // Everyone may use the server, except one tool; one user is judged by rules of their own.
-  for (const rule of [
-    { server: 'everything', tool: '*', effect: 'allow' },
-    { server: 'everything', tool: 'get-sum', effect: 'deny' },
-  ]) {
-    expect((await p.call('POST', '/api/v1/McpPermission', { json: rule })).status).toBe(201)
-  }
+  base = p.base
+  await p.services.vault.set({ scope: 'company', ownerId: p.root.companyId, name: 'everything/greeting' }, 'from-the-vault')
 })
-afterAll(async () => {
-  await p.services.upstreams.closeAll()
-  http.stop()
-  await p.close()
-})
+afterAll(() => p.close())
 
 const connect = (as: Principal, server = 'everything') => connectMcp(base, as, server)
 
@@ -206,11 +198,11 @@ test('the upstream’s progress notifications reach the host during a long tool 
 
 test('a user holds at most 32 sessions: opening one more closes their least recently used', async () => {
   const fay = await p.createUser()
-  const clients = []
+  const clients: Client[] = []
   for (let i = 0; i < 33; i++) clients.push(await connect(fay))
   try {
-    const sessionOf = (client: (typeof clients)[number]) => (client.transport as StreamableHTTPClientTransport).sessionId!
-    const probe = (client: (typeof clients)[number]) =>
+    const sessionOf = (client: Client) => (client.transport as StreamableHTTPClientTransport).sessionId!
+    const probe = (client: Client) =>
       p.call('POST', '/mcp/everything', { as: fay, json: { jsonrpc: '2.0', id: 1, method: 'ping' }, headers: { 'mcp-session-id': sessionOf(client), accept: 'application/json, text/event-stream' } })
     expectProblem(await probe(clients[0]!), 404, 'not_found')
     expect((await probe(clients[1]!)).status).toBe(200)

@@ -1,30 +1,24 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
-import { connectMcp, EVERYTHING, loopbackApi } from '../helpers/mcp.ts'
-import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { connectMcp, EVERYTHING, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import type { Principal } from '../helpers/platform.ts'
 
 // Agents' tools end to end: a turn through /api/chat on the echo runner asks for a tool, and the call goes through
 // the same catalogue and permission rules as the gateway, to server-everything over stdio or to a plugin's tools.
-let p: TestPlatform
-const http = loopbackApi()
+let p: McpTestPlatform
 
 beforeAll(async () => {
-  p = await startTestPlatform({ SWITCHBOARD_BASE_URL: http.base, SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') })
-  http.attach(p)
-  expect((await p.call('POST', '/api/v1/McpServer', { json: { name: 'everything', transport: 'stdio', command: EVERYTHING } })).status).toBe(201)
-  for (const rule of [
-    { server: '*', tool: '*', effect: 'allow' },
-    { server: 'everything', tool: 'get-sum', effect: 'deny' },
-  ]) {
-    expect((await p.call('POST', '/api/v1/McpPermission', { json: rule })).status).toBe(201)
-  }
+  p = await startMcpPlatform({
+    env: { SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') },
+    servers: [{ name: 'everything', transport: 'stdio', command: EVERYTHING }],
+    rules: [
+      { server: '*', tool: '*', effect: 'allow' },
+      { server: 'everything', tool: 'get-sum', effect: 'deny' },
+    ],
+  })
 })
-afterAll(async () => {
-  await p.services.upstreams.closeAll()
-  http.stop()
-  await p.close()
-})
+afterAll(() => p.close())
 
 async function agent(settings: Record<string, unknown>): Promise<string> {
   const created = await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: `agent-${crypto.randomUUID().slice(0, 8)}`, runner: 'echo', ...settings } })
@@ -99,7 +93,7 @@ test('a service account outside the agent’s company stops the turn with a clea
 })
 
 test('a plugin’s tools are served at /mcp/<plugin> to MCP hosts, behind the same rules', async () => {
-  const client = await connectMcp(http.base, p.root, 'notes')
+  const client = await connectMcp(p.base, p.root, 'notes')
   try {
     expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['add-note', 'whoami'])
     expect(await client.callTool({ name: 'whoami', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: `user ${p.root.userId} of ${p.root.companyId}` }] })
@@ -109,7 +103,7 @@ test('a plugin’s tools are served at /mcp/<plugin> to MCP hosts, behind the sa
   }
   const limited = await p.createUser()
   await p.call('POST', '/api/v1/McpPermission', { json: { user_id: limited.userId, server: 'notes', tool: 'whoami', effect: 'allow' } })
-  const theirs = await connectMcp(http.base, limited, 'notes')
+  const theirs = await connectMcp(p.base, limited, 'notes')
   try {
     expect((await theirs.listTools()).tools.map((t) => t.name)).toEqual(['whoami'])
     expect(await theirs.callTool({ name: 'add-note', arguments: { text: 'x' } })).toMatchObject({ isError: true, content: [{ text: 'You may not use the tool add-note on notes.' }] })

@@ -1,7 +1,9 @@
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { Principal, TestPlatform } from './platform.ts'
+import { expect } from 'bun:test'
+import type { Clock } from '../../src/clock.ts'
+import { startTestPlatform, type Principal, type TestPlatform } from './platform.ts'
 
 /** Real MCP servers: server-everything from npm, and a small fixture that counts its starts. */
 export const EVERYTHING = join(import.meta.dir, '..', '..', 'node_modules', '.bin', 'mcp-server-everything')
@@ -46,4 +48,36 @@ export function freePort(): number {
   const port = probe.port!
   probe.stop(true)
   return port
+}
+
+export interface McpTestPlatform extends TestPlatform {
+  /** Where the api app answers over HTTP (MCP hosts and subprocesses call it here). */
+  base: string
+}
+
+/**
+ * A platform served on loopback with MCP servers and permission rules made through the api; close() also ends the
+ * upstreams and the HTTP server.
+ */
+export async function startMcpPlatform(setup: {
+  env?: Record<string, string>
+  clock?: Clock
+  servers?: Array<Record<string, unknown>>
+  rules?: Array<Record<string, unknown>>
+}): Promise<McpTestPlatform> {
+  const http = loopbackApi()
+  const p = await startTestPlatform({ SWITCHBOARD_BASE_URL: http.base, ...setup.env }, setup.clock)
+  http.attach(p)
+  for (const [path, bodies] of [['/api/v1/McpServer', setup.servers ?? []], ['/api/v1/McpPermission', setup.rules ?? []]] as const) {
+    for (const json of bodies) expect((await p.call('POST', path, { json })).status).toBe(201)
+  }
+  return {
+    ...p,
+    base: http.base,
+    async close() {
+      await p.services.upstreams.closeAll()
+      http.stop()
+      await p.close()
+    },
+  }
 }

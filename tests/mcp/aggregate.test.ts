@@ -2,36 +2,30 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { EVERYTHING, loopbackApi } from '../helpers/mcp.ts'
-import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { EVERYTHING, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import type { Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
 // /mcp: every server a user may use as one MCP server, each item judged by its own server's rules.
-let p: TestPlatform
-const http = loopbackApi()
+let p: McpTestPlatform
 
 beforeAll(async () => {
-  p = await startTestPlatform({ SWITCHBOARD_BASE_URL: http.base, SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') })
-  http.attach(p)
-  expect((await p.call('POST', '/api/v1/McpServer', { json: { name: 'everything', transport: 'stdio', command: EVERYTHING } })).status).toBe(201)
-  for (const rule of [
-    { server: 'everything', tool: '*', effect: 'allow' },
-    { server: 'everything', tool: 'get-sum', effect: 'deny' },
-    { server: 'everything', tool: 'prompt:simple-prompt', effect: 'deny' },
-    { server: 'notes', tool: 'whoami', effect: 'allow' },
-  ]) {
-    expect((await p.call('POST', '/api/v1/McpPermission', { json: rule })).status).toBe(201)
-  }
+  p = await startMcpPlatform({
+    env: { SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') },
+    servers: [{ name: 'everything', transport: 'stdio', command: EVERYTHING }],
+    rules: [
+      { server: 'everything', tool: '*', effect: 'allow' },
+      { server: 'everything', tool: 'get-sum', effect: 'deny' },
+      { server: 'everything', tool: 'prompt:simple-prompt', effect: 'deny' },
+      { server: 'notes', tool: 'whoami', effect: 'allow' },
+    ],
+  })
 })
-afterAll(async () => {
-  await p.services.upstreams.closeAll()
-  http.stop()
-  await p.close()
-})
+afterAll(() => p.close())
 
 async function connect(as: Principal) {
   const client = new Client({ name: 'test-host', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${http.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${as.token}` } } }))
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${p.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${as.token}` } } }))
   return client
 }
 

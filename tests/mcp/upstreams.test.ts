@@ -4,40 +4,33 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { manualClock } from '../../src/clock.ts'
-import { childProcesses, connectMcp, FLAKY, loopbackApi } from '../helpers/mcp.ts'
+import { childProcesses, connectMcp, FLAKY, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import { expectProblem } from '../helpers/problem.ts'
-import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import type { Principal } from '../helpers/platform.ts'
 
 // The gateway's upstream connections against a real stdio server that counts its starts and can be made to fail.
 const clock = manualClock()
-const http = loopbackApi()
 const dir = mkdtempSync(join(tmpdir(), 'switchboard-flaky-'))
-let p: TestPlatform
+let p: McpTestPlatform
 
 const starts = () => readFileSync(join(dir, 'starts'), 'utf8').split('\n').filter(Boolean).length
 const text = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as Array<{ text: string }>)[0]!.text
 
 beforeAll(async () => {
   writeFileSync(join(dir, 'starts'), '')
-  p = await startTestPlatform(
-    { SWITCHBOARD_BASE_URL: http.base, SWITCHBOARD_MCP_BREAKER_FAILURES: '3', SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: '30', SWITCHBOARD_MCP_IDLE_SECONDS: '60' },
+  p = await startMcpPlatform({
+    env: { SWITCHBOARD_MCP_BREAKER_FAILURES: '3', SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: '30', SWITCHBOARD_MCP_IDLE_SECONDS: '60' },
     clock,
-  )
-  http.attach(p)
-  const created = await p.call('POST', '/api/v1/McpServer', {
-    json: { name: 'flaky', transport: 'stdio', command: process.execPath, args: [FLAKY], env: { FLAKY_DIR: { value: dir } }, vault_secrets: ['shared/key', 'personal/key'] },
+    servers: [{ name: 'flaky', transport: 'stdio', command: process.execPath, args: [FLAKY], env: { FLAKY_DIR: { value: dir } }, vault_secrets: ['shared/key', 'personal/key'] }],
+    rules: [{ server: 'flaky', tool: '*', effect: 'allow' }],
   })
-  expect(created.status).toBe(201)
-  expect((await p.call('POST', '/api/v1/McpPermission', { json: { server: 'flaky', tool: '*', effect: 'allow' } })).status).toBe(201)
 })
 afterAll(async () => {
-  await p.services.upstreams.closeAll()
-  http.stop()
   await p.close()
   rmSync(dir, { recursive: true, force: true })
 })
 
-const connect = (as: Principal = p.root) => connectMcp(http.base, as, 'flaky')
+const connect = (as: Principal = p.root) => connectMcp(p.base, as, 'flaky')
 
 test('repeated upstream failures open the breaker: quick errors, no upstream call; after the cool-down one probe closes it', async () => {
   const before = starts()
