@@ -23,7 +23,8 @@ export interface TurnTools {
 
 /** Where the turn loop gets its tools. */
 export interface ToolExecutor {
-  forTurn(actor: Actor, agent: ToolAgent): Promise<TurnTools>
+  /** `signal` ends the turn (stop, timeout): setting up the tools stops waiting too. */
+  forTurn(actor: Actor, agent: ToolAgent, signal: AbortSignal): Promise<TurnTools>
 }
 
 /** Thrown when an agent's tools cannot be set up; the turn reports it to the user as it is. */
@@ -56,12 +57,15 @@ function resultText(result: CallToolResult): string {
   return result.isError ? `Error: ${text}` : text
 }
 
+/** How long a turn waits for a server's tool list; a server slower than this sits the turn out. */
+const LIST_TIMEOUT_MS = 5_000
+
 /** A provider's tools, every page of them (a bounded number, so a looping cursor cannot hold the turn). */
-async function allTools(provider: Provider, user: ToolUser): Promise<Tool[]> {
+async function allTools(provider: Provider, user: ToolUser, signal: AbortSignal): Promise<Tool[]> {
   const tools: Tool[] = []
   let cursor: string | undefined
   for (let page = 0; page < 20; page++) {
-    const listed = await provider.listTools(user, cursor)
+    const listed = await provider.listTools(user, cursor, { signal, timeoutMs: LIST_TIMEOUT_MS })
     tools.push(...listed.tools)
     cursor = listed.nextCursor
     if (!cursor) break
@@ -82,7 +86,7 @@ export class AgentTools implements ToolExecutor {
     private readonly log: Logger,
   ) {}
 
-  async forTurn(actor: Actor, agent: ToolAgent): Promise<TurnTools> {
+  async forTurn(actor: Actor, agent: ToolAgent, signal: AbortSignal): Promise<TurnTools> {
     const user = await this.#actingUser(actor, agent)
     const judge = await this.catalog.judge(user)
     const listed = agent.mcp_permissions.servers
@@ -96,7 +100,7 @@ export class AgentTools implements ToolExecutor {
     // Providers are asked concurrently; one that fails costs only its own tools (and is logged), not the turn.
     const lists = await Promise.all(
       providers.map((provider) =>
-        allTools(provider, user).catch((error) => {
+        allTools(provider, user, signal).catch((error) => {
           this.log.warn('mcp tools unavailable for a turn', { server: provider.name, error: String((error as Error).message ?? error) })
           return []
         }),
@@ -107,8 +111,8 @@ export class AgentTools implements ToolExecutor {
       for (const tool of lists[i]!) {
         if (!judge(provider.name, tool.name) || rules?.deny.includes(tool.name) || (rules?.allow && !rules.allow.includes(tool.name))) continue
         const name = `${provider.name}${SEPARATOR}${tool.name}`
-        if (!TOOL_NAME.test(name)) {
-          this.log.warn('mcp tool name unusable by models', { name })
+        if (!TOOL_NAME.test(name) || routes.has(name)) {
+          this.log.warn('mcp tool name unusable by models, or listed twice', { name })
           continue
         }
         routes.set(name, { provider, tool: tool.name })
@@ -139,6 +143,6 @@ export class AgentTools implements ToolExecutor {
       .where('user_id', '=', account)
       .executeTakeFirst()
     if (!member) throw new ToolSetupError(`The agent’s service account ${account} is not a member of its company, so the agent cannot use tools.`)
-    return { userId: account, companyId: agent.company_id }
+    return { userId: account, companyId: agent.company_id, delegated: true }
   }
 }

@@ -87,7 +87,7 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
       ...earlier,
       { role: 'user', content: turn.text },
     ]
-    const tools = await deps.tools.forTurn(actor, agent).catch((error) => {
+    const tools = await deps.tools.forTurn(actor, agent, signal).catch((error) => {
       throw error instanceof ToolSetupError ? failure(error.message, `agent ${agent.id}`, 'tool_setup') : error
     })
     if (sessionEnd) {

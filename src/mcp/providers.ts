@@ -27,9 +27,17 @@ export interface CallOptions {
  * against the breaker). Progress notifications restart it; an agent's turn timeout or a host's cancel end it sooner.
  */
 const TOOL_CALL_TIMEOUT_MS = 15 * 60 * 1000
+/** However much progress it reports, a tool call ends after this long. */
+const TOOL_CALL_MAX_MS = 4 * TOOL_CALL_TIMEOUT_MS
 
-/** Who a tool runs for: a user in a company (the caller, or an agent's service account). */
-export type ToolUser = Pick<Actor, 'userId' | 'companyId'>
+/** Who a tool runs for: a user in a company (the caller, or an agent's service account, then `delegated`). */
+export type ToolUser = Pick<Actor, 'userId' | 'companyId'> & { delegated?: boolean }
+
+/** For lists asked on someone's behalf who cannot wait long (an agent's turn about to start). */
+export interface ListOptions {
+  signal?: AbortSignal
+  timeoutMs?: number
+}
 
 /** A built-in tool of an mcp-kind plugin (a virtual tool provider). */
 export interface VirtualTool {
@@ -49,7 +57,7 @@ export interface Provider {
   readonly name: string
   /** An upstream server, a plugin's built-in tools, or all of a user's at once (the gateway's `/mcp`). */
   readonly kind: 'upstream' | 'virtual' | 'aggregate'
-  listTools(user: ToolUser, cursor?: string): Promise<ListToolsResult>
+  listTools(user: ToolUser, cursor?: string, options?: ListOptions): Promise<ListToolsResult>
   callTool(user: ToolUser, params: CallToolRequest['params'], options?: CallOptions): Promise<CallToolResult>
   listResources(user: ToolUser, cursor?: string): Promise<ListResourcesResult>
   listResourceTemplates(user: ToolUser, cursor?: string): Promise<ListResourceTemplatesResult>
@@ -71,13 +79,19 @@ export class UpstreamProvider implements Provider {
     return this.server.name
   }
 
-  listTools(user: ToolUser, cursor?: string) {
-    return this.#call(user, (c) => c.listTools({ cursor }))
+  listTools(user: ToolUser, cursor?: string, { signal, timeoutMs }: ListOptions = {}) {
+    return this.#call(user, (c) => c.listTools({ cursor }, { signal, timeout: timeoutMs }), signal)
   }
 
   callTool(user: ToolUser, params: CallToolRequest['params'], { signal, onProgress }: CallOptions = {}) {
-    const options = { signal, timeout: TOOL_CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, ...(onProgress ? { onprogress: onProgress } : {}) }
-    return this.#call(user, (c) => c.callTool(params, undefined, options) as Promise<CallToolResult>)
+    const options = {
+      signal,
+      timeout: TOOL_CALL_TIMEOUT_MS,
+      resetTimeoutOnProgress: true,
+      maxTotalTimeout: TOOL_CALL_MAX_MS,
+      ...(onProgress ? { onprogress: onProgress } : {}),
+    }
+    return this.#call(user, (c) => c.callTool(params, undefined, options) as Promise<CallToolResult>, signal)
   }
 
   // An upstream without resources or prompts simply has none to offer, rather than an error.
@@ -101,8 +115,8 @@ export class UpstreamProvider implements Provider {
     return this.#call(user, (c) => c.getPrompt(params))
   }
 
-  #call<T>(user: ToolUser, request: (client: Client) => T | Promise<T>): Promise<T> {
-    return this.upstreams.call(user.userId, this.server, async (client) => request(client))
+  #call<T>(user: ToolUser, request: (client: Client) => T | Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.upstreams.call(user, this.server, async (client) => request(client), signal)
   }
 }
 

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts'
 import type { Logger } from '../logger.ts'
 import type { VaultTokens } from '../vault/tokens.ts'
 import type { SecretRef, Vault } from '../vault/vault.ts'
-import { Breaker, type BreakerStatus } from './breaker.ts'
+import { Breaker, type BreakerStatus, type Outcome } from './breaker.ts'
 
 /** An MCP server's stored definition (model McpServer). */
 export interface ServerDefinition {
@@ -25,12 +25,26 @@ export interface ServerDefinition {
 }
 
 interface Connection {
+  key: string
   client: Promise<Client>
-  /** The definition's version it was made from: an edited definition gets a fresh connection. */
+  /** The definition's version it was made from: a newer definition gets a fresh connection. */
   version: number
+  createdAt: number
   lastUsed: number
   busy: number
   vaultToken?: string
+  /** Closed, or to be closed once its last call ends: no new calls are given to it. */
+  retired: boolean
+  closed: boolean
+  /** Its death was counted against the breaker already: the calls that were in flight on it count once together. */
+  deathCounted: boolean
+}
+
+/** Whose connection: a user's own, or an agent's acting as that user (its service account). */
+export interface UpstreamUser {
+  userId: string
+  /** Acting for an agent as its service account: the account's personal secrets stay out of reach. */
+  delegated?: boolean
 }
 
 /** One upstream's breaker, with whose it is, for the breaker endpoint. */
@@ -38,27 +52,32 @@ export interface BreakerReport extends BreakerStatus {
   company_id: string
   server: string
   user_id: string
+  delegated: boolean
 }
 
-/** A vault token lives as long as its subprocess, and never longer than this. */
-const VAULT_TOKEN_MAX_MS = 24 * 60 * 60 * 1000
+/** A connection is renewed after this long (once idle), so its vault token never expires under it. */
+const CONNECTION_MAX_AGE_MS = 12 * 60 * 60 * 1000
+const VAULT_TOKEN_TTL_MS = 2 * CONNECTION_MAX_AGE_MS
 
 /**
- * Errors that say the request was wrong, not that the upstream is in trouble: they neither count towards the
- * breaker nor cost the connection.
+ * What a failed request says of the upstream. An error response is the upstream answering; a timeout is a failure
+ * of the upstream but not of the connection; anything else (closed connection, transport error, a spawn or
+ * initialize that failed) is a dead connection.
  */
-function isUpstreamFailure(error: unknown): boolean {
-  return !(error instanceof McpError && [ErrorCode.InvalidRequest, ErrorCode.MethodNotFound, ErrorCode.InvalidParams].includes(error.code))
+function classify(error: unknown): 'answered' | 'timeout' | 'dead' {
+  if (!(error instanceof McpError)) return 'dead'
+  if (error.code === ErrorCode.ConnectionClosed) return 'dead'
+  return error.code === ErrorCode.RequestTimeout ? 'timeout' : 'answered'
 }
 
 /**
  * One upstream connection per (user, server): a subprocess of their own for a stdio server, an HTTP client for a
- * remote one. Connections are made on first use, reused, closed after a while unused, and dropped when they fail
+ * remote one. Connections are made on first use, reused, closed after a while unused, and dropped when they die,
  * so that the next call starts afresh. Each has a circuit breaker, so a failing upstream is not hammered.
  */
 export class Upstreams {
   readonly #connections = new Map<string, Connection>()
-  readonly #breakers = new Map<string, { breaker: Breaker; companyId: string; server: string; userId: string }>()
+  readonly #breakers = new Map<string, { breaker: Breaker; companyId: string; server: string; userId: string; delegated: boolean }>()
   readonly #reaper: ReturnType<typeof setInterval>
 
   constructor(
@@ -73,30 +92,45 @@ export class Upstreams {
     this.#reaper.unref()
   }
 
-  /** Runs `request` on the user's connection to `server`, through its breaker. */
-  async call<T>(userId: string, server: ServerDefinition, request: (client: Client) => Promise<T>): Promise<T> {
-    const key = `${userId}:${server.id}`
-    return this.#breaker(key, userId, server).run(async () => {
-      const connection = this.#connection(key, userId, server)
-      connection.busy += 1
-      try {
-        return await request(await connection.client)
-      } catch (error) {
-        // The connection may be dead (a killed subprocess, a lost session): the next call makes a new one.
-        if (isUpstreamFailure(error)) await this.#drop(key, connection)
-        throw error
-      } finally {
-        connection.busy -= 1
-        connection.lastUsed = this.clock.now()
-      }
-    }, isUpstreamFailure)
+  /**
+   * Runs `request` on the user's connection to `server`, through its breaker. A request cancelled through `signal`
+   * tells nothing about the upstream: it neither counts nor costs the connection.
+   */
+  async call<T>(user: UpstreamUser, server: ServerDefinition, request: (client: Client) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const key = `${user.userId}:${server.id}${user.delegated ? ':delegated' : ''}`
+    let outcome: Outcome = 'failure'
+    return this.#breaker(key, user, server).run(
+      async () => {
+        const connection = this.#connection(key, user, server)
+        connection.busy += 1
+        try {
+          return await request(await connection.client)
+        } catch (error) {
+          const seen = signal?.aborted ? 'cancelled' : classify(error)
+          // An error the upstream answered with shows it is up, like a result.
+          outcome = seen === 'cancelled' ? 'neutral' : seen === 'answered' ? 'success' : 'failure'
+          if (seen === 'dead') {
+            if (connection.deathCounted) outcome = 'neutral'
+            connection.deathCounted = true
+            // Not awaited: closing a subprocess can take seconds, and the caller should hear at once.
+            this.#drop(connection)
+          }
+          throw error
+        } finally {
+          connection.busy -= 1
+          connection.lastUsed = this.clock.now()
+          if (connection.retired && connection.busy === 0) this.#close(connection)
+        }
+      },
+      () => outcome,
+    )
   }
 
   /** Breakers of a company's upstreams (or one user's), for the breaker endpoint. */
   breakers(companyId: string, userId?: string): BreakerReport[] {
     return [...this.#breakers.values()]
       .filter((b) => b.companyId === companyId && (userId === undefined || b.userId === userId))
-      .map((b) => ({ company_id: b.companyId, server: b.server, user_id: b.userId, ...b.breaker.status() }))
+      .map((b) => ({ company_id: b.companyId, server: b.server, user_id: b.userId, delegated: b.delegated, ...b.breaker.status() }))
   }
 
   /** How many connections are open (for tests and the log). */
@@ -107,8 +141,8 @@ export class Upstreams {
   /** Closes connections unused for the idle time (killing their subprocesses); a busy one is left alone. */
   async reapIdle(): Promise<number> {
     const cutoff = this.clock.now() - this.config.mcpUpstream.idleMs
-    const idle = [...this.#connections].filter(([, c]) => c.busy === 0 && c.lastUsed <= cutoff)
-    await Promise.all(idle.map(([key, connection]) => this.#drop(key, connection)))
+    const idle = [...this.#connections.values()].filter((c) => c.busy === 0 && c.lastUsed <= cutoff)
+    await Promise.all(idle.map((connection) => this.#drop(connection)))
     // A breaker with nothing to remember goes too, so the map does not grow with every user who ever called.
     for (const [key, { breaker }] of this.#breakers) {
       if (!this.#connections.has(key) && breaker.state === 'closed' && breaker.status().failures === 0) this.#breakers.delete(key)
@@ -119,33 +153,60 @@ export class Upstreams {
   /** Ends every upstream: subprocesses are killed (at shutdown). */
   async closeAll(): Promise<void> {
     clearInterval(this.#reaper)
-    await Promise.all([...this.#connections].map(([key, connection]) => this.#drop(key, connection)))
+    await Promise.all([...this.#connections.values()].map((connection) => this.#drop(connection)))
   }
 
-  #breaker(key: string, userId: string, server: ServerDefinition): Breaker {
+  #breaker(key: string, user: UpstreamUser, server: ServerDefinition): Breaker {
     let entry = this.#breakers.get(key)
     if (!entry) {
       const settings = { failures: this.config.mcpUpstream.breakerFailures, cooldownMs: this.config.mcpUpstream.breakerCooldownMs }
-      entry = { breaker: new Breaker(settings, this.clock), companyId: server.company_id, server: server.name, userId }
+      entry = { breaker: new Breaker(settings, this.clock), companyId: server.company_id, server: server.name, userId: user.userId, delegated: user.delegated === true }
       this.#breakers.set(key, entry)
     }
     return entry.breaker
   }
 
-  #connection(key: string, userId: string, server: ServerDefinition): Connection {
+  /**
+   * The connection for a call. A newer definition, or an old connection, gets a fresh one; the one it replaces is
+   * retired and closes when its calls end. A caller holding an older definition than the connection's uses it as is.
+   */
+  #connection(key: string, user: UpstreamUser, server: ServerDefinition): Connection {
     const existing = this.#connections.get(key)
-    if (existing && existing.version === server.version) return existing
-    if (existing) void this.#drop(key, existing)
-    const connection: Connection = { client: Promise.resolve() as never, version: server.version, lastUsed: this.clock.now(), busy: 0 }
-    connection.client = this.#connect(userId, server, connection)
+    const now = this.clock.now()
+    if (existing && server.version <= existing.version && now - existing.createdAt < CONNECTION_MAX_AGE_MS) return existing
+    if (existing) {
+      this.#connections.delete(key)
+      existing.retired = true
+      if (existing.busy === 0) this.#close(existing)
+    }
+    const connection: Connection = {
+      key,
+      client: Promise.resolve() as never,
+      version: server.version,
+      createdAt: now,
+      lastUsed: now,
+      busy: 0,
+      retired: false,
+      closed: false,
+      deathCounted: false,
+    }
+    connection.client = this.#connect(user, server, connection)
     // A connection that never came up is forgotten at once; the caller sees the error.
-    connection.client.catch(() => this.#drop(key, connection))
+    connection.client.catch(() => this.#drop(connection))
     this.#connections.set(key, connection)
     return connection
   }
 
-  async #drop(key: string, connection: Connection): Promise<void> {
-    if (this.#connections.get(key) === connection) this.#connections.delete(key)
+  /** Forgets a connection and closes it. */
+  #drop(connection: Connection): Promise<void> {
+    if (this.#connections.get(connection.key) === connection) this.#connections.delete(connection.key)
+    return this.#close(connection)
+  }
+
+  /** Closes a connection once: its process ends and its vault token stops working. */
+  async #close(connection: Connection): Promise<void> {
+    if (connection.closed) return
+    connection.closed = true
     if (connection.vaultToken) this.vaultTokens.revoke(connection.vaultToken)
     await connection.client.then((client) => client.close()).catch(() => {})
   }
@@ -164,27 +225,42 @@ export class Upstreams {
     return resolved
   }
 
-  /** A token for the names the server may read: the user's own secret of a name first, else the company's. */
-  #vaultToken(userId: string, server: ServerDefinition, connection: Connection): Record<string, string> {
+  /**
+   * A token for the names the server may read: the user's own secret of a name first, else the company's. Acting
+   * as an agent's service account, only the company's.
+   */
+  #vaultToken(user: UpstreamUser, server: ServerDefinition, connection: Connection): Record<string, string> {
     if (server.vault_secrets.length === 0) return {}
     const refs: SecretRef[] = server.vault_secrets.flatMap((name) => [
-      { scope: 'user' as const, ownerId: userId, name },
+      ...(user.delegated ? [] : [{ scope: 'user' as const, ownerId: user.userId, name }]),
       { scope: 'company' as const, ownerId: server.company_id, name },
     ])
-    connection.vaultToken = this.vaultTokens.issue(refs, VAULT_TOKEN_MAX_MS)
+    connection.vaultToken = this.vaultTokens.issue(refs, VAULT_TOKEN_TTL_MS)
     return { SWITCHBOARD_VAULT_URL: `${this.config.baseUrl}/api/vault`, SWITCHBOARD_VAULT_TOKEN: connection.vaultToken }
   }
 
-  async #connect(userId: string, server: ServerDefinition, connection: Connection): Promise<Client> {
+  async #connect(user: UpstreamUser, server: ServerDefinition, connection: Connection): Promise<Client> {
     const client = new Client({ name: 'switchboard-gateway', version: '0.1.0' })
     if (server.transport === 'stdio') {
+      const env = await this.#resolve(server, server.env)
+      // Dropped while the vault was read: no token is issued, no process started.
+      if (connection.closed) throw new Error('the connection was closed while it was being made')
       // Only the server's own environment (and PATH to find the program): never the platform's.
-      const env = { PATH: process.env.PATH ?? '', ...(await this.#resolve(server, server.env)), ...this.#vaultToken(userId, server, connection) }
+      Object.assign(env, { PATH: process.env.PATH ?? '' }, this.#vaultToken(user, server, connection))
       await client.connect(new StdioClientTransport({ command: server.command!, args: server.args, env, stderr: 'ignore' }))
     } else {
       const headers = await this.#resolve(server, server.headers)
       await client.connect(new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } }))
     }
+    if (connection.closed) {
+      // Dropped while it came up (a newer definition, shutdown): it must not outlive that.
+      if (connection.vaultToken) this.vaultTokens.revoke(connection.vaultToken)
+      await client.close().catch(() => {})
+      throw new Error('the connection was closed while it was being made')
+    }
+    // A process that exits or a session that ends drops the connection at once: the next call starts afresh, and
+    // the vault token dies with the process.
+    client.onclose = () => void this.#drop(connection)
     this.log.info('mcp upstream connected', { server: server.name })
     return client
   }

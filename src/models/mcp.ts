@@ -3,7 +3,8 @@ import { defineModel } from './define.ts'
 import { secretName } from './fields.ts'
 import { companyMember } from './references.ts'
 
-const serverName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, _ and -, at most 64')
+// No `__` and no trailing `_`: agents and the aggregate /mcp name tools `<server>__<tool>`.
+const serverName = z.string().regex(/^[a-z0-9](?:[a-z0-9-]|_(?=[a-z0-9-])){0,63}$/, 'lowercase letters, digits, - and single _ inside, at most 64')
 
 /** A value given as is, or taken from the vault at start (so the secret itself is never stored here). */
 const ValueOrSecret = z.union([z.strictObject({ value: z.string().max(4096) }), z.strictObject({ secret: secretName })]).openapi('ValueOrSecret')

@@ -81,6 +81,8 @@ export class PluginHost {
           runner: (name) => runners.get(name),
           model: (runner, modelId = '') => models.resolve(runner, modelId),
           registerTools(tools) {
+            // Agents and the gateway take the providers as they are once start-up is done.
+            if (plugins.includes(loaded)) throw new Error(`${manifest.name}: registerTools() is for setup(), not later`)
             if (manifest.kind !== 'mcp') throw new Error(`only an mcp plugin serves tools; this one is of kind ${manifest.kind}`)
             const mine = toolProviders.get(manifest.name) ?? []
             for (const tool of tools) {

@@ -34,3 +34,13 @@ test('permission rules name a server or *, and a user of the company', async () 
   expectProblem(await p.call('POST', '/api/v1/McpPermission', { json: { server: '*', effect: 'allow', user_id: stranger.userId } }), 422, 'validation_error')
   expectProblem(await p.call('POST', '/api/v1/McpPermission', { json: { server: '*', effect: 'deny' } }), 409, 'conflict')
 })
+
+test('a server name cannot hold `__` or end in `_`, which would blur `<server>__<tool>` names', async () => {
+  for (const name of ['a__b', 'ab_', '_ab', 'A-b', 'a'.repeat(65)]) {
+    const refused = expectProblem(await p.call('POST', '/api/v1/McpServer', { json: { name, transport: 'stdio', command: 'true' } }), 422, 'validation_error')
+    expect(refused.errors!.map((e) => e.path)).toEqual(['name'])
+  }
+  for (const name of ['a_b', 'a-b-c', 'x1', 'a'.repeat(64)]) {
+    expect((await p.call('POST', '/api/v1/McpServer', { json: { name, transport: 'stdio', command: 'true' } })).status).toBe(201)
+  }
+})

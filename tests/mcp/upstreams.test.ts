@@ -45,7 +45,7 @@ test('repeated upstream failures open the breaker: quick errors, no upstream cal
     const breakers = await p.call('GET', '/api/mcp/breakers?server=flaky')
     expect(breakers.status).toBe(200)
     expect(breakers.body.data).toEqual([
-      { server: 'flaky', user_id: p.root.userId, state: 'open', failures: 3, opened_at: new Date(clock.now()).toISOString(), retry_at: new Date(clock.now() + 30_000).toISOString() },
+      { server: 'flaky', user_id: p.root.userId, delegated: false, state: 'open', failures: 3, opened_at: new Date(clock.now()).toISOString(), retry_at: new Date(clock.now() + 30_000).toISOString() },
     ])
     // A member sees their own breakers only (none yet); another company's admin sees none of these; nobody gets a 401.
     expect((await p.call('GET', '/api/mcp/breakers', { as: await p.createUser() })).body.data).toEqual([])
@@ -115,4 +115,65 @@ test('a subprocess reads the secrets it was granted with its own vault token, an
   } finally {
     await client.close()
   }
+})
+
+test('a cancelled call and the upstream’s own error replies neither cost the connection nor count against the breaker', async () => {
+  const client = await connect()
+  try {
+    const pid = text(await client.callTool({ name: 'hello', arguments: {} }))
+    for (let i = 0; i < 4; i++) {
+      await expect(client.callTool({ name: 'slow', arguments: { ms: 2_000 } }, undefined, { signal: AbortSignal.timeout(50) })).rejects.toThrow()
+      // The upstream has no resources: it answers with an error (method not found).
+      await expect(client.readResource({ uri: 'demo://nothing' })).rejects.toThrow()
+    }
+    expect(text(await client.callTool({ name: 'hello', arguments: {} }))).toBe(pid)
+    expect((await p.call('GET', '/api/mcp/breakers?server=flaky')).body.data[0]).toMatchObject({ state: 'closed', failures: 0 })
+  } finally {
+    await client.close()
+  }
+})
+
+test('a newer definition gets a new process; a call running on the old one still finishes, then the old one ends', async () => {
+  const client = await connect()
+  try {
+    const before = text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', '')
+    const slow = client.callTool({ name: 'slow', arguments: { ms: 600 } })
+    await Bun.sleep(100)
+    const server = (await p.call('GET', '/api/v1/McpServer?name=eq.flaky')).body.data[0]
+    expect((await p.call('PATCH', `/api/v1/McpServer/${server.id}`, { json: { description: 'edited' } })).status).toBe(200)
+    const after = text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', '')
+    expect(after).not.toBe(before)
+    expect(childProcesses('flaky-server')).toContain(Number(before))
+    expect(text(await slow)).toBe(`slow from ${before}`)
+    // Closing asks the process to end, and kills it if it takes more than a moment.
+    for (let waited = 0; childProcesses('flaky-server').includes(Number(before)) && waited < 5_000; waited += 100) await Bun.sleep(100)
+    expect(childProcesses('flaky-server')).not.toContain(Number(before))
+  } finally {
+    await client.close()
+  }
+})
+
+test('a killed subprocess’s vault token stops working at once', async () => {
+  const client = await connect()
+  try {
+    const token = text(await client.callTool({ name: 'vault-token', arguments: {} }))
+    const pid = Number(text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', ''))
+    const read = () => p.call('POST', '/api/vault/get', { as: null, headers: { authorization: `Bearer ${token}` }, json: { name: 'shared/key' } })
+    expect((await read()).status).toBe(200)
+    process.kill(pid, 'SIGKILL')
+    await Bun.sleep(300)
+    expect((await read()).status).toBe(401)
+  } finally {
+    await client.close()
+  }
+})
+
+test('acting as an agent’s service account, a subprocess gets the company’s secrets, never the account’s own', async () => {
+  const server = (await p.services.mcpDirectory.server(p.root.companyId!, 'flaky'))!
+  const read = async (delegated: boolean) => {
+    const result = await p.services.upstreams.call({ userId: p.root.userId, delegated }, server, (c) => c.callTool({ name: 'vault-read', arguments: { name: 'personal/key' } }))
+    return (result.content as Array<{ text: string }>)[0]!.text
+  }
+  expect(await read(false)).toBe('200 {"name":"personal/key","value":"root-own"}')
+  expect(await read(true)).toBe('200 {"name":"personal/key","value":"company-default"}')
 })

@@ -16,3 +16,9 @@ test('an mcp plugin’s tools become a virtual tool provider named after the plu
 test('a plugin of another kind that registers tools is refused at start, naming its manifest', async () => {
   await expect(load('tools-wrong-kind')).rejects.toThrow('service/manifest.json: setup failed: only an mcp plugin serves tools; this one is of kind service')
 })
+
+test('tools registered after setup (say, at start-up) are refused, not silently left out', async () => {
+  const host = await load('tools-late')
+  await expect(host.startup()).rejects.toThrow('late: registerTools() is for setup(), not later')
+  expect(host.toolProviders.size).toBe(0)
+})

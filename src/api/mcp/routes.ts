@@ -9,6 +9,7 @@ const BreakerStatus = z
   .object({
     server: z.string(),
     user_id: z.uuid().openapi({ description: 'Whose upstream connection: each user has their own.' }),
+    delegated: z.boolean().openapi({ description: 'The connection agents use when acting as this user, their service account.' }),
     state: z.enum(['closed', 'open', 'half-open']).openapi({
       description: 'closed: calls pass; open: calls fail at once; half-open: the next call is let through as the one probe.',
     }),
