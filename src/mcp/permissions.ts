@@ -7,11 +7,17 @@ export interface PermissionRule {
 
 export type Decision = 'allow' | 'deny'
 
-/** How specific a rule is for (server, tool); undefined when it does not apply. */
-function specificity(rule: PermissionRule, server: string, tool: string): number | undefined {
-  const serverMatch = rule.server === server ? 2 : rule.server === '*' ? 0 : undefined
-  const toolMatch = rule.tool === tool ? 1 : rule.tool === '*' ? 0 : undefined
-  return serverMatch === undefined || toolMatch === undefined ? undefined : serverMatch + toolMatch
+/**
+ * How specific a rule is for (server, item); undefined when it does not apply. A named server beats `*`; then an
+ * exact item beats a prefix (`get-*`, `resource:docs://private/*`), a longer prefix a shorter one, and any of them `*`.
+ */
+function specificity(rule: PermissionRule, server: string, item: string): number | undefined {
+  const serverMatch = rule.server === server ? 1_000 : rule.server === '*' ? 0 : undefined
+  if (serverMatch === undefined) return undefined
+  if (rule.tool === item) return serverMatch + 999
+  if (rule.tool === '*') return serverMatch
+  if (rule.tool.endsWith('*') && item.startsWith(rule.tool.slice(0, -1))) return serverMatch + Math.min(rule.tool.length, 998)
+  return undefined
 }
 
 /**

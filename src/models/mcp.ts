@@ -55,7 +55,10 @@ export const McpPermission = defineModel({
   fields: {
     user_id: z.uuid().nullable().default(null).openapi({ description: 'Null: the company’s default.' }),
     server: z.string().regex(/^(?:\*|[a-z0-9][a-z0-9_-]{0,63})$/, 'a server name, or * for every server'),
-    tool: z.string().min(1).max(128).default('*').openapi({ description: 'A tool name, or * for the whole server.' }),
+    tool: z.string().min(1).max(128).default('*').openapi({
+      description:
+        'What of the server: a tool name, `prompt:<name>`, `resource:<uri>`, a prefix ending in * (`get-*`, `resource:docs://private/*`), or * for all of it.',
+    }),
     effect: z.enum(['allow', 'deny']),
   },
   references: { user_id: companyMember },

@@ -136,6 +136,30 @@ test('resources and prompts are judged like tools: one denied by name is neither
   }
 })
 
+test('a resource rule ending in * keeps a whole family of URIs out, listed or read by name', async () => {
+  const gil = await p.createUser()
+  for (const rule of [
+    { tool: '*', effect: 'allow' },
+    { tool: 'resource:demo://resource/static/*', effect: 'deny' },
+  ]) {
+    expect((await p.call('POST', '/api/v1/McpPermission', { json: { user_id: gil.userId, server: 'everything', ...rule } })).status).toBe(201)
+  }
+  const root = await connect(p.root)
+  const hidden = (await root.listResources()).resources.map((r) => r.uri).filter((uri) => uri.startsWith('demo://resource/static/'))
+  await root.close()
+  expect(hidden.length).toBeGreaterThan(0)
+  const client = await connect(gil)
+  try {
+    const uris = (await client.listResources()).resources.map((r) => r.uri)
+    for (const uri of hidden) {
+      expect(uris).not.toContain(uri)
+      await expect(client.readResource({ uri })).rejects.toThrow(`You may not use the resource ${uri} on everything.`)
+    }
+  } finally {
+    await client.close()
+  }
+})
+
 test('a Streamable HTTP upstream (server-everything over HTTP) is served through the gateway, with its headers from the vault', async () => {
   const port = freePort()
   const stops: Array<() => void> = []

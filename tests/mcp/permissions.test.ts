@@ -45,3 +45,21 @@ test('a server is reachable when any of its tools is allowed, even if the server
   // An allow that a more specific deny overrides does not count.
   expect(mayUseServer([rule(null, '*', 'echo', 'allow'), rule(null, 'everything', 'echo', 'deny')], 'ann', 'everything')).toBe(false)
 })
+
+test('a rule ending in * covers a prefix: more specific than *, less than an exact name, longer beats shorter', () => {
+  const rules = [
+    rule(null, 'docs', '*', 'allow'),
+    rule(null, 'docs', 'resource:docs://private/*', 'deny'),
+    rule(null, 'docs', 'resource:docs://private/shared/*', 'allow'),
+    rule(null, 'docs', 'resource:docs://private/secret.txt', 'deny'),
+    rule(null, 'docs', 'get-*', 'deny'),
+  ]
+  expect(mayUseTool(rules, 'ann', 'docs', 'resource:docs://public/a.txt')).toBe('allow')
+  expect(mayUseTool(rules, 'ann', 'docs', 'resource:docs://private/plans.txt')).toBe('deny')
+  expect(mayUseTool(rules, 'ann', 'docs', 'resource:docs://private/shared/menu.txt')).toBe('allow')
+  expect(mayUseTool(rules, 'ann', 'docs', 'resource:docs://private/secret.txt')).toBe('deny')
+  expect(mayUseTool(rules, 'ann', 'docs', 'get-sum')).toBe('deny')
+  expect(mayUseTool(rules, 'ann', 'docs', 'echo')).toBe('allow')
+  // A prefix rule on one server says nothing of another.
+  expect(mayUseTool([...rules, rule(null, 'other', '*', 'allow')], 'ann', 'other', 'get-sum')).toBe('allow')
+})
