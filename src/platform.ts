@@ -46,8 +46,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
   const runnerModels = new RunnerModels(store.db)
   const vaultTokens = new VaultTokens()
-  const upstreams = new Upstreams(vault, vaultTokens, config, clock, log)
   const mcpDirectory = new McpDirectory(store.db, clock)
+  const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, async (server) =>
+    (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
+  )
   const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)

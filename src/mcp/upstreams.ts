@@ -26,6 +26,7 @@ export interface ServerDefinition {
 
 interface Connection {
   key: string
+  server: Pick<ServerDefinition, 'id' | 'company_id'>
   client: Promise<Client>
   /** The definition's version it was made from: a newer definition gets a fresh connection. */
   version: number
@@ -86,6 +87,8 @@ export class Upstreams {
     private readonly config: Pick<Config, 'baseUrl' | 'mcpUpstream'>,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** Whether a server is still defined and enabled; connections to one that is not are closed by the reaper. */
+    private readonly stillServed: (server: Pick<ServerDefinition, 'id' | 'company_id'>) => Promise<boolean> = async () => true,
   ) {
     const every = Math.min(Math.max(config.mcpUpstream.idleMs / 2, 1_000), 60_000)
     this.#reaper = setInterval(() => void this.reapIdle(), every)
@@ -138,10 +141,15 @@ export class Upstreams {
     return this.#connections.size
   }
 
-  /** Closes connections unused for the idle time (killing their subprocesses); a busy one is left alone. */
+  /**
+   * Closes connections unused for the idle time, or whose server was deleted or disabled since (killing their
+   * subprocesses); a busy one is left alone.
+   */
   async reapIdle(): Promise<number> {
     const cutoff = this.clock.now() - this.config.mcpUpstream.idleMs
-    const idle = [...this.#connections.values()].filter((c) => c.busy === 0 && c.lastUsed <= cutoff)
+    const quiet = [...this.#connections.values()].filter((c) => c.busy === 0)
+    const served = await Promise.all(quiet.map((c) => (c.lastUsed <= cutoff ? false : this.stillServed(c.server).catch(() => true))))
+    const idle = quiet.filter((_, i) => !served[i])
     await Promise.all(idle.map((connection) => this.#drop(connection)))
     // A breaker with nothing to remember goes too, so the map does not grow with every user who ever called.
     for (const [key, { breaker }] of this.#breakers) {
@@ -181,6 +189,7 @@ export class Upstreams {
     }
     const connection: Connection = {
       key,
+      server: { id: server.id, company_id: server.company_id },
       client: Promise.resolve() as never,
       version: server.version,
       createdAt: now,

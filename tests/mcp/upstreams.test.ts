@@ -177,3 +177,21 @@ test('acting as an agent’s service account, a subprocess gets the company’s 
   expect(await read(false)).toBe('200 {"name":"personal/key","value":"root-own"}')
   expect(await read(true)).toBe('200 {"name":"personal/key","value":"company-default"}')
 })
+
+test('disabling a server ends its processes at the next sweep', async () => {
+  const client = await connect()
+  const pid = Number(text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', ''))
+  await client.close()
+  const server = (await p.call('GET', '/api/v1/McpServer?name=eq.flaky')).body.data[0]
+  expect(await p.services.upstreams.reapIdle()).toBe(0)
+  expect((await p.call('PATCH', `/api/v1/McpServer/${server.id}`, { json: { enabled: false } })).status).toBe(200)
+  try {
+    const open = p.services.upstreams.size
+    expect(open).toBeGreaterThan(0)
+    expect(await p.services.upstreams.reapIdle()).toBe(open)
+    expect(p.services.upstreams.size).toBe(0)
+    expect(childProcesses('flaky-server')).not.toContain(pid)
+  } finally {
+    await p.call('PATCH', `/api/v1/McpServer/${server.id}`, { json: { enabled: true } })
+  }
+})
