@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { join } from 'node:path'
 import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
-import { connectMcp, EVERYTHING, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import { connectMcp, EVERYTHING_STDIO, NOTES_PLUGIN, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import type { Principal } from '../helpers/platform.ts'
 
 // Agents' tools end to end: a turn through /api/chat on the echo runner asks for a tool, and the call goes through
@@ -10,8 +9,8 @@ let p: McpTestPlatform
 
 beforeAll(async () => {
   p = await startMcpPlatform({
-    env: { SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') },
-    servers: [{ name: 'everything', transport: 'stdio', command: EVERYTHING }],
+    env: NOTES_PLUGIN,
+    servers: [EVERYTHING_STDIO],
     rules: [
       { server: '*', tool: '*', effect: 'allow' },
       { server: 'everything', tool: 'get-sum', effect: 'deny' },

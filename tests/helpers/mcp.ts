@@ -8,6 +8,10 @@ import { startTestPlatform, type Principal, type TestPlatform } from './platform
 /** Real MCP servers: server-everything from npm, and a small fixture that counts its starts. */
 export const EVERYTHING = join(import.meta.dir, '..', '..', 'node_modules', '.bin', 'mcp-server-everything')
 export const FLAKY = join(import.meta.dir, '..', 'fixtures', 'mcp', 'flaky-server.ts')
+/** server-everything run over stdio, as a McpServer body. */
+export const EVERYTHING_STDIO = { name: 'everything', transport: 'stdio', command: EVERYTHING }
+/** Loads the fixture mcp plugin `notes` (tools whoami and add-note). */
+export const NOTES_PLUGIN = { SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') }
 
 /**
  * A loopback HTTP server for the platform's api app, started before the platform so that its address can be the

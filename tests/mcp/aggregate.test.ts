@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { EVERYTHING, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import { EVERYTHING_STDIO, NOTES_PLUGIN, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import type { Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -11,8 +10,8 @@ let p: McpTestPlatform
 
 beforeAll(async () => {
   p = await startMcpPlatform({
-    env: { SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') },
-    servers: [{ name: 'everything', transport: 'stdio', command: EVERYTHING }],
+    env: NOTES_PLUGIN,
+    servers: [EVERYTHING_STDIO],
     rules: [
       { server: 'everything', tool: '*', effect: 'allow' },
       { server: 'everything', tool: 'get-sum', effect: 'deny' },
