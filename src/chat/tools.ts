@@ -39,11 +39,27 @@ const BUILT_IN: Array<{ spec: ToolSpec; run(args: Record<string, unknown>): stri
       parameters: { type: 'object', properties: { time_zone: { type: 'string', description: 'e.g. Europe/Paris' } } },
     },
     run({ time_zone }) {
-      const zone = typeof time_zone === 'string' ? time_zone : 'UTC'
-      return new Date().toLocaleString('sv-SE', { timeZone: zone, timeZoneName: 'short' })
+      return clockReading(new Date(), typeof time_zone === 'string' ? time_zone : 'UTC')
     },
   },
 ]
+
+/** `YYYY-MM-DD HH:MM:SS <zone>` in a time zone, from the parts Intl gives (locale formats differ on midnight). */
+export function clockReading(date: Date, timeZone: string): string {
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'short',
+  })
+  const part = Object.fromEntries(format.formatToParts(date).map((p) => [p.type, p.value]))
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}:${part.second} ${part.timeZoneName}`
+}
 
 /** Model-facing names: `<server>__<tool>`, within what providers accept (OpenAI: 64 of [A-Za-z0-9_-]). */
 const SEPARATOR = '__'

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { clockReading } from '../../src/chat/tools.ts'
 import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { connectMcp, EVERYTHING_STDIO, NOTES_PLUGIN, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import type { Principal } from '../helpers/platform.ts'
@@ -109,4 +110,10 @@ test('a plugin’s tools are served at /mcp/<plugin> to MCP hosts, behind the sa
   } finally {
     await theirs.close()
   }
+})
+
+test('current_time reads YYYY-MM-DD HH:MM:SS with the zone, around midnight too; an unknown zone is an error', () => {
+  expect(clockReading(new Date('2026-11-22T00:00:25Z'), 'UTC')).toBe('2026-11-22 00:00:25 UTC')
+  expect(clockReading(new Date('2026-11-21T23:30:00Z'), 'Europe/Paris')).toBe('2026-11-22 00:30:00 GMT+1')
+  expect(() => clockReading(new Date(), 'Mars/Base')).toThrow()
 })
