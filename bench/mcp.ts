@@ -79,13 +79,14 @@ async function startGateway() {
   // As src/main.ts: Bun's longest idle timeout, so the clients' idle SSE streams are not cut mid-run.
   const http = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 255, fetch: (request, server) => p.api.fetch(request, server) })
   stops.push(() => http.stop(true))
-  for (const [path, json] of [
-    ['/api/v1/McpServer', { name: 'everything', transport: 'stdio', command: EVERYTHING }],
-    ['/api/v1/McpPermission', { server: 'everything', tool: '*', effect: 'allow' }],
-  ] as const) {
+  const post = async (path: string, json: Record<string, unknown>) => {
     const reply = await p.call('POST', path, { json })
     if (reply.status !== 201) throw new Error(`POST ${path} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
+    return reply.body
   }
+  const program = await post('/api/v1/McpCommand', { name: 'everything', command: EVERYTHING })
+  await post('/api/v1/McpServer', { name: 'everything', transport: 'stdio', command_id: program.id })
+  await post('/api/v1/McpPermission', { server: 'everything', tool: '*', effect: 'allow' })
   return { url: new URL(`http://127.0.0.1:${http.port}/mcp/everything`), token: p.root.token, database: p.store.kind }
 }
 

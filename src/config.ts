@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { parseAllowList } from './net/address-ranges.ts'
 import type { Rate } from './throttle/buckets.ts'
 
 /** The one reader of process.env. Everything else receives a Config. */
@@ -33,6 +34,15 @@ export interface Config {
   pluginEnv: Record<string, string>
   /** SWITCHBOARD_MASTER_KEY, if set; removed from the environment once read. Unset: a key file is used. */
   masterKey: string | undefined
+  /**
+   * How stdio MCP servers are isolated: `bwrap` (bubblewrap, required unless the operator opts out) or `none`
+   * (they run as the platform's own user and see what it sees).
+   */
+  mcpSandbox: 'bwrap' | 'none'
+  /** Address ranges (CIDR) that tenant-set outbound URLs may reach although they are loopback, private or local. */
+  outboundAllow: string[]
+  /** Failed sign-ins allowed per account per hour from all addresses that never signed in to it. */
+  loginAccountPerHour: number
 }
 
 export class ConfigError extends Error {
@@ -70,7 +80,23 @@ const env = z.object({
   SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: positive.default(30),
   SWITCHBOARD_MCP_IDLE_SECONDS: positive.default(300),
   SWITCHBOARD_MASTER_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  SWITCHBOARD_MCP_SANDBOX: z.enum(['bwrap', 'none']).default('bwrap'),
+  SWITCHBOARD_OUTBOUND_ALLOW: z
+    .string()
+    .default('')
+    .superRefine((value, ctx) => {
+      try {
+        parseAllowList(ranges(value))
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message })
+      }
+    }),
+  SWITCHBOARD_LOGIN_ACCOUNT_PER_HOUR: z.coerce.number().int().min(1).default(100),
 })
+
+function ranges(list: string): string[] {
+  return list.split(',').map((range) => range.trim()).filter(Boolean)
+}
 
 /** Reads and validates the environment; throws one ConfigError naming every bad variable. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
@@ -117,6 +143,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       idleMs: e.SWITCHBOARD_MCP_IDLE_SECONDS * 1000,
     },
     masterKey: e.SWITCHBOARD_MASTER_KEY,
+    mcpSandbox: e.SWITCHBOARD_MCP_SANDBOX,
+    outboundAllow: ranges(e.SWITCHBOARD_OUTBOUND_ALLOW),
+    loginAccountPerHour: e.SWITCHBOARD_LOGIN_ACCOUNT_PER_HOUR,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

@@ -1,3 +1,7 @@
+// First: the process re-executes itself without the platform's variables in its environment block.
+import './boot/clean-environ-now.ts'
+import { isPlatformVariable } from './boot/clean-environ.ts'
+import { readSecretFiles } from './boot/secret-files.ts'
 import { ConfigError, loadConfig, type Config } from './config.ts'
 import { DataDirLockedError } from './db/lock.ts'
 import { openStore, type Store } from './db/connect.ts'
@@ -13,7 +17,10 @@ const IDLE_TIMEOUT_SECONDS = 255
 async function main(): Promise<void> {
   let config: Config
   try {
+    readSecretFiles(process.env)
     config = loadConfig()
+    // Read once into the config; a program started later with the inherited environment must not get them.
+    for (const name of Object.keys(process.env)) if (isPlatformVariable(name)) delete process.env[name]
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message)
     throw error

@@ -23,7 +23,10 @@ import { VaultTokens } from './vault/tokens.ts'
 import { McpCatalog } from './mcp/catalog.ts'
 import { McpDirectory } from './mcp/directory.ts'
 import { Gateway } from './mcp/gateway.ts'
+import { Sandbox } from './mcp/sandbox.ts'
 import { Upstreams } from './mcp/upstreams.ts'
+import { outboundChecks } from './net/write-checks.ts'
+import { OutboundPolicy } from './net/outbound.ts'
 import { Vault } from './vault/vault.ts'
 import { discoverPlugins } from './plugin-host/discover.ts'
 import { PluginHost } from './plugin-host/host.ts'
@@ -47,7 +50,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const runnerModels = new RunnerModels(store.db)
   const vaultTokens = new VaultTokens()
   const mcpDirectory = new McpDirectory(store.db, clock)
-  const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, async (server) =>
+  const sandbox = new Sandbox({ mode: config.mcpSandbox, dataDir: config.dataDir })
+  if (!sandbox.enabled) log.warn('stdio MCP servers run unsandboxed (SWITCHBOARD_MCP_SANDBOX=none): they see what the platform sees')
+  const outbound = new OutboundPolicy(config.outboundAllow)
+  const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, { sandbox, outbound }, async (server) =>
     (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
   )
   const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault })
@@ -58,6 +64,9 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     config,
     db: store.db,
     models: createModelRegistry(),
+    writes: outboundChecks(outbound),
+    outbound,
+    sandbox,
     log,
     clock,
     sessionPolicy: policy,

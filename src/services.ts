@@ -8,6 +8,7 @@ import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/schema.ts'
 import type { Logger } from './logger.ts'
+import type { WriteContext } from './models/define.ts'
 import type { ModelRegistry } from './models/registry.ts'
 import type { PluginHost } from './plugin-host/host.ts'
 import type { RunnerModels } from './runners/registry.ts'
@@ -15,6 +16,8 @@ import type { McpCatalog } from './mcp/catalog.ts'
 import type { McpDirectory } from './mcp/directory.ts'
 import type { Gateway } from './mcp/gateway.ts'
 import type { Upstreams } from './mcp/upstreams.ts'
+import type { OutboundPolicy } from './net/outbound.ts'
+import type { Sandbox } from './mcp/sandbox.ts'
 import type { VaultTokens } from './vault/tokens.ts'
 import type { Vault } from './vault/vault.ts'
 import type { BucketStore } from './throttle/buckets.ts'
@@ -24,6 +27,12 @@ export interface Services {
   config: Config
   db: Db
   models: ModelRegistry
+  /** What model guards may ask of the kernel on a write (the outbound-address policy). */
+  writes: WriteContext
+  /** Which addresses the platform connects to on a tenant's behalf. */
+  outbound: OutboundPolicy
+  /** How stdio MCP servers are isolated. */
+  sandbox: Sandbox
   log: Logger
   clock: Clock
   sessionPolicy: SessionPolicy

@@ -15,6 +15,23 @@ export interface ApiClient {
   call<T = any>(c: Context, method: string, path: string, json?: unknown): Promise<ApiReply<T>>
 }
 
+const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i
+
+/**
+ * Parsed only when the answer says it is JSON, else its text: an answer in another format (an HTML or text route)
+ * is a failed call for the page to show, not a crash. Pages read `body?.detail`, which a string simply lacks.
+ */
+async function bodyOf(response: Response): Promise<any> {
+  const text = await response.text()
+  if (!text) return undefined
+  if (!JSON_TYPE.test(response.headers.get('content-type') ?? '')) return text
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 export function createApiClient(api: Pick<Hono<any>, 'request'>): ApiClient {
   return {
     async call(c, method, path, json) {
@@ -30,8 +47,7 @@ export function createApiClient(api: Pick<Hono<any>, 'request'>): ApiClient {
         { method, headers, body: json === undefined ? undefined : JSON.stringify(json) },
         { requestIP: () => ({ address }) },
       )
-      const text = await response.text()
-      return { status: response.status, body: text ? JSON.parse(text) : undefined }
+      return { status: response.status, body: await bodyOf(response) }
     },
   }
 }

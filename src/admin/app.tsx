@@ -2,17 +2,20 @@
 import { dirname, join } from 'node:path'
 import { Hono } from 'hono'
 import { jsxRenderer } from 'hono/jsx-renderer'
-import { requestId } from 'hono/request-id'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { createAuthApp } from '../api/auth/index.ts'
+import { createPasswordResetApp } from '../api/passwords/index.ts'
 import { toApiError } from '../api/errors.ts'
 import { localRedirect } from '../auth/redirect.ts'
 import { originGuard } from '../auth/origin-guard.ts'
+import { requestIds } from '../http/request-id.ts'
+import { PAGE_POLICY, securityHeaders } from '../http/security-headers.ts'
 import type { Services } from '../services.ts'
 import type { ApiClient } from './api-client.ts'
 import { Layout } from './components/layout.tsx'
 import type { AdminEnv, Me } from './context.ts'
 import { LoginPage } from './pages/login.tsx'
+import { ResetPasswordPage } from './pages/reset-password.tsx'
 import { Overview } from './pages/overview.tsx'
 import { RESOURCES } from './resources/resource.ts'
 import { mountResource } from './resources/routes.tsx'
@@ -30,6 +33,7 @@ declare module 'hono' {
 export function createAdminApp(services: Services, api: ApiClient): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>()
   const apiBaseUrl = services.config.baseUrl
+  app.use(securityHeaders(PAGE_POLICY))
 
   app.get('/static/htmx.min.js', () => new Response(Bun.file(HTMX), { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' } }))
   app.get('/static/*', async (c) => {
@@ -44,14 +48,17 @@ export function createAdminApp(services: Services, api: ApiClient): Hono<AdminEn
     return (await file.exists()) ? new Response(file) : c.text('Not found', 404)
   })
 
-  app.use(requestId())
+  app.use(requestIds())
   app.use(originGuard([services.config.baseUrl, services.config.adminBaseUrl]))
   // Sign-in and sign-out are the api's own handlers, answering on this port too.
   app.route('/', createAuthApp(services))
+  app.route('/', createPasswordResetApp(services))
 
   app.use(jsxRenderer(({ children, title }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')}>{children}</Layout>, { docType: true }))
 
-  app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'))} />, { title: 'Sign in' }))
+  app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])} notice={c.req.query('reset') === 'done' ? 'Your password is set. Sign in with it.' : undefined} />, { title: 'Sign in' }))
+
+  app.get('/reset-password', (c) => c.render(<ResetPasswordPage token={c.req.query('token') ?? ''} error={c.req.query('error')} />, { title: 'Choose a password' }))
 
   // Every other page needs a session: without one, to the sign-in page and back here afterwards.
   app.use(async (c, next) => {

@@ -1,12 +1,12 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { bodyLimit } from 'hono/body-limit'
-import { requestId } from 'hono/request-id'
 import { originGuard } from '../auth/origin-guard.ts'
+import { requestIds } from '../http/request-id.ts'
+import { DATA_POLICY, securityHeaders } from '../http/security-headers.ts'
 import type { Services } from '../services.ts'
-import { throttle } from '../throttle/middleware.ts'
+import { apiThrottle } from '../throttle/api.ts'
 import { createAuthApp } from './auth/index.ts'
 import { authenticate } from './authenticate.ts'
-import { clientAddress } from './client-address.ts'
 import type { ApiEnv } from './context.ts'
 import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
@@ -19,6 +19,7 @@ import { ApiError } from './errors.ts'
 import { apiDefaultHook, renderProblems } from './hooks.ts'
 import { mountInternal } from './internal/index.ts'
 import { mountMe } from './me/index.ts'
+import { createPasswordResetApp, mountPasswords } from './passwords/index.ts'
 import { mountPluginList } from './plugins/index.ts'
 import { createNotFoundHandler } from './not-found.ts'
 
@@ -29,7 +30,8 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const { config } = services
   const app = new OpenAPIHono<ApiEnv>({ defaultHook: apiDefaultHook })
 
-  app.use(requestId())
+  app.use(securityHeaders(DATA_POLICY))
+  app.use(requestIds())
   app.use(async (c, next) => {
     c.set('services', services)
     await next()
@@ -44,13 +46,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   )
   app.use(originGuard([config.baseUrl, config.adminBaseUrl]))
   app.use(authenticate(services))
-  app.use(
-    '/api/v1/*',
-    throttle('api', services.throttles.api, config.apiRate, services.clock, (c) => {
-      const actor = c.get('actor')
-      return actor ? `user:${actor.userId}` : `address:${clientAddress(c)}`
-    }),
-  )
+  app.use('/api/v1/*', apiThrottle(services))
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',
@@ -64,8 +60,10 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
     description: 'A personal API token (sb_…), made with POST /api/v1/ApiToken.',
   })
   app.route('/', createAuthApp(services))
+  app.route('/', createPasswordResetApp(services))
   mountInternal(app, config)
   mountMe(app)
+  mountPasswords(app)
   mountPluginList(app)
   mountChat(app)
   mountAgents(app)

@@ -24,7 +24,11 @@ export class AccessPolicy {
       this.#overrides = new Map(rows.map((r) => [`${r.model}:${r.verb}`, r.min_role]))
       this.#loadedAt = now
     }
-    return this.#overrides.get(`${model.name}:${verb}`) ?? model.access[verb]
+    const declared = model.access[verb]
+    // What a model keeps for superadmins is the host's business (what programs run, platform-wide settings): no
+    // override opens it to companies.
+    if (declared === 'superadmin') return declared
+    return this.#overrides.get(`${model.name}:${verb}`) ?? declared
   }
 
   /** Throws 401 without an actor, 403 when the actor's role is below what the verb needs. */

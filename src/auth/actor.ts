@@ -14,6 +14,16 @@ export interface Actor {
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3, superadmin: 4 }
 
+/** Whether `role` is above `other` on the ladder member < admin < owner < superadmin. */
+export function isAbove(role: Role, other: Role | null): boolean {
+  return other === null || RANK[role] > RANK[other]
+}
+
+/** Where the actor stands on the ladder in the company they work in. */
+export function standing(actor: Actor): Role | null {
+  return actor.isSuperadmin ? 'superadmin' : actor.role
+}
+
 /** Whether the actor's role reaches `least`. Any signed-in user counts as a member (their own user, tokens). */
 export function hasRole(actor: Actor, least: Role): boolean {
   if (actor.isSuperadmin || least === 'member') return true

@@ -39,7 +39,7 @@ export interface StoreOptions {
 /** DATABASE_URL set: PostgreSQL through postgres.js. Unset: embedded PGlite persisted in the data directory. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections)
-  const release = lockDataDir(options.dataDir)
+  const release = await lockDataDir(options.dataDir)
   try {
     const pglite = new PGlite(join(options.dataDir, 'pgdata'))
     await pglite.waitReady

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 
 export class DataDirLockedError extends Error {
@@ -12,14 +12,28 @@ export class DataDirLockedError extends Error {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether `pid` may still write: a zombie has exited and only waits for its parent to reap it. */
+function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
   }
+  return !hasExited(pid)
+}
+
+function hasExited(pid: number): boolean {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    // Gone since kill() answered, where /proc is there to ask; elsewhere kill() is all there is to go by.
+    return existsSync('/proc/self/stat')
+  }
+  // The state follows the command name, which is in parentheses and may itself hold spaces and parentheses.
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  return state === 'Z' || state === 'X'
 }
 
 function readHolder(path: string): number | undefined {
@@ -34,15 +48,39 @@ function readHolder(path: string): number | undefined {
 // Directories this process holds: a second open from the same process is refused too.
 const held = new Set<string>()
 
+export interface LockOptions {
+  /**
+   * How long a live holder is waited for before the start is refused: a process killed a moment ago may still be
+   * exiting when it is restarted.
+   */
+  waitMs?: number
+  pollMs?: number
+}
+
 /**
  * PGlite has no lock of its own, and two processes writing one directory corrupt it. An exclusive-create lock
  * file holding our pid guards it. A file left by a process that died is moved aside before a new one is made,
  * so of two processes taking over the same stale lock only one wins.
  */
-export function lockDataDir(dir: string): () => void {
+export async function lockDataDir(dir: string, { waitMs = 5_000, pollMs = 100 }: LockOptions = {}): Promise<() => void> {
   mkdirSync(dir, { recursive: true })
   const path = join(dir, 'switchboard.lock')
   if (held.has(path)) throw new DataDirLockedError(dir, process.pid)
+  const deadline = Date.now() + waitMs
+  for (;;) {
+    try {
+      return takeLock(dir, path)
+    } catch (error) {
+      if (!(error instanceof DataDirLockedError) || Date.now() >= deadline) throw error
+      await Bun.sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())))
+    }
+  }
+}
+
+function takeLock(dir: string, path: string): () => void {
+  // A file naming our own pid that we do not hold was left by an earlier process that had the same pid (a
+  // container's first process has the same one on every start).
+  const holds = (pid: number) => (pid === process.pid ? held.has(path) : isRunning(pid))
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600)
@@ -56,7 +94,7 @@ export function lockDataDir(dir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       const holder = readHolder(path)
-      if (holder !== undefined && isAlive(holder)) throw new DataDirLockedError(dir, holder)
+      if (holder !== undefined && holds(holder)) throw new DataDirLockedError(dir, holder)
       const aside = `${path}.stale-${process.pid}`
       try {
         renameSync(path, aside)
@@ -66,7 +104,7 @@ export function lockDataDir(dir: string): () => void {
         throw moveError
       }
       const moved = readHolder(aside)
-      if (moved !== holder && moved !== undefined && isAlive(moved)) {
+      if (moved !== holder && moved !== undefined && holds(moved)) {
         // We moved a lock made a moment ago by a process that took over first: give it back.
         renameSync(aside, path)
         throw new DataDirLockedError(dir, moved)

@@ -125,6 +125,15 @@ export interface SessionsTable {
   expires_at: Timestamp
 }
 
+export interface PasswordResetsTable {
+  id: string
+  user_id: string
+  token_hash: string
+  created_by: string | null
+  expires_at: Timestamp
+  created_at: Timestamp
+}
+
 export interface ApiTokensTable extends Row {
   user_id: string
   name: string
@@ -154,13 +163,23 @@ export interface VaultSecretsTable extends Row {
   ciphertext: string
 }
 
+export interface McpCommandsTable extends Row {
+  name: string
+  description: Generated<string>
+  command: string
+  args: Json<string[]>
+  env: Json<Record<string, unknown>>
+  variables: Json<string[]>
+  network: Generated<boolean>
+  enabled: Generated<boolean>
+}
+
 export interface McpServersTable extends Row {
   company_id: string
   name: string
   description: Generated<string>
   transport: 'stdio' | 'streamable-http'
-  command: string | null
-  args: Json<string[]>
+  command_id: string | null
   env: Json<Record<string, unknown>>
   url: string | null
   headers: Json<Record<string, unknown>>
@@ -174,6 +193,25 @@ export interface McpPermissionsTable extends Row {
   server: string
   tool: Generated<string>
   effect: 'allow' | 'deny'
+}
+
+/** What one model call outside a chat turn cost a company (an /rlm-query): written by the kernel only. */
+export interface UsageRecordsTable extends Row {
+  company_id: string
+  user_id: string | null
+  source: string
+  runner: string
+  model: string
+  input_tokens: Generated<number>
+  output_tokens: Generated<number>
+  cost_usd: Generated<number>
+}
+
+/** Where each user has signed in from: failed sign-ins there do not count against the account's hourly cap. */
+export interface KnownLoginAddressesTable {
+  user_id: string
+  address: string
+  last_success_at: Timestamp
 }
 
 export interface Database {
@@ -191,10 +229,14 @@ export interface Database {
   model_acls: ModelAclsTable
   sessions: SessionsTable
   api_tokens: ApiTokensTable
+  password_resets: PasswordResetsTable
   runner_models: RunnerModelsTable
   vault_secrets: VaultSecretsTable
+  mcp_commands: McpCommandsTable
   mcp_servers: McpServersTable
   mcp_permissions: McpPermissionsTable
+  known_login_addresses: KnownLoginAddressesTable
+  usage_records: UsageRecordsTable
 }
 
 export type TableName = keyof Database

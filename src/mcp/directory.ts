@@ -61,13 +61,24 @@ export class McpDirectory {
     const loadedAt = this.clock.now()
     const [servers, rules] = await Promise.all([
       this.db
-        .selectFrom('mcp_servers')
-        .select(['id', 'company_id', 'name', 'transport', 'command', 'args', 'env', 'url', 'headers', 'vault_secrets', 'version'])
-        .where('company_id', '=', companyId)
-        .where('enabled', '=', true)
+        .selectFrom('mcp_servers as s')
+        .leftJoin('mcp_commands as p', 'p.id', 's.command_id')
+        .select(['s.id', 's.company_id', 's.name', 's.transport', 's.env', 's.url', 's.headers', 's.vault_secrets', 's.version'])
+        .select(['p.name as program_name', 'p.command', 'p.args', 'p.env as program_env', 'p.variables', 'p.network', 'p.enabled as program_enabled', 'p.version as program_version'])
+        .where('s.company_id', '=', companyId)
+        .where('s.enabled', '=', true)
         .execute(),
       this.db.selectFrom('mcp_permissions').select(['user_id', 'server', 'tool', 'effect']).where('company_id', '=', companyId).execute(),
     ])
-    return { servers: new Map(servers.map((s) => [s.name, s as ServerDefinition])), rules, loadedAt }
+    const definitions = servers.map(({ program_name, command, args, program_env, variables, network, program_enabled, program_version, ...server }): ServerDefinition => ({
+      ...(server as Omit<ServerDefinition, 'program'>),
+      program:
+        program_name === null
+          ? null
+          : { name: program_name, command: command!, args: args as string[], env: program_env as ServerDefinition['env'], variables: variables as string[], network: network!, enabled: program_enabled! },
+      // Versions only grow, so the sum grows with an edit of either.
+      version: server.version + (program_version ?? 0),
+    }))
+    return { servers: new Map(definitions.map((s) => [s.name, s])), rules, loadedAt }
   }
 }

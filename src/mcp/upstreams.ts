@@ -5,22 +5,39 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { Clock } from '../clock.ts'
 import type { Config } from '../config.ts'
 import type { Logger } from '../logger.ts'
+import type { OutboundPolicy } from '../net/outbound.ts'
 import type { VaultTokens } from '../vault/tokens.ts'
 import type { SecretRef, Vault } from '../vault/vault.ts'
 import { Breaker, type BreakerStatus, type Outcome } from './breaker.ts'
+import type { Sandbox } from './sandbox.ts'
 
-/** An MCP server's stored definition (model McpServer). */
+type Values = Record<string, { value: string } | { secret: string }>
+
+/** A program of the platform's catalogue (model McpCommand), as a stdio server runs it. */
+export interface ProgramDefinition {
+  name: string
+  command: string
+  args: string[]
+  /** Fixed values, given or from the global vault. */
+  env: Values
+  /** The variables a company's server may set. */
+  variables: string[]
+  network: boolean
+  enabled: boolean
+}
+
+/** An MCP server's stored definition (model McpServer), with its catalogue program when it is a stdio server. */
 export interface ServerDefinition {
   id: string
   company_id: string
   name: string
   transport: 'stdio' | 'streamable-http'
-  command: string | null
-  args: string[]
-  env: Record<string, { value: string } | { secret: string }>
+  program: ProgramDefinition | null
+  env: Values
   url: string | null
-  headers: Record<string, { value: string } | { secret: string }>
+  headers: Values
   vault_secrets: string[]
+  /** Grows with every edit of the server or of its program: a newer definition gets a fresh connection. */
   version: number
 }
 
@@ -87,6 +104,8 @@ export class Upstreams {
     private readonly config: Pick<Config, 'baseUrl' | 'mcpUpstream'>,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** Stdio servers run in it; remote ones are reached only where the outbound-address policy allows. */
+    private readonly isolation: { sandbox: Sandbox; outbound: OutboundPolicy },
     /** Whether a server is still defined and enabled; connections to one that is not are closed by the reaper. */
     private readonly stillServed: (server: Pick<ServerDefinition, 'id' | 'company_id'>) => Promise<boolean> = async () => true,
   ) {
@@ -220,18 +239,33 @@ export class Upstreams {
     await connection.client.then((client) => client.close()).catch(() => {})
   }
 
-  /** Values given in the definition, or read from the company's vault by name. */
-  async #resolve(server: ServerDefinition, values: ServerDefinition['env']): Promise<Record<string, string>> {
+  /** Values given in a definition, or read by name from the company's vault (the global one for the catalogue). */
+  async #resolve(companyId: string | null, values: Values): Promise<Record<string, string>> {
     const resolved: Record<string, string> = {}
+    const scope = companyId === null ? 'global' : 'company'
     for (const [key, source] of Object.entries(values)) {
       if ('value' in source) resolved[key] = source.value
       else {
-        const secret = await this.vault.get({ scope: 'company', ownerId: server.company_id, name: source.secret })
-        if (secret === undefined) throw new Error(`the vault has no company secret ${source.secret} for ${key}`)
+        const secret = await this.vault.get({ scope, ownerId: companyId, name: source.secret })
+        if (secret === undefined) throw new Error(`the vault has no ${scope} secret ${source.secret} for ${key}`)
         resolved[key] = secret
       }
     }
     return resolved
+  }
+
+  /**
+   * The program's environment: its fixed values, the company's values for the variables it declares (nothing
+   * else), PATH to find programs, and the vault token. Never anything of the platform's own environment.
+   */
+  async #environment(user: UpstreamUser, server: ServerDefinition, program: ProgramDefinition, connection: Connection): Promise<Record<string, string>> {
+    const declared = new Set(program.variables)
+    const given = Object.fromEntries(Object.entries(server.env).filter(([name]) => declared.has(name)))
+    const env = { ...(await this.#resolve(null, program.env)), ...(await this.#resolve(server.company_id, given)) }
+    // Dropped while the vault was read: no token is issued, no process started.
+    if (connection.closed) throw new Error('the connection was closed while it was being made')
+    const home: Record<string, string> = this.isolation.sandbox.enabled ? { HOME: '/tmp' } : {}
+    return { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin', ...home, ...this.#vaultToken(user, server, connection) }
   }
 
   /**
@@ -251,15 +285,18 @@ export class Upstreams {
   async #connect(user: UpstreamUser, server: ServerDefinition, connection: Connection): Promise<Client> {
     const client = new Client({ name: 'switchboard-gateway', version: '0.1.0' })
     if (server.transport === 'stdio') {
-      const env = await this.#resolve(server, server.env)
-      // Dropped while the vault was read: no token is issued, no process started.
-      if (connection.closed) throw new Error('the connection was closed while it was being made')
-      // Only the server's own environment (and PATH to find the program): never the platform's.
-      Object.assign(env, { PATH: process.env.PATH ?? '' }, this.#vaultToken(user, server, connection))
-      await client.connect(new StdioClientTransport({ command: server.command!, args: server.args, env, stderr: 'ignore' }))
+      const program = server.program
+      if (!program) throw new Error(`the server ${server.name} names no program of the platform's catalogue`)
+      if (!program.enabled) throw new Error(`the program ${program.name} is disabled in the platform's catalogue`)
+      const { command, args } = this.isolation.sandbox.wrap(program.command, program.args, { network: program.network })
+      const env = await this.#environment(user, server, program, connection)
+      await client.connect(new StdioClientTransport({ command, args, env, stderr: 'ignore' }))
     } else {
-      const headers = await this.#resolve(server, server.headers)
-      await client.connect(new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } }))
+      const headers = await this.#resolve(server.company_id, server.headers)
+      // Checked again at connect time, each request pinned to the address checked: a name that resolved to a public
+      // address when it was saved may point inside now.
+      const transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers }, fetch: this.isolation.outbound.fetch })
+      await client.connect(transport)
     }
     if (connection.closed) {
       // Dropped while it came up (a newer definition, shutdown): it must not outlive that.

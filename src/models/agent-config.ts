@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { guardServiceAccount } from '../auth/ladder.ts'
 import { defineModel } from './define.ts'
 import { nullableUuid, pluginName, secretName } from './fields.ts'
 
@@ -88,6 +89,8 @@ export const AgentConfigRecord = defineModel({
     plugins: AgentPlugins.prefault({}),
     context_options: AgentContextOptions.prefault({}),
   },
+  // Even where a ModelAcl lets members edit agents, the identity an agent acts with stays an admin's choice.
+  guard: guardServiceAccount,
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
   example: {
     name: 'helpdesk',

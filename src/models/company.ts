@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { guardMembership } from '../auth/ladder.ts'
 import { defineModel } from './define.ts'
 import { slug } from './fields.ts'
 import { visible } from './references.ts'
@@ -36,6 +37,7 @@ export const CompanyUser = defineModel({
     role: z.enum(['owner', 'admin', 'member']).default('member'),
   },
   references: { user_id: visible(() => User) },
+  guard: guardMembership,
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
   affectsAccess: true,
   example: { user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', role: 'member' },

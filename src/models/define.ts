@@ -23,6 +23,18 @@ export interface Generated {
   make(): Promise<{ columns: Record<string, unknown>; shown: Record<string, unknown> }> | { columns: Record<string, unknown>; shown: Record<string, unknown> }
 }
 
+/** What a write changes: the record before (update, delete) and after (create, update), as stored columns. */
+export interface Change {
+  before?: Record<string, unknown>
+  after?: Record<string, unknown>
+}
+
+/** Kernel checks a model's guard may need beyond the store. */
+export interface WriteContext {
+  /** Refuses (422 on `path`) a URL the outbound-address policy does not let the platform reach. */
+  checkOutbound(path: string, url: string): Promise<void>
+}
+
 export interface ModelSpec extends TenantScope {
   /** The name in `/api/v1/{model}`, as the specification writes it. */
   name: string
@@ -31,6 +43,10 @@ export interface ModelSpec extends TenantScope {
   fields: z.ZodRawShape
   /** Fields accepted on write and never read back (a password). */
   writeOnly?: readonly string[]
+  /** How fields read back where that differs from how they are written (values shown only as set). */
+  readAs?: z.ZodRawShape
+  /** Turns a stored record into what a response shows (hides write-only parts of a field). */
+  redact?: (record: Record<string, unknown>) => Record<string, unknown>
   /** Stored fields the server sets; returned, never taken from a body. */
   readOnly?: z.ZodRawShape
   /** Read-only columns the server sets on create only (the author, a message's role). */
@@ -43,6 +59,11 @@ export interface ModelSpec extends TenantScope {
   refine?: (record: Record<string, unknown>) => Array<{ path: string; message: string }>
   /** Runs in the create's transaction, e.g. to make a new user a member of the creator's company. */
   afterCreate?: (db: Executor, record: Record<string, unknown>, actor: Actor) => Promise<void>
+  /**
+   * Rules a write must keep that depend on the store or on who writes (the role ladder, the last owner). Runs in
+   * the write's transaction with the record locked, before the write; throws an ApiError to refuse it.
+   */
+  guard?: (tx: Executor, actor: Actor, change: Change, context: WriteContext) => Promise<void>
   /** Writes change who may do what (roles, memberships, ACLs), so cached identities are dropped after them. */
   affectsAccess?: boolean
   /** The least role allowed per verb; ModelAcl rows may override it. */
@@ -78,7 +99,7 @@ export function defineModel(spec: ModelSpec): Model {
   const computedShape = Object.fromEntries(Object.entries(spec.computed ?? {}).map(([k, v]) => [k, v.schema]))
 
   const record = z
-    .object({ id, ...tenant, ...readable, ...spec.readOnly, ...computedShape, created_at: timestamp, updated_at: timestamp })
+    .object({ id, ...tenant, ...readable, ...spec.readAs, ...spec.readOnly, ...computedShape, created_at: timestamp, updated_at: timestamp })
     .openapi(spec.name, { description: spec.description })
   const refine = spec.refine
   const create = z

@@ -1,34 +1,75 @@
 import { z } from '@hono/zod-openapi'
 import { defineModel } from './define.ts'
 import { secretName } from './fields.ts'
-import { companyMember } from './references.ts'
+import { ApiError } from '../api/errors.ts'
+import { companyMember, visible } from './references.ts'
 
 // No `__` and no trailing `_`: agents and the aggregate /mcp name tools `<server>__<tool>`.
 const serverName = z.string().regex(/^[a-z0-9](?:[a-z0-9-]|_(?=[a-z0-9-])){0,63}$/, 'lowercase letters, digits, - and single _ inside, at most 64')
 
 /** A value given as is, or taken from the vault at start (so the secret itself is never stored here). */
 const ValueOrSecret = z.union([z.strictObject({ value: z.string().max(4096) }), z.strictObject({ secret: secretName })]).openapi('ValueOrSecret')
+/** How a value reads back: a vault name as it is; a value given inline only as set, since it is write-only. */
+const ValueOrSecretShown = z
+  .union([z.object({ set: z.literal(true) }), z.object({ secret: secretName })])
+  .openapi('ValueOrSecretShown', { description: 'A value given inline reads back as {"set": true}: it is never shown again.' })
+type Values = Record<string, { value: string } | { secret: string }>
+
+const variableName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name')
+const values = (description: string) => z.record(variableName, ValueOrSecret).default({}).openapi({ description })
+const shownValues = z.record(z.string(), ValueOrSecretShown)
+
+/** Inline values are write-only: responses say that one is set, never what it is. */
+function hideValues(map: unknown): unknown {
+  if (typeof map !== 'object' || map === null) return map
+  return Object.fromEntries(Object.entries(map as Values).map(([key, source]) => [key, 'secret' in source ? { secret: source.secret } : { set: true }]))
+}
+
+export const McpCommand = defineModel({
+  name: 'McpCommand',
+  table: 'mcp_commands',
+  description:
+    'The platform’s catalogue of programs that may run as stdio MCP servers, kept by superadmins. A company’s stdio ' +
+    'McpServer names an entry and may set only the variables it declares. Each runs sandboxed (bubblewrap).',
+  fields: {
+    name: serverName,
+    description: z.string().max(2000).default(''),
+    command: z.string().min(1).max(1000).openapi({ description: 'The program: a path, or a name found on the platform’s PATH.' }),
+    args: z.array(z.string().max(4096)).max(100).default([]),
+    env: values('Fixed environment values, each given (write-only) or taken from the global vault.'),
+    variables: z.array(variableName).max(100).default([]).openapi({
+      description: 'Environment variables a company’s server may set for this program (from its vault or given); no others reach it.',
+    }),
+    network: z.boolean().default(true).openapi({ description: 'false: the process has no network at all (not even the vault API).' }),
+    enabled: z.boolean().default(true),
+  },
+  readAs: { env: shownValues },
+  redact: (record) => ('env' in record ? { ...record, env: hideValues(record.env) } : record),
+  affectsAccess: true,
+  access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
+  example: { name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['API_TOKEN'] },
+})
 
 export const McpServer = defineModel({
   name: 'McpServer',
   table: 'mcp_servers',
-  description: 'An MCP server the company offers through the gateway at /mcp/{name}: a command run per user (stdio), or a remote URL.',
+  description:
+    'An MCP server the company offers through the gateway at /mcp/{name}: a program of the platform’s catalogue run ' +
+    'per user in a sandbox (stdio), or a remote URL.',
   tenantColumn: 'company_id',
   fields: {
     name: serverName,
     description: z.string().max(2000).default(''),
     transport: z.enum(['stdio', 'streamable-http']),
-    command: z.string().min(1).max(1000).nullable().default(null).openapi({ description: 'stdio: the program to run.' }),
-    args: z.array(z.string().max(4096)).max(100).default([]),
-    env: z
-      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name'), ValueOrSecret)
-      .default({})
-      .openapi({ description: 'stdio: the environment, each value given or taken from the vault.' }),
-    url: z.url({ protocol: /^https?$/ }).nullable().default(null).openapi({ description: 'streamable-http: the server’s endpoint.' }),
+    command_id: z.uuid().nullable().default(null).openapi({ description: 'stdio: the McpCommand (platform catalogue entry) to run.' }),
+    env: values('stdio: values for the variables the McpCommand declares, each given (write-only) or taken from the vault.'),
+    url: z.url({ protocol: /^https?$/ }).nullable().default(null).openapi({
+      description: 'streamable-http: the server’s endpoint; loopback, private and link-local addresses are refused unless the operator allows them.',
+    }),
     headers: z
       .record(z.string().regex(/^[A-Za-z0-9-]{1,128}$/, 'a header name'), ValueOrSecret)
       .default({})
-      .openapi({ description: 'streamable-http: headers sent upstream, each value given or taken from the vault.' }),
+      .openapi({ description: 'streamable-http: headers sent upstream, each value given (write-only) or taken from the vault.' }),
     vault_secrets: z.array(secretName).max(100).default([]).openapi({
       description:
         'stdio: secrets the subprocess may read while it runs, with the token it is given in SWITCHBOARD_VAULT_TOKEN ' +
@@ -36,13 +77,42 @@ export const McpServer = defineModel({
     }),
     enabled: z.boolean().default(true),
   },
+  readAs: { env: shownValues, headers: shownValues },
+  redact: (record) => ({
+    ...record,
+    ...('env' in record ? { env: hideValues(record.env) } : {}),
+    ...('headers' in record ? { headers: hideValues(record.headers) } : {}),
+  }),
+  references: { command_id: visible(() => McpCommand) },
   affectsAccess: true,
   refine: (server) =>
     server.transport === 'stdio'
-      ? [...(server.command ? [] : [{ path: 'command', message: 'a stdio server needs a command' }]), ...(server.url ? [{ path: 'url', message: 'a stdio server has no url' }] : [])]
-      : [...(server.url ? [] : [{ path: 'url', message: 'a streamable-http server needs a url' }]), ...(server.command ? [{ path: 'command', message: 'a streamable-http server has no command' }] : [])],
+      ? [
+          ...(server.command_id ? [] : [{ path: 'command_id', message: 'a stdio server runs a program of the catalogue (McpCommand)' }]),
+          ...(server.url ? [{ path: 'url', message: 'a stdio server has no url' }] : []),
+        ]
+      : [
+          ...(server.url ? [] : [{ path: 'url', message: 'a streamable-http server needs a url' }]),
+          ...(server.command_id ? [{ path: 'command_id', message: 'a streamable-http server runs no program' }] : []),
+        ],
+  // The program's declared variables bound what a company may put into its environment; the URL must not reach
+  // inside the platform's network.
+  async guard(tx, _actor, { after }, context) {
+    if (!after) return
+    if (after.transport === 'stdio' && after.command_id) {
+      const program = await tx.selectFrom('mcp_commands').select(['name', 'variables']).where('id', '=', String(after.command_id)).executeTakeFirst()
+      const declared = new Set(program?.variables ?? [])
+      const undeclared = Object.keys((after.env ?? {}) as Values).filter((name) => !declared.has(name))
+      if (program && undeclared.length > 0) {
+        throw new ApiError('validation_error', `The program ${program.name} does not take these variables.`, {
+          errors: undeclared.map((name) => ({ path: `env.${name}`, message: `not a variable ${program.name} declares (${[...declared].join(', ') || 'it declares none'})` })),
+        })
+      }
+    }
+    if (after.transport === 'streamable-http' && typeof after.url === 'string') await context.checkOutbound('url', after.url)
+  },
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
-  example: { name: 'everything', transport: 'stdio', command: 'npx', args: ['@modelcontextprotocol/server-everything'], env: { API_TOKEN: { secret: 'everything/token' } } },
+  example: { name: 'everything', transport: 'stdio', command_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', env: { API_TOKEN: { secret: 'everything/token' } } },
 })
 
 export const McpPermission = defineModel({

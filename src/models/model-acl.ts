@@ -10,13 +10,14 @@ export function defineModelAcl(others: readonly Model[]): Model {
   return defineModel({
     name: 'ModelAcl',
     table: 'model_acls',
-    description: 'Overrides, per model and verb, the least role a model declares. Takes effect without a restart.',
+    description:
+      'Overrides, per model and verb, the least role a model declares. Takes effect without a restart. Verbs a model keeps for superadmins stay theirs.',
     fields: {
       model: z.enum(names),
       verb: z.enum(VERBS as [string, ...string[]]),
       min_role: z.enum(['member', 'admin', 'owner', 'superadmin']),
     },
-    access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
+    access: { list: 'superadmin', read: 'superadmin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
     affectsAccess: true,
     example: { model: 'WebchatMessage', verb: 'delete', min_role: 'owner' },
   })

@@ -4,7 +4,7 @@ import type { Actor } from '../auth/actor.ts'
 import { scoped } from '../db/scoped.ts'
 import { runTemplate, slot } from '../db/templates.ts'
 import type { Executor } from '../db/schema.ts'
-import type { Model } from './define.ts'
+import type { Model, WriteContext } from './define.ts'
 import type { Filter, ListQuery } from './list-query.ts'
 import { mergePatch } from './merge-patch.ts'
 import { validationError } from './validation.ts'
@@ -135,17 +135,29 @@ async function checkReferences(db: Executor, actor: Actor, model: Model, input: 
   if (errors.length > 0) throw new ApiError('validation_error', 'A referenced record does not exist.', { errors })
 }
 
-export async function createRecord(db: Executor, actor: Actor, model: Model, input: ApiRecord): Promise<Versioned> {
+/** Without a policy to ask, no outbound address is reachable. */
+const NO_OUTBOUND: WriteContext = {
+  async checkOutbound(path) {
+    throw new ApiError('validation_error', 'Outbound addresses cannot be checked here.', { errors: [{ path, message: 'not allowed' }] })
+  },
+}
+
+/** Runs a write in a transaction when the model has steps that must share one (its guard, afterCreate). */
+function inTransaction<T>(db: Executor, model: Model, write: (tx: Executor) => Promise<T>): Promise<T> {
+  return (model.guard || model.afterCreate) && !db.isTransaction ? db.transaction().execute(write) : write(db)
+}
+
+export async function createRecord(db: Executor, actor: Actor, model: Model, input: ApiRecord, context = NO_OUTBOUND): Promise<Versioned> {
   await checkReferences(db, actor, model, input)
   const stamps = model.stamp?.(actor) ?? {}
   const generated = model.generated ? await model.generated.make() : { columns: {}, shown: {} }
   const row = { ...(await toColumns(model, input, actor)), ...generated.columns, ...stamps, id: Bun.randomUUIDv7() }
-  const insert = async (tx: Executor) => {
+  const created = await inTransaction(db, model, async (tx) => {
+    await model.guard?.(tx, actor, { after: { ...input, ...stamps } }, context)
     const created = split(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
     await model.afterCreate?.(tx, created.record, actor)
     return created
-  }
-  const created = model.afterCreate && !db.isTransaction ? await db.transaction().execute(insert) : await insert(db)
+  })
   return { ...created, record: { ...created.record, ...generated.shown } }
 }
 
@@ -160,11 +172,21 @@ export async function replaceRecord(
   id: string,
   input: ApiRecord,
   expected?: readonly number[],
+  context = NO_OUTBOUND,
 ): Promise<Versioned> {
   // A missing record is a 404 before anything in the body is judged.
   if (model.references) await getRecord(db, actor, model, id)
   await checkReferences(db, actor, model, input)
   if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
+  if (!model.guard) return updateRow(db, actor, model, id, input, expected)
+  return inTransaction(db, model, async (tx) => {
+    const before = await getRecord(tx, actor, model, id, { forUpdate: true })
+    await model.guard!(tx, actor, { before: before.record, after: input }, context)
+    return updateRow(tx, actor, model, id, input, expected)
+  })
+}
+
+async function updateRow(db: Executor, actor: Actor, model: Model, id: string, input: ApiRecord, expected?: readonly number[]): Promise<Versioned> {
   const row = await scoped(db, actor)
     .updateTable(model)
     .set({ ...(await toColumns(model, input, actor)), version: sql`version + 1`, updated_at: sql`now()` })
@@ -187,6 +209,7 @@ export async function patchRecord(
   id: string,
   patch: ApiRecord,
   expected?: readonly number[],
+  context = NO_OUTBOUND,
 ): Promise<Versioned> {
   const run = async (tx: Executor) => {
     const current = await getRecord(tx, actor, model, id, { forUpdate: true })
@@ -194,20 +217,26 @@ export async function patchRecord(
     const writable = Object.fromEntries(Object.keys(model.create.shape).filter((k) => k in current.record).map((k) => [k, current.record[k]]))
     const parsed = model.create.safeParse(mergePatch(writable, patch))
     if (!parsed.success) throw validationError(parsed.error)
-    return replaceRecord(tx, actor, model, id, parsed.data, [current.version])
+    return replaceRecord(tx, actor, model, id, parsed.data, [current.version], context)
   }
   return db.isTransaction ? run(db) : db.transaction().execute(run)
 }
 
-export async function deleteRecord(db: Executor, actor: Actor, model: Model, id: string, expected?: readonly number[]): Promise<void> {
+export async function deleteRecord(db: Executor, actor: Actor, model: Model, id: string, expected?: readonly number[], context = NO_OUTBOUND): Promise<void> {
   if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
-  const row = await scoped(db, actor)
-    .deleteFrom(model)
-    .where(`${model.table}.id`, '=', id)
-    .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, 'in', expected))
-    .returning(`${model.table}.id`)
-    .executeTakeFirst()
-  if (!row) throw await staleOrMissing(db, actor, model, id)
+  await inTransaction(db, model, async (tx) => {
+    if (model.guard) {
+      const before = await getRecord(tx, actor, model, id, { forUpdate: true })
+      await model.guard(tx, actor, { before: before.record }, context)
+    }
+    const row = await scoped(tx, actor)
+      .deleteFrom(model)
+      .where(`${model.table}.id`, '=', id)
+      .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, 'in', expected))
+      .returning(`${model.table}.id`)
+      .executeTakeFirst()
+    if (!row) throw await staleOrMissing(tx, actor, model, id)
+  })
 }
 
 /**

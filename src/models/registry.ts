@@ -2,10 +2,11 @@ import { AgentConfigRecord } from './agent-config.ts'
 import { ApiToken } from './api-token.ts'
 import { Company, CompanyUser } from './company.ts'
 import type { Model } from './define.ts'
-import { McpPermission, McpServer } from './mcp.ts'
+import { McpCommand, McpPermission, McpServer } from './mcp.ts'
 import { defineModelAcl } from './model-acl.ts'
 import { SystemConfig } from './system.ts'
 import { User, UserPlatform } from './user.ts'
+import { UsageRecord } from './usage.ts'
 import { Plan, WebchatConversation, WebchatDocument, WebchatMessage, WebchatParticipant } from './webchat.ts'
 
 const OTHERS: readonly Model[] = [
@@ -21,8 +22,10 @@ const OTHERS: readonly Model[] = [
   Plan,
   SystemConfig,
   ApiToken,
+  McpCommand,
   McpServer,
   McpPermission,
+  UsageRecord,
 ]
 
 /** Every persisted model, in the order the API document lists them. Later issues add theirs to OTHERS. */

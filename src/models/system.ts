@@ -16,6 +16,7 @@ export const SystemConfig = defineModel({
       .openapi({ description: 'Any JSON value except null.' }),
     description: z.string().max(2000).default(''),
   },
-  access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
+  // Platform-wide, so no company's admins read it.
+  access: { list: 'superadmin', read: 'superadmin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
   example: { key: 'chat.max_attachments', value: 20, description: 'Attachments allowed per message.' },
 })

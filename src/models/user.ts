@@ -1,7 +1,28 @@
 import { z } from '@hono/zod-openapi'
 import { hasRole } from '../auth/actor.ts'
+import { guardUser } from '../auth/ladder.ts'
 import { defineModel } from './define.ts'
 import { companyMember } from './references.ts'
+
+/**
+ * A picture the console shows: a file under /static/avatars/, or an http(s) URL. Nothing else (no javascript:, no
+ * data:, no other local path) so an avatar can never run or reach into the platform.
+ */
+const avatar = z
+  .string()
+  .max(500)
+  .refine((value) => /^\/static\/avatars\/[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(value) && !value.includes('..') || isWebUrl(value), 'a file under /static/avatars/ or an http(s) URL')
+  .openapi({ description: 'A file under /static/avatars/, or an http(s) URL.' })
+
+function isWebUrl(value: string): boolean {
+  if (!/^https?:\/\//i.test(value)) return false
+  try {
+    const url = new URL(value)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === ''
+  } catch {
+    return false
+  }
+}
 
 export const User = defineModel({
   name: 'User',
@@ -11,11 +32,15 @@ export const User = defineModel({
     email: z.email().max(320),
     username: z.string().regex(/^[A-Za-z0-9_.-]{2,64}$/, '2 to 64 letters, digits, dots, dashes or underscores'),
     display_name: z.string().trim().max(200).default(''),
-    avatar: z.string().max(500).nullable().default(null).openapi({ description: 'Path under /static/avatars/ or a URL.' }),
-    password: z.string().min(8).max(1024).optional().openapi({ description: 'Write-only; stored as an argon2id hash.' }),
+    avatar: avatar.nullable().default(null),
+    password: z.string().min(8).max(1024).optional().openapi({
+      description:
+        'Write-only; stored as an argon2id hash. Set when the account is made, or by a superadmin; users change their own with POST /api/me/password.',
+    }),
+    is_superadmin: z.boolean().optional().openapi({ description: 'Platform-wide operator. Only superadmins change it; the last one stays.' }),
   },
   writeOnly: ['password'],
-  readOnly: { is_superadmin: z.boolean() },
+  readAs: { is_superadmin: z.boolean() },
   // Users see themselves; company admins see their company's users. A user who also belongs to another company
   // can only be changed by themselves or a superadmin, so no admin reaches into another tenant's account.
   recordRule: (eb, actor, access) => {
@@ -31,6 +56,7 @@ export const User = defineModel({
     )
     return eb.or([self, eb.and([inMyCompany, eb.not(elsewhere), eb('users.is_superadmin', '=', false)])])
   },
+  guard: guardUser,
   access: { list: 'member', read: 'member', create: 'admin', update: 'member', delete: 'admin' },
   affectsAccess: true,
   async toRow({ password, ...row }) {

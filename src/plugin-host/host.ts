@@ -12,6 +12,8 @@ import type { Runner } from '../runners/contract.ts'
 import type { RunnerModels } from '../runners/registry.ts'
 import type { Vault } from '../vault/vault.ts'
 import type { Plugin, PluginEnv } from './sdk.ts'
+import { apiThrottle } from '../throttle/api.ts'
+import { recordUsage, servicesOf } from './usage.ts'
 
 interface LoadedPlugin {
   manifest: Manifest
@@ -98,6 +100,9 @@ export class PluginHost {
             runnerPlugins.set(runner.name, manifest.name)
           },
           secret: (key) => host!.secret(manifest.name, key),
+          // The kernel services exist only once the plugins are loaded, so these take them from the request.
+          throttle: (c, next) => apiThrottle(servicesOf(c))(c, next),
+          recordUsage: (c, usage) => recordUsage(c, manifest.name, usage),
         })
       } catch (error) {
         throw new PluginError(`${file}: setup failed: ${(error as Error).message}`)

@@ -2,7 +2,8 @@
  * The plugin SDK: the one module a plugin imports from Switchboard. Everything a plugin may use of the kernel
  * is here, so the kernel can change behind it.
  */
-import type { Context, Hono } from 'hono'
+import type { Context, Hono, MiddlewareHandler } from 'hono'
+import { ApiError } from '../api/errors.ts'
 import { unauthorized } from '../auth/access.ts'
 import type { Actor } from '../auth/actor.ts'
 import type { Logger } from '../logger.ts'
@@ -21,6 +22,16 @@ export type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 /** What a plugin's router sees on every request. */
 export interface PluginEnv {
   Variables: { actor: Actor | undefined; requestId: string }
+}
+
+/** What one model call cost, as a runner's `usage` events add up. */
+export interface UsageReport {
+  runner: string
+  /** The runner's model id (ModelEntry.id). */
+  model: string
+  input_tokens: number
+  output_tokens: number
+  cost_usd: number
 }
 
 export interface PluginContext {
@@ -53,6 +64,16 @@ export interface PluginContext {
   model(runner: string, modelId?: string): Promise<ModelEntry | undefined>
   /** One of this plugin's own secrets from the vault (e.g. an API key set through the runner endpoints). */
   secret(key: string): Promise<string | undefined>
+  /**
+   * The API rate limit of /api/v1/*, from the same per-user bucket (a 429 with Retry-After when it is empty), for
+   * a route that spends resources: `router.post('/x', context.throttle, handler)`.
+   */
+  readonly throttle: MiddlewareHandler<PluginEnv>
+  /**
+   * Records a model call's cost against the caller's company and user (read back as UsageRecord), under this
+   * plugin's name. The caller must be a company member (see requireMember).
+   */
+  recordUsage(c: Context<PluginEnv>, usage: UsageReport): Promise<void>
 }
 
 export interface Plugin {
@@ -69,4 +90,11 @@ export function requireActor(c: Context<PluginEnv>): Actor {
   const actor = c.get('actor')
   if (!actor) throw unauthorized()
   return actor
+}
+
+/** The signed-in caller working in a company: a 401 problem without sign-in, a 403 for a user of no company. */
+export function requireMember(c: Context<PluginEnv>): Actor & { companyId: string } {
+  const actor = requireActor(c)
+  if (actor.companyId === null) throw new ApiError('forbidden', 'This route works for a company, and you are not a member of any.')
+  return { ...actor, companyId: actor.companyId }
 }

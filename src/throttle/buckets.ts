@@ -16,13 +16,17 @@ export interface Take {
 
 /**
  * Token buckets by key. In memory for one process; a shared store (PostgreSQL or Redis) implements the same
- * interface when several processes serve one deployment.
+ * interface when several processes serve one deployment. Each call must be atomic per key: of N concurrent takes
+ * from a bucket holding n tokens, exactly min(N, n) are allowed.
  */
 export interface BucketStore {
   /** Takes one token if there is one. */
   take(key: string, rate: Rate, now: number): Promise<Take>
-  /** Says whether a take would succeed, without taking (for limits that only failures consume). */
-  peek(key: string, rate: Rate, now: number): Promise<Take>
+  /**
+   * Puts back one token an allowed take reserved, for limits that only some outcomes consume (a sign-in reserves
+   * before it verifies and gives back on success). Never fills a bucket beyond its burst.
+   */
+  give(key: string, rate: Rate, now: number): Promise<void>
 }
 
 function describe(allowed: boolean, left: number, rate: Rate): Take {
@@ -37,6 +41,8 @@ function describe(allowed: boolean, left: number, rate: Rate): Take {
 interface Bucket {
   tokens: number
   at: number
+  // One store may hold buckets of several rates (sign-in: per address and per account); the sweep needs each one's.
+  rate: Rate
 }
 
 export class MemoryBucketStore implements BucketStore {
@@ -49,11 +55,16 @@ export class MemoryBucketStore implements BucketStore {
     const tokens = this.#tokens(key, rate, now)
     const allowed = tokens >= 1
     const left = allowed ? tokens - 1 : tokens
-    this.#buckets.set(key, { tokens: left, at: now })
-    if (this.#buckets.size > this.maxKeys) this.#sweep(rate, now)
+    this.#buckets.set(key, { tokens: left, at: now, rate })
+    if (this.#buckets.size > this.maxKeys) this.#sweep(now)
     return describe(allowed, left, rate)
   }
 
+  async give(key: string, rate: Rate, now: number): Promise<void> {
+    this.#buckets.set(key, { tokens: Math.min(rate.burst, this.#tokens(key, rate, now) + 1), at: now, rate })
+  }
+
+  /** Says whether a take would succeed, without taking: for looking at a bucket, not for deciding on it. */
   async peek(key: string, rate: Rate, now: number): Promise<Take> {
     const tokens = this.#tokens(key, rate, now)
     return describe(tokens >= 1, tokens, rate)
@@ -65,11 +76,11 @@ export class MemoryBucketStore implements BucketStore {
   }
 
   /** Forgets buckets that have refilled: they hold nothing a fresh bucket would not. Bounded to once a second. */
-  #sweep(rate: Rate, now: number): void {
+  #sweep(now: number): void {
     if (now - this.#lastSweep < 1000) return
     this.#lastSweep = now
-    for (const [key, bucket] of this.#buckets) {
-      if (bucket.tokens + ((now - bucket.at) / 1000) * rate.perSecond >= rate.burst) this.#buckets.delete(key)
+    for (const [key, { tokens, at, rate }] of this.#buckets) {
+      if (tokens + ((now - at) / 1000) * rate.perSecond >= rate.burst) this.#buckets.delete(key)
     }
   }
 }

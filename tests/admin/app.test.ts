@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { Hono } from 'hono'
+import { createApiClient } from '../../src/admin/api-client.ts'
+import { createAdminApp } from '../../src/admin/app.tsx'
 import { ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 
 let p: TestPlatform
@@ -140,13 +143,50 @@ test('an unknown page is a readable 404 page', async () => {
   expect(missing.text).toContain('There is no page at /no/such/page')
 })
 
-test('a password can be changed from the edit row; left empty it stays', async () => {
+test('the edit row offers no password: the console never sets someone’s password', async () => {
   const user = await p.createUser({ password: 'first-password-1' })
   const hash = async () => (await p.store.db.selectFrom('users').select('password_hash').where('id', '=', user.userId).executeTakeFirstOrThrow()).password_hash
   const before = await hash()
+  const edit = await page(`/users/${user.userId}/edit`, { headers: htmx })
+  expect(edit.text).toContain(`name="display_name"`)
+  expect(edit.text).not.toContain('type="password"')
   const fields = { username: user.username, display_name: 'Kept', email: `${user.username}@example.com` }
-  expect((await page(`/users/${user.userId}`, { method: 'PATCH', ...form({ ...fields, password: '' }) })).status).toBe(200)
-  expect(await hash()).toBe(before)
   expect((await page(`/users/${user.userId}`, { method: 'PATCH', ...form({ ...fields, password: 'second-password-2' }) })).status).toBe(200)
-  expect(await Bun.password.verify('second-password-2', (await hash())!)).toBe(true)
+  expect(await hash()).toBe(before)
+})
+
+test('a record id that is not a UUID answers 404 and never reaches another model', async () => {
+  const requested: string[] = []
+  const spy = { request: (...args: Parameters<typeof p.api.request>) => (requested.push(String(args[0])), p.api.request(...args)) }
+  const console_ = createAdminApp(p.services, createApiClient(spy))
+  const company = await p.call('GET', `/api/v1/Company/${p.root.companyId}`)
+  const traversal = `..%2FCompany%2F${p.root.companyId}`
+  const calls: Array<[string, string, Record<string, string>]> = [
+    ['GET', `/users/${traversal}/row`, htmx],
+    ['GET', `/users/${traversal}/edit`, htmx],
+    ['GET', `/users/${traversal}/row`, {}],
+    ['PATCH', `/users/${traversal}`, { ...form({ username: 'x' }).headers }],
+    ['DELETE', `/users/${traversal}`, htmx],
+    ['GET', `/users/${encodeURIComponent('../Company')}/row`, htmx],
+  ]
+  for (const [method, path, headers] of calls) {
+    const reply = await console_.request(path, { method, headers: { cookie, origin: ORIGIN, ...headers }, body: method === 'PATCH' ? new URLSearchParams({ username: 'x' }) : undefined })
+    expect(reply.status, `${method} ${path}`).toBe(404)
+    expect(await reply.text()).not.toContain(company.body.slug)
+  }
+  expect(requested.filter((path) => !path.startsWith('/api/me'))).toEqual([])
+})
+
+test('an API answer that is not JSON is shown as a failure, not a 500', async () => {
+  const html = {
+    request: (...args: Parameters<typeof p.api.request>) =>
+      String(args[0]).startsWith('/api/v1/User/') ? new Response('<html>upstream down</html>', { status: 502, headers: { 'content-type': 'text/html' } }) : p.api.request(...args),
+  }
+  const console_ = createAdminApp(p.services, createApiClient(html))
+  const reply = await console_.request(`/users/${p.root.userId}/row`, { headers: { cookie, origin: ORIGIN, ...htmx } })
+  expect(reply.status).toBe(404)
+  expect(await reply.text()).toContain('<tr>')
+  const client = createApiClient({ request: () => new Response('plain words', { status: 200, headers: { 'content-type': 'text/plain' } }) })
+  const app = new Hono().get('/', async (c) => c.json(await client.call(c, 'GET', '/anything')))
+  expect(await (await app.request('/')).json()).toEqual({ status: 200, body: 'plain words' })
 })

@@ -30,7 +30,9 @@ async function recordOf(model: string, owner: Principal): Promise<string> {
   }
   if (model === 'User') return owner.userId
   if (model === 'Company') return owner.companyId!
-  const made = await p.call('POST', `/api/v1/${model}`, { as: owner, json: await cases[model]!.make(owner) })
+  // Usage is the platform's to write: a superadmin records it, working in the owner's company.
+  const writer = model === 'UsageRecord' ? { as: p.root, headers: { 'x-switchboard-company': owner.companyId! } } : { as: owner }
+  const made = await p.call('POST', `/api/v1/${model}`, { ...writer, json: await cases[model]!.make(owner) })
   if (made.status !== 201) throw new Error(`${model}: ${made.status} ${JSON.stringify(made.body)}`)
   return made.body.id
 }
@@ -38,8 +40,8 @@ async function recordOf(model: string, owner: Principal): Promise<string> {
 const ownerActor = { userId: '', companyId: '', role: 'owner', isSuperadmin: false } as const
 const modelNamed = (name: string) => MODELS.find((m) => m.name === name)!
 
-// Platform-wide models hold no tenant's data: owners may read them, only superadmins write them (tested below).
-const GLOBAL = new Set(['SystemConfig', 'ModelAcl'])
+// Platform-wide models hold no tenant's data: only superadmins write them (tested below).
+const GLOBAL = new Set(['SystemConfig', 'ModelAcl', 'McpCommand'])
 const TENANT_DATA = MODELS.filter((m) => !GLOBAL.has(m.name)).map((m) => m.name)
 
 describe.each(TENANT_DATA)('%s: company A cannot reach company B’s record', (model) => {
@@ -118,8 +120,11 @@ describe('roles and model ACLs', () => {
     expect((await p.call('GET', '/api/v1/Plan', { as: aliceMember })).status).toBe(200)
   })
 
-  test('owners read platform settings but only superadmins write them; overrides name real models', async () => {
-    expect((await p.call('GET', '/api/v1/SystemConfig', { as: alice })).status).toBe(200)
+  test('platform settings, ACLs and the program catalogue are superadmins’ to write; settings and ACLs theirs to read', async () => {
+    expectProblem(await p.call('GET', '/api/v1/SystemConfig', { as: alice }), 403, 'forbidden')
+    expectProblem(await p.call('GET', '/api/v1/ModelAcl', { as: alice }), 403, 'forbidden')
+    expect((await p.call('GET', '/api/v1/McpCommand', { as: alice })).status).toBe(200)
+    expectProblem(await p.call('POST', '/api/v1/McpCommand', { as: alice, json: { name: 'sh', command: '/bin/sh' } }), 403, 'forbidden')
     expectProblem(await p.call('POST', '/api/v1/SystemConfig', { as: alice, json: { key: 'x', value: 1 } }), 403, 'forbidden')
     expectProblem(await p.call('POST', '/api/v1/ModelAcl', { as: alice, json: { model: 'Plan', verb: 'read', min_role: 'owner' } }), 403, 'forbidden')
     expectProblem(await p.call('POST', '/api/v1/ModelAcl', { json: { model: 'NoSuchModel', verb: 'read', min_role: 'owner' } }), 422, 'validation_error')

@@ -72,21 +72,100 @@ describe('sign-in', () => {
     expectProblem(await p.call('POST', '/auth/login', { as: null, body: 'admin', headers: { 'content-type': 'text/plain', ...json } }), 415, 'unsupported_media_type')
   })
 
-  test('failed sign-ins are throttled per account and per address; others are unaffected', async () => {
+  test('failed sign-ins are throttled per address before the password is checked; other addresses are unaffected', async () => {
     const victim = await p.createUser({ password: 'victim-password-1' })
-    for (let i = 0; i < 3; i++) expect((await signIn(victim.username, 'guess', `203.0.113.${i}`)).reply.status).toBe(401)
-    // The account is locked for everyone, even with the right password, from a fresh address.
-    const locked = (await signIn(victim.username, 'victim-password-1', '203.0.113.50')).reply
-    expectProblem(locked, 429, 'rate_limited')
-    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
-    // Another account from another address still signs in.
-    expect((await signIn('admin', ADMIN_PASSWORD, '203.0.113.60')).reply.status).toBe(200)
+    for (let i = 0; i < 3; i++) expect((await signIn(victim.username, 'guess', '203.0.113.1')).reply.status).toBe(401)
+    // Not even the right password is checked from there.
+    const limited = (await signIn(victim.username, 'victim-password-1', '203.0.113.1')).reply
+    expectProblem(limited, 429, 'rate_limited')
+    expect(Number(limited.headers.get('retry-after'))).toBe(60)
+    const form = await p.call('POST', '/auth/login', {
+      as: null,
+      body: new URLSearchParams({ username: victim.username, password: 'victim-password-1', post_login_redirect: '/users' }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      address: '203.0.113.1',
+    })
+    expect(form.status).toBe(303)
+    expect(form.headers.get('location')).toBe('/login?error=throttled&post_login_redirect=%2Fusers')
+    // The account is not locked: from another address the owner signs in.
+    expect((await signIn(victim.username, 'victim-password-1', '203.0.113.2')).reply.status).toBe(200)
     // One address guessing many accounts is stopped too.
     for (let i = 0; i < 3; i++) await signIn(`someone-${i}`, 'guess', '203.0.113.99')
     expectProblem((await signIn('admin', ADMIN_PASSWORD, '203.0.113.99')).reply, 429, 'rate_limited')
-    // After Retry-After, the account may try again.
-    clock.advance(Number(locked.headers.get('retry-after')) * 1000)
-    expect((await signIn(victim.username, 'victim-password-1', '203.0.113.51')).reply.status).toBe(200)
+    // After Retry-After, the address may try again.
+    clock.advance(60_000)
+    expect((await signIn(victim.username, 'victim-password-1', '203.0.113.1')).reply.status).toBe(200)
+  })
+})
+
+describe('sign-in throttle', () => {
+  // 10 failures per address (one more a minute), 15 per account an hour from addresses it never signed in from.
+  const limits = { SWITCHBOARD_LOGIN_RATE_BURST: '10', SWITCHBOARD_LOGIN_RATE_PER_MINUTE: '1', SWITCHBOARD_LOGIN_ACCOUNT_PER_HOUR: '15' }
+  let q: TestPlatform
+  beforeAll(async () => {
+    q = await startTestPlatform(limits, manualClock())
+  })
+  afterAll(() => q.close())
+
+  const attempt = async (on: TestPlatform, username: string, password: string, address: string) =>
+    (await on.call('POST', '/auth/login', { as: null, json: { username, password }, headers: json, address })).status
+  const statuses = (replies: number[]) => ({ 401: replies.filter((s) => s === 401).length, 429: replies.filter((s) => s === 429).length })
+
+  test('of 40 concurrent wrong passwords from one address, only the 10 the limit allows are checked', async () => {
+    const victim = await q.createUser({ password: 'victim-password-2' })
+    const replies = await Promise.all(Array.from({ length: 40 }, () => attempt(q, victim.username, 'guess', '198.18.1.1')))
+    expect(statuses(replies)).toEqual({ 401: 10, 429: 30 })
+  })
+
+  test('the username and the email are one account with one budget', async () => {
+    const victim = await q.createUser({ password: 'victim-password-3' })
+    const names = [victim.username, `${victim.username}@example.com`, victim.username.toUpperCase()]
+    for (let i = 0; i < 15; i++) expect(await attempt(q, names[i % 3]!, 'guess', `198.18.2.${i}`)).toBe(401)
+    for (const name of names) expect(await attempt(q, name, 'victim-password-3', '198.18.2.100')).toBe(429)
+  })
+
+  test('an attacker cannot lock the owner out of the addresses they sign in from; a new address meets the cap', async () => {
+    const owner = await q.createUser({ password: 'owner-password-1' })
+    expect(await attempt(q, owner.username, 'owner-password-1', '198.18.3.1')).toBe(200)
+    // The attacker spends their address's bucket, then the account's hourly cap from other addresses.
+    const fromA = await Promise.all(Array.from({ length: 20 }, () => attempt(q, owner.username, 'guess', '198.18.3.66')))
+    expect(statuses(fromA)).toEqual({ 401: 10, 429: 10 })
+    const elsewhere = []
+    for (let i = 0; i < 10; i++) elsewhere.push(await attempt(q, `${owner.username}@example.com`, 'guess', `198.18.3.${100 + i}`))
+    expect(statuses(elsewhere)).toEqual({ 401: 5, 429: 5 })
+    // The owner, at their usual address, still signs in; at a new address the account's cap refuses them.
+    expect(await attempt(q, owner.username, 'owner-password-1', '198.18.3.1')).toBe(200)
+    expect(await attempt(q, owner.username, 'owner-password-1', '198.18.3.200')).toBe(429)
+    // A mistake at the usual address is still only limited by that address's bucket.
+    expect(await attempt(q, owner.username, 'typo', '198.18.3.1')).toBe(401)
+  })
+
+  test('a correct password costs nothing: many sign-ins in a row, and the full budget of failures after them', async () => {
+    const user = await q.createUser({ password: 'user-password-1' })
+    for (let i = 0; i < 12; i++) expect(await attempt(q, user.username, 'user-password-1', '198.18.4.1')).toBe(200)
+    const failures = await Promise.all(Array.from({ length: 12 }, () => attempt(q, user.username, 'typo', '198.18.4.1')))
+    expect(statuses(failures)).toEqual({ 401: 10, 429: 2 })
+    // Successes give back only what they reserved themselves, not what failures spent.
+    expect(await attempt(q, user.username, 'user-password-1', '198.18.4.1')).toBe(429)
+  })
+
+  test('the per-account hourly cap holds across many addresses and refills over the hour', async () => {
+    const clock = manualClock()
+    const r = await startTestPlatform({ ...limits, SWITCHBOARD_LOGIN_ACCOUNT_PER_HOUR: '5' }, clock)
+    try {
+      const victim = await r.createUser({ password: 'victim-password-4' })
+      const replies = []
+      for (let i = 0; i < 10; i++) replies.push(await attempt(r, victim.username, 'guess', `198.18.5.${i}`))
+      expect(statuses(replies)).toEqual({ 401: 5, 429: 5 })
+      const limited = await r.call('POST', '/auth/login', { as: null, json: { username: victim.username, password: 'guess' }, headers: json, address: '198.18.5.50' })
+      expectProblem(limited, 429, 'rate_limited')
+      expect(limited.headers.get('retry-after')).toBe('720')
+      clock.advance(720_000)
+      expect(await attempt(r, victim.username, 'guess', '198.18.5.51')).toBe(401)
+      expect(await attempt(r, victim.username, 'guess', '198.18.5.52')).toBe(429)
+    } finally {
+      await r.close()
+    }
   })
 })
 

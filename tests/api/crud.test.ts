@@ -28,7 +28,7 @@ test('every model of the registry has a CRUD case here', () => {
 
 describe.each(MODELS.map((m) => m.name))('%s', (model) => {
   test('create, read, list, patch, replace, delete', async () => {
-    const { make, patch, after } = CASES[model]!
+    const { make, patch, after, replacement: replacing } = CASES[model]!
     const input = await make(p.root)
     const created = await p.call('POST', `/api/v1/${model}`, { json: input })
     expect(created.status).toBe(201)
@@ -60,7 +60,7 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
     const stale = await p.call('PATCH', `/api/v1/${model}/${id}`, { json: patch, headers: { 'if-match': '"1"' } })
     expectProblem(stale, 412, 'precondition_failed')
 
-    const replacement = await make(p.root)
+    const replacement = replacing ? await replacing(input) : await make(p.root)
     const replaced = await p.call('PUT', `/api/v1/${model}/${id}`, { json: replacement, headers: { 'if-match': '"2"' } })
     expect(replaced.status).toBe(200)
     expect(replaced.headers.get('etag')).toBe('"3"')
@@ -86,8 +86,8 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
 
 describe('server-set and secret fields', () => {
   test('the tenant column, the author and the role come from the server, never the body', async () => {
-    for (const [model, field] of [['AgentConfigRecord', 'company_id'], ['WebchatMessage', 'sender_id'], ['WebchatMessage', 'role'], ['User', 'is_superadmin']] as const) {
-      const input = { ...(await CASES[model]!.make(p.root)), [field]: field === 'role' ? 'agent' : field === 'is_superadmin' ? true : '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }
+    for (const [model, field] of [['AgentConfigRecord', 'company_id'], ['WebchatMessage', 'sender_id'], ['WebchatMessage', 'role'], ['User', 'id']] as const) {
+      const input = { ...(await CASES[model]!.make(p.root)), [field]: field === 'role' ? 'agent' : '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }
       const problem = expectProblem(await p.call('POST', `/api/v1/${model}`, { json: input }), 422, 'validation_error')
       expect(problem.errors?.[0]?.message).toContain(field)
     }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { childProcesses, connectMcp, EVERYTHING, freePort, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import { childProcesses, connectMcp, EVERYTHING, EVERYTHING_PROGRAM, freePort, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import type { Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -11,7 +11,14 @@ let base: string
 
 beforeAll(async () => {
   p = await startMcpPlatform({
-    servers: [{ name: 'everything', transport: 'stdio', command: EVERYTHING, env: { GREETING: { secret: 'everything/greeting' }, PLAIN: { value: 'given' } } }],
+    servers: [
+      {
+        name: 'everything',
+        transport: 'stdio',
+        program: { ...EVERYTHING_PROGRAM, variables: ['GREETING', 'PLAIN'] },
+        env: { GREETING: { secret: 'everything/greeting' }, PLAIN: { value: 'given' } },
+      },
+    ],
     // Everyone may use the server, except one tool; some users below are judged by rules of their own.
     rules: [
       { server: 'everything', tool: '*', effect: 'allow' },

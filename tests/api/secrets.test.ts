@@ -54,7 +54,8 @@ test('no table of the database holds a secret set through the api in plain text'
   expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'user', name: 'scan/user', value: values[1] } })).status).toBe(200)
   expect((await p.call('POST', '/api/runners/openai/auth/api-key', { json: { api_key: values[2] } })).status).toBe(200)
   // An MCP server that takes its token from the vault keeps only the name.
-  expect((await p.call('POST', '/api/v1/McpServer', { json: { name: 'scan', transport: 'stdio', command: 'true', env: { TOKEN: { secret: 'scan/company' } } } })).status).toBe(201)
+  const program = (await p.call('POST', '/api/v1/McpCommand', { json: { name: 'scan', command: 'true', variables: ['TOKEN'] } })).body.id
+  expect((await p.call('POST', '/api/v1/McpServer', { json: { name: 'scan', transport: 'stdio', command_id: program, env: { TOKEN: { secret: 'scan/company' } } } })).status).toBe(201)
 
   // Every row of every table, as text.
   const tables = await sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(p.store.db)

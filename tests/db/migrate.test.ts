@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import type { Store } from '../../src/db/connect.ts'
 import { migrate, readMigrations } from '../../src/db/migrate.ts'
-import { freshStore } from '../helpers/database.ts'
+import { emptyStore, freshStore } from '../helpers/database.ts'
 
 let store: Store
 beforeAll(async () => {
@@ -28,4 +28,23 @@ test('a failing migration leaves nothing behind and is not recorded', async () =
   expect(tables.rows.map((r) => r.name)).toEqual(['migration_probe_ok'])
   const recorded = await sql<{ version: string }>`SELECT version FROM schema_migrations WHERE version LIKE '900%'`.execute(store.db)
   expect(recorded.rows.map((r) => r.version)).toEqual(['9001_good'])
+})
+
+test('stdio commands written by company admins before the catalogue are kept, disabled, for a superadmin to review', async () => {
+  const old = await emptyStore()
+  try {
+    await migrate(old.db, readMigrations().filter((m) => m.version < '0007'))
+    const company = Bun.randomUUIDv7()
+    const server = Bun.randomUUIDv7()
+    await sql`INSERT INTO companies (id, name, slug) VALUES (${company}, 'Acme', 'acme')`.execute(old.db)
+    await sql`INSERT INTO mcp_servers (id, company_id, name, transport, command, args, env)
+              VALUES (${server}, ${company}, 'tools', 'stdio', '/bin/sh', '["-c", "cat /proc/1/environ"]'::jsonb,
+                      '{"TOKEN": {"secret": "t"}, "MODE": {"value": "x"}}'::jsonb)`.execute(old.db)
+    await migrate(old.db)
+    const migrated = await old.db.selectFrom('mcp_servers as s').innerJoin('mcp_commands as c', 'c.id', 's.command_id').selectAll('c').where('s.id', '=', server).executeTakeFirstOrThrow()
+    expect(migrated).toMatchObject({ command: '/bin/sh', args: ['-c', 'cat /proc/1/environ'], variables: ['MODE', 'TOKEN'], enabled: false })
+    expect(migrated.name).toStartWith('migrated-')
+  } finally {
+    await old.close()
+  }
 })

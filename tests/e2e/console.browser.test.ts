@@ -17,6 +17,9 @@ const PASSWORD = 'browser-test-password'
 let browser: Browser
 let page: Page
 let console_: string
+let apiBase: string
+/** What the browser reported as blocked by a Content-Security-Policy, on any page of any test. */
+const violations: string[] = []
 let stop: () => Promise<void>
 
 /** A server on a free port whose handler is set later, once the configuration can name both real ports. */
@@ -41,11 +44,19 @@ beforeAll(async () => {
   adminListener.serve(admin.fetch)
   const servers = [apiListener.server, adminListener.server]
   console_ = config.adminBaseUrl
+  apiBase = config.baseUrl
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   })
   page = await browser.newPage()
+  // The browser's own CSP reports, as each page sees them; eval and inline code count as well as loads.
+  await page.exposeFunction('reportCspViolation', (text: string) => violations.push(text))
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) =>
+      (window as unknown as { reportCspViolation(text: string): void }).reportCspViolation(`${e.documentURI}: ${e.effectiveDirective} blocked ${e.blockedURI || 'inline'} (${e.sample})`),
+    )
+  })
   // Fail within a test's own time, naming the step, rather than at the runner's limit.
   page.setDefaultTimeout(10_000)
   stop = async () => {
@@ -99,3 +110,14 @@ test.skipIf(!hasChromium)('a validation error from the API is shown in the page,
   expect(await page.inputValue('#create-email')).toBe('x@example.com')
   await page.screenshot({ path: join(tmpdir(), 'switchboard-console-validation.png'), fullPage: true })
 }, 30_000)
+
+test.skipIf(!hasChromium)('the API docs render under their policy', async () => {
+  await page.goto(`${apiBase}/api/docs`)
+  // Swagger UI draws only the operations in view; the first one shows the document was fetched and laid out.
+  await page.locator('.opblock-summary', { hasText: '/auth/login' }).waitFor({ timeout: 20_000 })
+  expect(await page.locator('.info .title').textContent()).toContain('Switchboard API')
+}, 30_000)
+
+test.skipIf(!hasChromium)('no page broke its Content-Security-Policy', () => {
+  expect(violations).toEqual([])
+})

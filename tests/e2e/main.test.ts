@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { untilReady } from '../helpers/main-process.ts'
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-main-'))
@@ -18,8 +19,8 @@ interface Running {
 
 const PASSWORD = 'e2e-admin-password'
 
-function spawnMain(env: Record<string, string> = {}) {
-  return Bun.spawn([process.execPath, MAIN], {
+function spawnMain(env: Record<string, string> = {}, command: string[] = [process.execPath, MAIN]) {
+  return Bun.spawn(command, {
     env: {
       PATH: process.env.PATH ?? '',
       SWITCHBOARD_DATA_DIR: dataDir,
@@ -36,24 +37,8 @@ function spawnMain(env: Record<string, string> = {}) {
 }
 
 /** Starts the server as `npm start` does and waits for it to print both addresses. */
-async function start(): Promise<Running> {
-  const child = spawnMain()
-  let output = ''
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader()
-  while (!/API and docs\s+(\S+)/.test(output)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the server stopped before it was ready:\n${output}${await new Response(child.stderr).text()}`)
-    output += value
-  }
-  void (async () => {
-    for (let r = await reader.read(); !r.done; r = await reader.read()) output += r.value
-  })()
-  return {
-    process: child,
-    admin: /Admin console\s+(\S+)/.exec(output)![1]!.replace(/\/$/, ''),
-    api: /API and docs\s+(\S+)/.exec(output)![1]!.replace(/\/api\/docs$/, ''),
-    output: () => output,
-  }
+async function start(child = spawnMain()): Promise<Running> {
+  return { process: child, ...(await untilReady(child)) }
 }
 
 // Servers a failed test left running are stopped, so they hold no lock over the next test.
@@ -152,6 +137,26 @@ test.skipIf(database !== undefined)('a second process on the same embedded data 
     expect((await fetch(`${first.api}/api/openapi.json`)).status).toBe(200)
   } finally {
     expect(await stop(first)).toBe(0)
+  }
+}, 60_000)
+
+test('killed with SIGKILL and started again at once on the same data directory, it comes back up', async () => {
+  // Its parent here never reaps it, so the killed process stays a zombie that still answers kill(pid, 0), as a
+  // process does while it is being torn down or until a slow supervisor reaps it.
+  const parent = spawnMain({}, ['sh', '-c', '"$0" "$1" & echo "platform pid $!"; exec sleep 120', process.execPath, MAIN])
+  try {
+    const crashed = await start(parent)
+    expect((await fetch(`${crashed.api}/api/openapi.json`)).status).toBe(200)
+    const pid = Number(/platform pid (\d+)/.exec(crashed.output())![1])
+    // No SIGTERM: the lock file stays behind, naming the killed process.
+    process.kill(pid, 'SIGKILL')
+    const restarted = await start()
+    running.add(restarted)
+    expect((await fetch(`${restarted.api}/api/openapi.json`)).status).toBe(200)
+    expect(await stop(restarted)).toBe(0)
+  } finally {
+    parent.kill('SIGKILL')
+    await parent.exited
   }
 }, 60_000)
 

@@ -38,6 +38,20 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop: () 
   }
 }
 
+/** A fresh database with no migrations applied, for tests of the migrations themselves; close() discards it. */
+export async function emptyStore(): Promise<Store> {
+  if (!TEST_DATABASE_URL) return wrapPglite(new PGlite())
+  const database = await createPostgresDatabase()
+  const store = openPostgres(database.url, 4)
+  return {
+    ...store,
+    async close() {
+      await store.close()
+      await database.drop()
+    },
+  }
+}
+
 /** A fresh, migrated database for one suite; close() discards it. */
 export async function freshStore(): Promise<Store> {
   if (TEST_DATABASE_URL) {

@@ -4,6 +4,8 @@ import type { Principal, TestPlatform } from './platform.ts'
 export interface ModelCase {
   /** A valid body for a new record, made with whatever records it refers to, as `as`. */
   make(as: Principal): Promise<Record<string, unknown>>
+  /** A body that replaces the record made from `input` (PUT); by default another made one. */
+  replacement?(input: Record<string, unknown>): Promise<Record<string, unknown>>
   /** A merge patch, and what the record shows after it. */
   patch: Record<string, unknown>
   after: Record<string, unknown>
@@ -22,6 +24,9 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
   const agent = async (as: Principal) => (await create('AgentConfigRecord', { name: `agent-${unique()}` }, as)).id as string
   const conversation = async (as: Principal) => (await create('WebchatConversation', { title: 'c', agent_id: await agent(as) }, as)).id as string
   const member = async (as: Principal) => (await p.createUser({ companyId: as.companyId })).userId
+  // Programs are the platform's: the superadmin adds them, whoever makes the server.
+  const program = async () =>
+    (await create('McpCommand', { name: `program-${unique()}`, command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['TOKEN', 'DEBUG'] }, p.root)).id as string
   let aclPairs = 0
 
   return {
@@ -48,6 +53,8 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
     CompanyUser: {
       // A user of no company yet, whom only a superadmin can see and add.
       make: async () => ({ user_id: (await p.createUser({ companyId: null })).userId, role: 'member' }),
+      // A membership stays with its user: a replacement changes the role only.
+      replacement: async (input) => ({ user_id: input.user_id, role: 'admin' }),
       patch: { role: 'admin' },
       after: { role: 'admin' },
     },
@@ -86,15 +93,27 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       patch: { name: 'renamed', expires_at: null },
       after: { name: 'renamed', expires_at: null, last_used_at: null },
     },
+    McpCommand: {
+      make: async () => ({ name: `program-${unique()}`, command: 'npx', args: ['@modelcontextprotocol/server-everything'], variables: ['TOKEN', 'DEBUG'] }),
+      patch: { description: 'Everything, for tests', network: false },
+      after: { description: 'Everything, for tests', network: false, variables: ['TOKEN', 'DEBUG'] },
+    },
     McpServer: {
-      make: async () => ({ name: `server-${unique()}`, transport: 'stdio', command: 'npx', args: ['@modelcontextprotocol/server-everything'], env: { TOKEN: { secret: 'everything/token' } } }),
+      make: async () => ({ name: `server-${unique()}`, transport: 'stdio', command_id: await program(), env: { TOKEN: { secret: 'everything/token' } } }),
       patch: { env: { DEBUG: { value: '1' } }, description: 'Everything, for tests' },
-      after: { env: { TOKEN: { secret: 'everything/token' }, DEBUG: { value: '1' } }, description: 'Everything, for tests' },
+      // An inline value reads back only as set.
+      after: { env: { TOKEN: { secret: 'everything/token' }, DEBUG: { set: true } }, description: 'Everything, for tests' },
     },
     McpPermission: {
       make: async (as) => ({ user_id: await member(as), server: 'everything', tool: `tool-${unique()}`, effect: 'allow' }),
       patch: { effect: 'deny' },
       after: { effect: 'deny', server: 'everything' },
+    },
+    UsageRecord: {
+      // The platform writes these; through the API only a superadmin can, in the company `as` belongs to.
+      make: async (as) => ({ user_id: as.userId, source: 'rlm', runner: 'echo', model: 'echo-1', input_tokens: 12, output_tokens: 3, cost_usd: 0.0042 }),
+      patch: { cost_usd: 0.005 },
+      after: { cost_usd: 0.005, runner: 'echo', input_tokens: 12 },
     },
     ModelAcl: {
       // (model, verb) is unique: walk through the pairs.

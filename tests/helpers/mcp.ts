@@ -8,8 +8,17 @@ import { startTestPlatform, type Principal, type TestPlatform } from './platform
 /** Real MCP servers: server-everything from npm, and a small fixture that counts its starts. */
 export const EVERYTHING = join(import.meta.dir, '..', '..', 'node_modules', '.bin', 'mcp-server-everything')
 export const FLAKY = join(import.meta.dir, '..', 'fixtures', 'mcp', 'flaky-server.ts')
-/** server-everything run over stdio, as a McpServer body. */
-export const EVERYTHING_STDIO = { name: 'everything', transport: 'stdio', command: EVERYTHING }
+/** server-everything as a program of the platform's catalogue (a McpCommand body). */
+export const EVERYTHING_PROGRAM = { name: 'everything', command: EVERYTHING }
+/** server-everything run over stdio: a McpServer body whose `program` the helper puts into the catalogue first. */
+export const EVERYTHING_STDIO = { name: 'everything', transport: 'stdio', program: EVERYTHING_PROGRAM }
+
+/** Puts a program into the catalogue (as the superadmin) and answers its id. */
+export async function addProgram(p: TestPlatform, program: Record<string, unknown>): Promise<string> {
+  const reply = await p.call('POST', '/api/v1/McpCommand', { json: program })
+  if (reply.status !== 201) throw new Error(`adding the program ${String(program.name)}: ${reply.status} ${JSON.stringify(reply.body)}`)
+  return reply.body.id
+}
 /** Loads the fixture mcp plugin `notes` (tools whoami and add-note). */
 export const NOTES_PLUGIN = { SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'tools') }
 
@@ -70,11 +79,15 @@ export async function startMcpPlatform(setup: {
   rules?: Array<Record<string, unknown>>
 }): Promise<McpTestPlatform> {
   const http = loopbackApi()
-  const p = await startTestPlatform({ SWITCHBOARD_BASE_URL: http.base, ...setup.env }, setup.clock)
+  // The suites' remote servers listen on loopback, which the outbound-address policy refuses unless allowed.
+  const p = await startTestPlatform({ SWITCHBOARD_BASE_URL: http.base, SWITCHBOARD_OUTBOUND_ALLOW: '127.0.0.0/8,::1/128', ...setup.env }, setup.clock)
   http.attach(p)
-  for (const [path, bodies] of [['/api/v1/McpServer', setup.servers ?? []], ['/api/v1/McpPermission', setup.rules ?? []]] as const) {
-    for (const json of bodies) expect((await p.call('POST', path, { json })).status).toBe(201)
+  for (const { program, ...server } of setup.servers ?? []) {
+    const json = program ? { ...server, command_id: await addProgram(p, program as Record<string, unknown>) } : server
+    const reply = await p.call('POST', '/api/v1/McpServer', { json })
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201)
   }
+  for (const json of setup.rules ?? []) expect((await p.call('POST', '/api/v1/McpPermission', { json })).status).toBe(201)
   return {
     ...p,
     base: http.base,

@@ -48,6 +48,13 @@ export interface TestPlatform extends Platform {
   close(): Promise<void>
 }
 
+/**
+ * Stdio MCP servers run in a bubblewrap sandbox, which CI installs. Where it is missing the suites run them
+ * unsandboxed, and the sandbox's own tests skip, saying so.
+ */
+export const HAS_BWRAP = Bun.which('bwrap') !== null
+if (!HAS_BWRAP) console.warn('bubblewrap (bwrap) is not installed: stdio MCP servers run unsandboxed in these tests; the sandbox tests skip.')
+
 let serial = 0
 const unique = () => `${Date.now().toString(36)}${(serial++).toString(36)}`
 
@@ -56,7 +63,8 @@ export async function startTestPlatform(env: Record<string, string> = {}, clock:
   const store = await freshStore()
   // Suites fire requests far faster than people do; the throttle suite sets its own, tight rate.
   const rate = { SWITCHBOARD_API_RATE_BURST: '100000', SWITCHBOARD_API_RATE_PER_SECOND: '100000' }
-  const config = loadConfig({ SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, ...rate, ...env })
+  const sandbox = HAS_BWRAP ? {} : { SWITCHBOARD_MCP_SANDBOX: 'none' }
+  const config = loadConfig({ SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, ...rate, ...sandbox, ...env })
   const platform = await createPlatform(config, store, silentLogger, clock)
   const db = store.db
 

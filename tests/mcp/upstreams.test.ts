@@ -19,9 +19,19 @@ const text = (result: Awaited<ReturnType<Client['callTool']>>) => (result.conten
 beforeAll(async () => {
   writeFileSync(join(dir, 'starts'), '')
   p = await startMcpPlatform({
-    env: { SWITCHBOARD_MCP_BREAKER_FAILURES: '3', SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: '30', SWITCHBOARD_MCP_IDLE_SECONDS: '60' },
+    // The fixture reports its starts in a folder of this test's; a sandbox would give it a private /tmp instead
+    // (tests/mcp/sandbox.test.ts proves the sandbox).
+    env: { SWITCHBOARD_MCP_BREAKER_FAILURES: '3', SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: '30', SWITCHBOARD_MCP_IDLE_SECONDS: '60', SWITCHBOARD_MCP_SANDBOX: 'none' },
     clock,
-    servers: [{ name: 'flaky', transport: 'stdio', command: process.execPath, args: [FLAKY], env: { FLAKY_DIR: { value: dir } }, vault_secrets: ['shared/key', 'personal/key'] }],
+    servers: [
+      {
+        name: 'flaky',
+        transport: 'stdio',
+        program: { name: 'flaky', command: process.execPath, args: [FLAKY], variables: ['FLAKY_DIR'] },
+        env: { FLAKY_DIR: { value: dir } },
+        vault_secrets: ['shared/key', 'personal/key'],
+      },
+    ],
     rules: [{ server: 'flaky', tool: '*', effect: 'allow' }],
   })
 })

@@ -1,12 +1,22 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startFakeOpenAI } from '../helpers/fake-openai.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
+const fake = startFakeOpenAI()
 let p: TestPlatform
 beforeAll(async () => {
-  p = await startTestPlatform()
+  p = await startTestPlatform({
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url,
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY: 'sk-test-key',
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_MODELS: 'fast:gpt-fast-2026',
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_PRICES: 'gpt-fast-2026=1/2',
+  })
 })
-afterAll(() => p.close())
+afterAll(async () => {
+  await p.close()
+  fake.stop()
+})
 
 const query = (json: unknown, as = p.root as typeof p.root | null) => p.call('POST', '/rlm-query', { json, as })
 
@@ -39,4 +49,65 @@ test('503 when the runner is not there, 504 when the model is too slow', async (
   expectProblem(await query({ prompt: 'x', runner: 'nowhere' }), 503, 'unavailable')
   const slow = await query({ prompt: '/slow 700 a b c', timeout_seconds: 1 })
   expectProblem(slow, 504, 'timeout')
+})
+
+test('a user of no company may not query: there is no company to charge', async () => {
+  const loner = await p.createUser({ companyId: null })
+  const problem = expectProblem(await query({ prompt: 'x' }, loner), 403, 'forbidden')
+  expect(problem.detail).toContain('not a member of any')
+})
+
+test('each query is recorded for the caller’s company, which only its admins read and nobody there changes', async () => {
+  const company = await p.createCompany()
+  const admin = await p.createUser({ companyId: company, role: 'admin' })
+  const member = await p.createUser({ companyId: company, role: 'member' })
+  const otherAdmin = await p.createUser({ companyId: await p.createCompany(), role: 'admin' })
+  fake.scripts.push({ text: ['forty', ' two'], usage: { prompt_tokens: 1000, completion_tokens: 500 } })
+  const reply = await query({ prompt: 'the answer?', runner: 'openai', model: 'fast' }, member)
+  expect(reply.status).toBe(200)
+  expect(reply.body.text).toBe('forty two')
+  expect(reply.body.cost_usd).toBeCloseTo(0.002, 12)
+
+  const listed = await p.call('GET', '/api/v1/UsageRecord', { as: admin })
+  expect(listed.status).toBe(200)
+  expect(listed.body.data).toEqual([
+    expect.objectContaining({ company_id: company, user_id: member.userId, source: 'rlm', runner: 'openai', model: 'fast', input_tokens: 1000, output_tokens: 500 }),
+  ])
+  const record = listed.body.data[0]
+  expect(record.cost_usd).toBeCloseTo(0.002, 12)
+
+  expect((await p.call('GET', '/api/v1/UsageRecord', { as: otherAdmin })).body.data).toEqual([])
+  expectProblem(await p.call('GET', `/api/v1/UsageRecord/${record.id}`, { as: otherAdmin }), 404, 'not_found')
+  expectProblem(await p.call('GET', '/api/v1/UsageRecord', { as: member }), 403, 'forbidden')
+  expectProblem(await p.call('PATCH', `/api/v1/UsageRecord/${record.id}`, { as: admin, json: { cost_usd: 0 } }), 403, 'forbidden')
+  expectProblem(await p.call('DELETE', `/api/v1/UsageRecord/${record.id}`, { as: admin }), 403, 'forbidden')
+  expectProblem(await p.call('POST', '/api/v1/UsageRecord', { as: admin, json: { source: 'rlm', runner: 'openai', model: 'fast' } }), 403, 'forbidden')
+})
+
+test('a query that times out is still recorded', async () => {
+  const company = await p.createCompany()
+  const member = await p.createUser({ companyId: company })
+  expectProblem(await query({ prompt: '/slow 700 a b c', timeout_seconds: 1 }, member), 504, 'timeout')
+  const [record] = (await p.call('GET', `/api/v1/UsageRecord?company_id=eq.${company}`, { headers: { 'x-switchboard-company': company } })).body.data
+  expect(record).toMatchObject({ user_id: member.userId, runner: 'echo', model: 'echo-1', cost_usd: 0 })
+})
+
+describe('under a tight API rate', () => {
+  let tight: TestPlatform
+  beforeAll(async () => {
+    tight = await startTestPlatform({ SWITCHBOARD_API_RATE_BURST: '2', SWITCHBOARD_API_RATE_PER_SECOND: '0.01' })
+  })
+  afterAll(() => tight.close())
+
+  test('queries draw on the same per-user budget as /api/v1, and are refused with Retry-After when it is spent', async () => {
+    const user = await tight.createUser()
+    const other = await tight.createUser()
+    const ask = (as = user) => tight.call('POST', '/rlm-query', { json: { prompt: 'hi' }, as })
+    expect((await ask()).status).toBe(200)
+    expect((await tight.call('GET', '/api/v1/AgentConfigRecord', { as: user })).status).toBe(200)
+    const limited = await ask()
+    expectProblem(limited, 429, 'rate_limited')
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await ask(other)).status).toBe(200)
+  })
 })

@@ -73,12 +73,13 @@ export function RecordRow({ resource, row, message }: { resource: Resource; row:
 
 export function EditRow({ resource, row, form }: { resource: Resource; row: Row; form?: FormState }) {
   const url = `${resource.path}/${row.id}`
-  const values = form?.values ?? Object.fromEntries(resource.fields.map((f) => [f.name, String(row[f.name] ?? '')]))
+  const fields = resource.fields.filter((f) => !f.createOnly)
+  const values = form?.values ?? Object.fromEntries(fields.map((f) => [f.name, String(row[f.name] ?? '')]))
   return (
     <tr id={`row-${row.id}`} class="editing">
       <td colspan={resource.columns.length + 1}>
         <form hx-patch={url} hx-target="closest tr" hx-swap="outerHTML" class="inline-form">
-          {resource.fields.map((f) => (
+          {fields.map((f) => (
             <Input field={{ ...f, required: f.required && f.type !== 'password' }} value={values[f.name] ?? ''} errors={form?.errors ?? []} id={`edit-${row.id}-${f.name}`} />
           ))}
           <button type="submit">Save</button>

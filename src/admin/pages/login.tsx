@@ -5,7 +5,7 @@ const MESSAGES: Record<string, string> = {
 }
 
 /** The sign-in form posts to /auth/login, the same endpoint scripts use; the deep link rides along. */
-export function LoginPage({ error, redirect }: { error?: string; redirect: string }) {
+export function LoginPage({ error, redirect, notice }: { error?: string; redirect: string; notice?: string }) {
   const message = error ? (MESSAGES[error] ?? 'Please sign in again.') : undefined
   return (
     <section class="login card">
@@ -15,6 +15,7 @@ export function LoginPage({ error, redirect }: { error?: string; redirect: strin
           {message}
         </p>
       ) : null}
+      {notice ? <p role="status">{notice}</p> : null}
       <form method="post" action="/auth/login">
         <input type="hidden" name="post_login_redirect" value={redirect} />
         <label for="username">

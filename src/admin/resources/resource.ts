@@ -4,6 +4,8 @@ export interface Field {
   label: string
   type?: 'text' | 'email' | 'password'
   required?: boolean
+  /** Offered when a record is made, not when it is edited. */
+  createOnly?: boolean
 }
 
 /**
@@ -40,8 +42,8 @@ export const users: Resource = {
     { name: 'username', label: 'Username', required: true },
     { name: 'display_name', label: 'Name' },
     { name: 'email', label: 'Email', type: 'email', required: true },
-    // Left empty on an edit, the password stays as it is.
-    { name: 'password', label: 'Password', type: 'password' },
+    // The first password only: afterwards the user changes it (or is handed a reset link); admins never set it.
+    { name: 'password', label: 'Password', type: 'password', createOnly: true },
   ],
   nameOf: (row) => String(row.username),
 }

@@ -2,10 +2,11 @@ import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { deleteCookie, setCookie } from 'hono/cookie'
 import { readCredentials, SESSION_COOKIE } from '../../auth/authenticator.ts'
-import { verifyLogin } from '../../auth/login.ts'
+import { findLoginUser, rememberLoginAddress, verifyPassword } from '../../auth/login.ts'
 import { localRedirect } from '../../auth/redirect.ts'
 import { createSession, deleteSession } from '../../auth/sessions.ts'
 import type { Services } from '../../services.ts'
+import { reserve, type Claim } from '../../throttle/reserve.ts'
 import { clientAddress } from '../client-address.ts'
 import { ApiError } from '../errors.ts'
 import { apiDefaultHook, renderProblems } from '../hooks.ts'
@@ -26,29 +27,44 @@ export function createAuthApp(services: Services): OpenAPIHono {
   const { config, db, clock, throttles, authenticator, sessionPolicy } = services
   const app = new OpenAPIHono({ defaultHook: apiDefaultHook })
   const secure = new URL(config.baseUrl).protocol === 'https:'
+  // A redirect may name the platform's own origins in full; nowhere else.
+  const origins = [config.baseUrl, config.adminBaseUrl]
+  const accountRate = { burst: config.loginAccountPerHour, perSecond: config.loginAccountPerHour / 3600 }
 
   app.openapi(loginRoute, async (c) => {
     const type = c.req.header('content-type') ?? ''
     const form = /json/i.test(type) ? c.req.valid('json') : /x-www-form-urlencoded|multipart\/form-data/i.test(type) ? c.req.valid('form') : undefined
     if (!form) throw new ApiError('unsupported_media_type', 'Send the sign-in as a form or as JSON.')
-    const redirect = localRedirect(form.post_login_redirect)
+    const redirect = localRedirect(form.post_login_redirect, origins)
     const now = clock.now()
-    const keys = [`account:${form.username.toLowerCase()}`, `address:${clientAddress(c)}`]
+    const address = clientAddress(c)
+    const candidate = await findLoginUser(db, form.username, address)
 
-    const blocked = (await Promise.all(keys.map((key) => throttles.login.peek(key, config.loginRate, now)))).find((t) => !t.allowed)
-    if (blocked) {
+    // Tokens are reserved before the password is checked and given back when it is right, so concurrent guesses
+    // never get more checks than the limits allow and a correct password costs nothing.
+    const claims: Claim[] = [{ key: `address:${address}`, rate: config.loginRate }]
+    // The owner's usual addresses are exempt from the account's cap, so guessing from elsewhere cannot lock them out.
+    if (!candidate?.known_address) {
+      // One account whether named by username or email; a name that matches no one is still counted by name.
+      const account = candidate ? `user:${candidate.id}` : `name:${form.username.toLowerCase()}`
+      claims.push({ key: `account:${account}`, rate: accountRate })
+    }
+    const reservation = await reserve(throttles.login, claims, now)
+    if (!reservation.allowed) {
+      const { retryAfter } = reservation.refused
       if (!wantsJson(c)) return backToLogin(c, 'throttled', redirect)
-      throw new ApiError('rate_limited', `Too many failed sign-ins; try again in ${blocked.retryAfter} s.`, {
-        headers: { 'Retry-After': String(blocked.retryAfter) },
+      throw new ApiError('rate_limited', `Too many failed sign-ins; try again in ${retryAfter} s.`, {
+        headers: { 'Retry-After': String(retryAfter) },
       })
     }
 
-    const user = await verifyLogin(db, form.username, form.password)
+    const user = await verifyPassword(candidate, form.password)
     if (!user) {
-      await Promise.all(keys.map((key) => throttles.login.take(key, config.loginRate, now)))
       if (!wantsJson(c)) return backToLogin(c, 'invalid', redirect)
       throw new ApiError('unauthorized', 'Unknown username or wrong password.')
     }
+    await reservation.release(clock.now())
+    await rememberLoginAddress(db, user.id, address, now)
 
     const session = await createSession(db, user.id, sessionPolicy, now)
     setCookie(c, SESSION_COOKIE, session.token, {

@@ -48,9 +48,14 @@ function afterWrite(c: Ctx, model: Model): void {
   c.var.services.mcpDirectory.invalidate()
 }
 
-function sendRecord(c: Ctx, { record, version }: records.Versioned, status: 200 | 201 = 200) {
+/** A record as responses show it: write-only parts of fields hidden. */
+function shown(model: Model, record: Record<string, unknown>): Record<string, unknown> {
+  return model.redact ? model.redact(record) : record
+}
+
+function sendRecord(c: Ctx, model: Model, { record, version }: records.Versioned, status: 200 | 201 = 200) {
   c.header('ETag', etag(version))
-  return c.json(record, status)
+  return c.json(shown(model, record), status)
 }
 
 export async function listHandler(c: Ctx, model: Model) {
@@ -58,7 +63,7 @@ export async function listHandler(c: Ctx, model: Model) {
   const actor = await services.access.authorize(c.var.actor, model, 'list')
   const query = parseListQuery(model, c.req.queries())
   const { data, count } = await records.listRecords(services.db, actor, model, query)
-  return c.json({ data, limit: query.limit, offset: query.offset, ...(count === undefined ? {} : { count }) }, 200)
+  return c.json({ data: data.map((record) => shown(model, record)), limit: query.limit, offset: query.offset, ...(count === undefined ? {} : { count }) }, 200)
 }
 
 export async function readHandler(c: Ctx, model: Model) {
@@ -71,25 +76,25 @@ export async function readHandler(c: Ctx, model: Model) {
     c.header('ETag', etag(found.version))
     return c.body(null, 304)
   }
-  return sendRecord(c, found)
+  return sendRecord(c, model, found)
 }
 
 export async function createHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'create')
-  const created = await records.createRecord(services.db, actor, model, validBody(c))
+  const created = await records.createRecord(services.db, actor, model, validBody(c), services.writes)
   afterWrite(c, model)
   c.header('Location', `/api/v1/${model.name}/${created.record.id}`)
-  return sendRecord(c, created, 201)
+  return sendRecord(c, model, created, 201)
 }
 
 export async function replaceHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'update')
   const id = recordId(c, model)
-  const replaced = await records.replaceRecord(services.db, actor, model, id, validBody(c), expectedVersions(c))
+  const replaced = await records.replaceRecord(services.db, actor, model, id, validBody(c), expectedVersions(c), services.writes)
   afterWrite(c, model)
-  return sendRecord(c, replaced)
+  return sendRecord(c, model, replaced)
 }
 
 export async function patchHandler(c: Ctx, model: Model) {
@@ -101,15 +106,15 @@ export async function patchHandler(c: Ctx, model: Model) {
   if (jsonDepth(patch) > MAX_JSON_DEPTH + 1) {
     throw new ApiError('validation_error', `The patch nests deeper than ${MAX_JSON_DEPTH} levels.`, { errors: [{ path: '(body)', message: 'too deep' }] })
   }
-  const patched = await records.patchRecord(services.db, actor, model, id, patch, expectedVersions(c))
+  const patched = await records.patchRecord(services.db, actor, model, id, patch, expectedVersions(c), services.writes)
   afterWrite(c, model)
-  return sendRecord(c, patched)
+  return sendRecord(c, model, patched)
 }
 
 export async function deleteHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'delete')
-  await records.deleteRecord(services.db, actor, model, recordId(c, model), expectedVersions(c))
+  await records.deleteRecord(services.db, actor, model, recordId(c, model), expectedVersions(c), services.writes)
   afterWrite(c, model)
   return c.body(null, 204)
 }

@@ -1,7 +1,9 @@
 import { dirname, join } from 'node:path'
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import { swaggerUI } from '@hono/swagger-ui'
+import type { Context, Next } from 'hono'
 import type { Config } from '../../config.ts'
+import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
 import type { ApiEnv } from '../context.ts'
 import { ApiError } from '../errors.ts'
 
@@ -9,6 +11,13 @@ import { ApiError } from '../errors.ts'
 const SWAGGER_DIR = dirname(Bun.fileURLToPath(import.meta.resolve('swagger-ui-dist/package.json')))
 const SWAGGER_ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png'])
 const ASSET_BASE = '/api/docs/assets'
+
+// Swagger UI's start-up is served as a file, like the bundle, so the page's policy allows no inline script.
+const INIT_SCRIPT = `window.onload = () => {
+  window.ui = SwaggerUIBundle({ dom_id: '#swagger-ui', url: '/api/openapi.json' })
+}
+`
+const DOCS_POLICY = cspHeader({ ...PAGE_POLICY, 'img-src': ["'self'", 'data:'] })
 
 const documentRoute = createRoute({
   method: 'get',
@@ -35,7 +44,20 @@ const docsRoute = createRoute({
 export function mountDocs(app: OpenAPIHono<ApiEnv>, config: Config, version: string): void {
   let document = ''
   app.openapi(documentRoute, (c) => c.body(document, 200, { 'content-type': 'application/json; charset=utf-8' }) as never)
-  app.openapi(docsRoute, swaggerUI({ url: '/api/openapi.json', baseUrl: ASSET_BASE, title: 'Switchboard API' }) as never)
+  const page = swaggerUI({
+    title: 'Switchboard API',
+    url: '/api/openapi.json', // for the option types only: init.js names the document
+    manuallySwaggerUIHtml: () => `
+      <div id="swagger-ui"></div>
+      <link rel="stylesheet" href="${ASSET_BASE}/swagger-ui-dist/swagger-ui.css" />
+      <script src="${ASSET_BASE}/swagger-ui-dist/swagger-ui-bundle.js"></script>
+      <script src="${ASSET_BASE}/init.js"></script>`,
+  })
+  app.openapi(docsRoute, ((c: Context, next: Next) => {
+    c.header('content-security-policy', DOCS_POLICY)
+    return page(c, next)
+  }) as never)
+  app.get(`${ASSET_BASE}/init.js`, (c) => c.body(INIT_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }))
   app.get(`${ASSET_BASE}/swagger-ui-dist/:file`, (c) => {
     const file = c.req.param('file')
     if (!SWAGGER_ASSETS.has(file)) throw new ApiError('not_found', `No documentation asset ${file}.`)

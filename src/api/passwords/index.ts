@@ -1,0 +1,74 @@
+import { OpenAPIHono, type OpenAPIHono as App } from '@hono/zod-openapi'
+import { unauthorized } from '../../auth/access.ts'
+import { readCredentials } from '../../auth/authenticator.ts'
+import { mayManageUser } from '../../auth/ladder.ts'
+import { isCurrentPassword, issueReset, setPassword, useReset } from '../../auth/passwords.ts'
+import { User } from '../../models/user.ts'
+import { getRecord } from '../../models/records.ts'
+import type { Services } from '../../services.ts'
+import { reserve } from '../../throttle/reserve.ts'
+import type { ApiEnv } from '../context.ts'
+import { ApiError } from '../errors.ts'
+import { apiDefaultHook, renderProblems } from '../hooks.ts'
+import { changePasswordRoute, issueResetRoute, useResetRoute } from './routes.ts'
+
+/** Changing one's own password, and reset links that admins hand over instead of setting someone's password. */
+export function mountPasswords(app: App<ApiEnv>): void {
+  app.openapi(changePasswordRoute, async (c) => {
+    const actor = c.var.actor
+    if (!actor) throw unauthorized()
+    const { db, throttles, config, clock, authenticator } = c.var.services
+    const body = c.req.valid('json')
+    // A stolen session must not become a way to guess the password: wrong guesses cost like failed sign-ins.
+    const reservation = await reserve(throttles.login, [{ key: `password:${actor.userId}`, rate: config.loginRate }], clock.now())
+    if (!reservation.allowed) {
+      throw new ApiError('rate_limited', `Too many wrong passwords; try again in ${reservation.refused.retryAfter} s.`, {
+        headers: { 'Retry-After': String(reservation.refused.retryAfter) },
+      })
+    }
+    if (!(await isCurrentPassword(db, actor.userId, body.current_password))) {
+      throw new ApiError('validation_error', 'The current password is not right.', { errors: [{ path: 'current_password', message: 'wrong password' }] })
+    }
+    await reservation.release(clock.now())
+    const credentials = readCredentials(c.req.raw.headers)
+    await setPassword(db, actor.userId, body.password, credentials?.kind === 'session' ? credentials.secret : undefined)
+    authenticator.invalidate()
+    return c.body(null, 204)
+  })
+
+  app.openapi(issueResetRoute, async (c) => {
+    const actor = c.var.actor
+    if (!actor) throw unauthorized()
+    const { db, clock, config } = c.var.services
+    const { id } = c.req.valid('param')
+    // Not visible: 404, as for any record; visible but out of reach on the ladder: 403.
+    await getRecord(db, actor, User, id.toLowerCase())
+    if (!(await mayManageUser(db, actor, id.toLowerCase()))) {
+      throw new ApiError('forbidden', 'Only a superadmin, or an admin of the user’s only company whose role is not below theirs, makes reset links.')
+    }
+    const { token, expiresAt } = await issueReset(db, id.toLowerCase(), actor.userId, clock.now())
+    const url = `${config.adminBaseUrl}/reset-password?${new URLSearchParams({ token })}`
+    return c.json({ url, token, expires_at: expiresAt.toISOString() }, 201)
+  })
+}
+
+/** POST /auth/password-reset: like sign-in, it answers on both ports, for the console's form and for scripts. */
+export function createPasswordResetApp(services: Services): OpenAPIHono {
+  const app = new OpenAPIHono({ defaultHook: apiDefaultHook })
+  app.openapi(useResetRoute, async (c) => {
+    const type = c.req.header('content-type') ?? ''
+    const json = /json/i.test(type)
+    const form = json ? c.req.valid('json') : /x-www-form-urlencoded|multipart\/form-data/i.test(type) ? c.req.valid('form') : undefined
+    if (!form) throw new ApiError('unsupported_media_type', 'Send the new password as a form or as JSON.')
+    try {
+      await useReset(services.db, form.token, form.password, services.clock.now())
+    } catch (error) {
+      if (json || !(error instanceof ApiError)) throw error
+      return c.redirect(`/reset-password?${new URLSearchParams({ error: 'expired' })}`, 303)
+    }
+    services.authenticator.invalidate()
+    return json ? c.body(null, 204) : c.redirect('/login?reset=done', 303)
+  })
+  app.onError(renderProblems(services))
+  return app
+}

@@ -1,0 +1,55 @@
+import { ApiError } from '../api/errors.ts'
+import type { Executor } from '../db/schema.ts'
+import { hashSecret, newSecret } from './secrets.ts'
+
+/** How long a reset link works; it works once. */
+export const RESET_TTL_MS = 24 * 60 * 60 * 1000
+
+/** Whether `password` is the user's current one (false for a user with no password). */
+export async function isCurrentPassword(db: Executor, userId: string, password: string): Promise<boolean> {
+  const user = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst()
+  return user?.password_hash ? Bun.password.verify(password, user.password_hash) : false
+}
+
+/**
+ * Sets a user's password and ends their sessions but the one named (the session that changed it keeps going):
+ * whoever held another one, perhaps with the old password, must sign in again.
+ */
+export async function setPassword(db: Executor, userId: string, password: string, keepSession?: string): Promise<void> {
+  const hash = await Bun.password.hash(password)
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute()
+    await tx
+      .deleteFrom('sessions')
+      .where('user_id', '=', userId)
+      .$if(keepSession !== undefined, (q) => q.where('token_hash', '<>', hashSecret(keepSession!)))
+      .execute()
+    await tx.deleteFrom('password_resets').where('user_id', '=', userId).execute()
+  })
+}
+
+/** A one-time reset token for a user; an earlier one stops working. Only its hash is stored. */
+export async function issueReset(db: Executor, userId: string, createdBy: string, now: number): Promise<{ token: string; expiresAt: Date }> {
+  const token = newSecret('rst_')
+  const expiresAt = new Date(now + RESET_TTL_MS)
+  await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('password_resets').where('user_id', '=', userId).execute()
+    await tx
+      .insertInto('password_resets')
+      .values({ id: Bun.randomUUIDv7(), user_id: userId, token_hash: hashSecret(token), created_by: createdBy, expires_at: expiresAt, created_at: new Date(now) })
+      .execute()
+  })
+  return { token, expiresAt }
+}
+
+/** Spends a reset token on a new password; the token is gone whether or not it was still valid. */
+export async function useReset(db: Executor, token: string, password: string, now: number): Promise<string> {
+  const reset = await db.deleteFrom('password_resets').where('token_hash', '=', hashSecret(token)).returning(['user_id', 'expires_at']).executeTakeFirst()
+  if (!reset || new Date(reset.expires_at).getTime() <= now) {
+    throw new ApiError('validation_error', 'This reset link is unknown, used or expired; ask an admin for a new one.', {
+      errors: [{ path: 'token', message: 'unknown, used or expired' }],
+    })
+  }
+  await setPassword(db, reset.user_id, password)
+  return reset.user_id
+}

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Sandbox, SandboxUnavailable } from '../../src/mcp/sandbox.ts'
+import { childProcesses, connectMcp, EVERYTHING_STDIO, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import { HAS_BWRAP, type Principal } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
+
+const REPO = join(import.meta.dir, '..', '..')
+const INSPECT = join(import.meta.dir, '..', 'fixtures', 'mcp', 'inspect-server.ts')
+const INSPECT_PROGRAM = { name: 'inspect', command: process.execPath, args: [INSPECT], variables: ['GIVEN'] }
+
+test('without bubblewrap a stdio server does not start, and the message names the way out and its risk', () => {
+  const sandbox = new Sandbox({ mode: 'bwrap', dataDir: '/nonexistent', bwrap: '/nonexistent/bwrap' })
+  expect(() => sandbox.wrap('true', [], { network: true })).toThrow(SandboxUnavailable)
+  expect(() => sandbox.wrap('true', [], { network: true })).toThrow(/SWITCHBOARD_MCP_SANDBOX=none.*unsandboxed/)
+  // The operator's explicit opt-out runs the program as it is.
+  expect(new Sandbox({ mode: 'none', dataDir: '/nonexistent' }).wrap('npx', ['x'], { network: true })).toEqual({ command: 'npx', args: ['x'] })
+})
+
+describe('the platform catalogue: only a superadmin decides what runs', () => {
+  let p: McpTestPlatform
+  let admin: Principal
+  let program: string
+  beforeAll(async () => {
+    p = await startMcpPlatform({ servers: [{ name: 'inspect', transport: 'stdio', program: INSPECT_PROGRAM }], rules: [{ server: 'inspect', tool: '*', effect: 'allow' }] })
+    admin = await p.createUser({ role: 'admin' })
+    program = (await p.call('GET', '/api/v1/McpCommand?name=eq.inspect')).body.data[0].id
+  })
+  afterAll(() => p.close())
+
+  test('a company admin cannot add or change a program, nor give a server a command, arguments or other variables', async () => {
+    expectProblem(await p.call('POST', '/api/v1/McpCommand', { as: admin, json: { name: 'shell', command: '/bin/sh', args: ['-c', 'id'] } }), 403, 'forbidden')
+    expectProblem(await p.call('PATCH', `/api/v1/McpCommand/${program}`, { as: admin, json: { command: '/bin/sh' } }), 403, 'forbidden')
+    expectProblem(await p.call('DELETE', `/api/v1/McpCommand/${program}`, { as: admin }), 403, 'forbidden')
+    const own = expectProblem(await p.call('POST', '/api/v1/McpServer', { as: admin, json: { name: 'own', transport: 'stdio', command: '/bin/sh', args: ['-c', 'id'] } }), 422, 'validation_error')
+    expect(own.errors).toContainEqual({ path: 'command_id', message: 'a stdio server runs a program of the catalogue (McpCommand)' })
+    expect(own.errors).toContainEqual({ path: '(body)', message: 'unknown field(s): command, args' })
+    // Variables the program does not declare are refused: NODE_OPTIONS or LD_PRELOAD would run code of their own.
+    for (const variable of ['NODE_OPTIONS', 'LD_PRELOAD', 'PATH']) {
+      const refused = expectProblem(
+        await p.call('POST', '/api/v1/McpServer', { as: admin, json: { name: `v-${variable.toLowerCase().replace('_', '-')}`, transport: 'stdio', command_id: program, env: { [variable]: { value: '--require /tmp/x.js' } } } }),
+        422,
+        'validation_error',
+      )
+      expect(refused.errors).toContainEqual(expect.objectContaining({ path: `env.${variable}` }))
+    }
+    const changed = expectProblem(await p.call('PATCH', `/api/v1/McpServer/${(await p.call('GET', '/api/v1/McpServer?name=eq.inspect')).body.data[0].id}`, { as: admin, json: { env: { LD_PRELOAD: { value: 'x' } } } }), 422, 'validation_error')
+    expect(changed.errors).toContainEqual(expect.objectContaining({ path: 'env.LD_PRELOAD' }))
+  })
+
+  test('a company admin offers a catalogue program, setting only the variables it declares', async () => {
+    const created = await p.call('POST', '/api/v1/McpServer', { as: admin, json: { name: 'offered', transport: 'stdio', command_id: program, env: { GIVEN: { secret: 'inspect/given' } } } })
+    expect(created.status).toBe(201)
+    expect(created.body).toMatchObject({ command_id: program, env: { GIVEN: { secret: 'inspect/given' } } })
+    // Company admins read the catalogue to choose from it; members do not.
+    expect((await p.call('GET', '/api/v1/McpCommand', { as: admin })).body.data.map((c: { name: string }) => c.name)).toContain('inspect')
+    expectProblem(await p.call('GET', '/api/v1/McpCommand', { as: await p.createUser() }), 403, 'forbidden')
+  })
+
+  test('no ModelAcl override opens the catalogue to companies', async () => {
+    expect((await p.call('POST', '/api/v1/ModelAcl', { json: { model: 'McpCommand', verb: 'create', min_role: 'admin' } })).status).toBe(201)
+    expectProblem(await p.call('POST', '/api/v1/McpCommand', { as: admin, json: { name: 'shell', command: '/bin/sh' } }), 403, 'forbidden')
+  })
+
+  test('a program in use cannot be deleted; a disabled one does not start', async () => {
+    expectProblem(await p.call('DELETE', `/api/v1/McpCommand/${program}`), 409, 'conflict')
+    expect((await p.call('PATCH', `/api/v1/McpCommand/${program}`, { json: { enabled: false } })).status).toBe(200)
+    const client = await connectMcp(p.base, p.root, 'inspect')
+    try {
+      const refused = await client.listTools().then(
+        () => 'listed',
+        (error: Error) => error.message,
+      )
+      expect(refused).toContain('the program inspect is disabled in the platform')
+    } finally {
+      await client.close()
+    }
+    await p.call('PATCH', `/api/v1/McpCommand/${program}`, { json: { enabled: true } })
+  })
+})
+
+// The sandbox itself, probed from inside by a hostile program.
+describe.skipIf(!HAS_BWRAP)('stdio servers run in a bubblewrap sandbox', () => {
+  let p: McpTestPlatform
+  // In the install folder, as the default ./data is: the sandbox shows that folder, so it must hide this one.
+  const dataDir = mkdtempSync(join(REPO, '.sandbox-test-data-'))
+  const envFile = join(REPO, '.env.sandbox-test')
+  let report: any
+
+  beforeAll(async () => {
+    writeFileSync(envFile, 'OPERATOR_SECRET=kept-next-to-the-program\n')
+    p = await startMcpPlatform({
+      env: { SWITCHBOARD_DATA_DIR: dataDir, INTERNAL_API_SECRET: 'internal-secret-for-tests' },
+      servers: [{ name: 'inspect', transport: 'stdio', program: INSPECT_PROGRAM, env: { GIVEN: { value: 'declared' } }, vault_secrets: ['inspect/key'] }, EVERYTHING_STDIO],
+      rules: [{ server: '*', tool: '*', effect: 'allow' }],
+    })
+    expect(existsSync(join(dataDir, 'master.key'))).toBe(true)
+    const client = await connectMcp(p.base, p.root, 'inspect')
+    const result = await client.callTool({
+      name: 'inspect',
+      arguments: {
+        read: [`/proc/${process.pid}/environ`, `/proc/${process.pid}/cmdline`, join(dataDir, 'master.key'), '/etc/shadow', envFile],
+        list: [dataDir, '/root', '/home', '/var'],
+        write: [join(REPO, 'sandbox-write-probe'), '/usr/sandbox-write-probe', '/tmp/probe'],
+      },
+    })
+    await client.close()
+    report = JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
+  })
+  afterAll(async () => {
+    await p.close()
+    rmSync(dataDir, { recursive: true, force: true })
+    rmSync(envFile, { force: true })
+  })
+
+  test('server-everything works through /mcp/everything from inside its sandbox', async () => {
+    const client = await connectMcp(p.base, p.root, 'everything')
+    try {
+      expect(await client.callTool({ name: 'echo', arguments: { message: 'sandboxed' } })).toMatchObject({ content: [{ type: 'text', text: 'Echo: sandboxed' }] })
+      // The platform's child is bubblewrap, which runs the server.
+      expect(childProcesses('bwrap .*mcp-server-everything')).toHaveLength(1)
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('it cannot see the platform’s processes or read their environment', () => {
+    expect(report.pids).not.toContain(process.pid)
+    // Its own pid namespace: it is one of the first few processes there.
+    expect(report.pid).toBeLessThan(10)
+    expect(report.read[`/proc/${process.pid}/environ`]).toStartWith('refused')
+    expect(report.read[`/proc/${process.pid}/cmdline`]).toStartWith('refused')
+    expect(report.hostname).toBe('mcp-sandbox')
+  })
+
+  test('it cannot read the data directory, the key file, the operator’s .env or the host’s private files', () => {
+    expect(report.read[join(dataDir, 'master.key')]).toStartWith('refused')
+    expect(report.list[dataDir]).toBe('ok: ')
+    expect(report.read['/etc/shadow']).toStartWith('refused')
+    expect(report.read[envFile]).not.toContain('kept-next-to-the-program')
+    expect(report.list['/root']).toStartWith('refused')
+    expect(report.list['/home']).toStartWith('refused')
+  })
+
+  test('system and program folders are read-only; its /tmp is its own', () => {
+    expect(report.write[join(REPO, 'sandbox-write-probe')]).toStartWith('refused')
+    expect(report.write['/usr/sandbox-write-probe']).toStartWith('refused')
+    expect(report.write['/tmp/probe']).toStartWith('ok')
+    expect(existsSync('/tmp/probe')).toBe(false)
+  })
+
+  test('its environment is its declared variables, its vault token and the basics, nothing of the platform’s', () => {
+    const names = Object.keys(report.env).sort()
+    expect(report.env.GIVEN).toBe('declared')
+    expect(report.env.SWITCHBOARD_VAULT_TOKEN).toBeString()
+    const allowed = new Set(['GIVEN', 'SWITCHBOARD_VAULT_URL', 'SWITCHBOARD_VAULT_TOKEN', 'PATH', 'HOME', 'PWD', 'LOGNAME', 'USER', 'SHELL', 'TERM'])
+    expect(names.filter((name) => !allowed.has(name))).toEqual([])
+    expect(JSON.stringify(report.env)).not.toContain('internal-secret-for-tests')
+    expect(report.env.HOME).toBe('/tmp')
+  })
+})
