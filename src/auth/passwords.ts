@@ -1,5 +1,7 @@
 import { ApiError } from '../api/errors.ts'
 import type { Executor } from '../db/schema.ts'
+import type { Actor } from './actor.ts'
+import { mayManageUser } from './ladder.ts'
 import { hashSecret, newSecret } from './secrets.ts'
 
 /** How long a reset link works; it works once. */
@@ -28,24 +30,54 @@ export async function setPassword(db: Executor, userId: string, password: string
   })
 }
 
-/** A one-time reset token for a user; an earlier one stops working. Only its hash is stored. */
-export async function issueReset(db: Executor, userId: string, createdBy: string, now: number): Promise<{ token: string; expiresAt: Date }> {
+/** A one-time reset token for a user, made by `by`; an earlier one stops working. Only its hash is stored. */
+export async function issueReset(db: Executor, userId: string, by: Actor, now: number): Promise<{ token: string; expiresAt: Date }> {
   const token = newSecret('rst_')
   const expiresAt = new Date(now + RESET_TTL_MS)
   await db.transaction().execute(async (tx) => {
     await tx.deleteFrom('password_resets').where('user_id', '=', userId).execute()
     await tx
       .insertInto('password_resets')
-      .values({ id: Bun.randomUUIDv7(), user_id: userId, token_hash: hashSecret(token), created_by: createdBy, expires_at: expiresAt, created_at: new Date(now) })
+      .values({
+        id: Bun.randomUUIDv7(),
+        user_id: userId,
+        company_id: by.isSuperadmin ? null : by.companyId,
+        token_hash: hashSecret(token),
+        created_by: by.userId,
+        expires_at: expiresAt,
+        created_at: new Date(now),
+      })
       .execute()
   })
   return { token, expiresAt }
 }
 
+/**
+ * Whether the link's maker may still reset this user's password: the user may have been made superadmin, joined
+ * another company or risen above the admin since the link was handed over.
+ */
+async function makerMayStill(db: Executor, reset: { user_id: string; company_id: string | null; created_by: string | null }): Promise<boolean> {
+  if (reset.created_by === null) return false
+  const maker = await db
+    .selectFrom('users as u')
+    .leftJoin('company_users as m', (join) => join.onRef('m.user_id', '=', 'u.id').on('m.company_id', '=', reset.company_id))
+    .select(['u.is_superadmin', 'm.role'])
+    .where('u.id', '=', reset.created_by)
+    .executeTakeFirst()
+  if (!maker) return false
+  if (maker.is_superadmin) return true
+  if (reset.company_id === null || maker.role === null) return false
+  return mayManageUser(db, { userId: reset.created_by, companyId: reset.company_id, role: maker.role, isSuperadmin: false }, reset.user_id)
+}
+
 /** Spends a reset token on a new password; the token is gone whether or not it was still valid. */
 export async function useReset(db: Executor, token: string, password: string, now: number): Promise<string> {
-  const reset = await db.deleteFrom('password_resets').where('token_hash', '=', hashSecret(token)).returning(['user_id', 'expires_at']).executeTakeFirst()
-  if (!reset || new Date(reset.expires_at).getTime() <= now) {
+  const reset = await db
+    .deleteFrom('password_resets')
+    .where('token_hash', '=', hashSecret(token))
+    .returning(['user_id', 'company_id', 'created_by', 'expires_at'])
+    .executeTakeFirst()
+  if (!reset || new Date(reset.expires_at).getTime() <= now || !(await makerMayStill(db, reset))) {
     throw new ApiError('validation_error', 'This reset link is unknown, used or expired; ask an admin for a new one.', {
       errors: [{ path: 'token', message: 'unknown, used or expired' }],
     })

@@ -75,6 +75,8 @@ function ownAbsolute(raw: string, origins: readonly string[]): string | undefine
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
   if (url.username !== '' || url.password !== '') return undefined
   if (!origins.some((origin) => originOf(origin) === url.origin)) return undefined
+  // Its path meets the rules of a relative target: nothing that reads as `//host` once taken on its own.
+  if (localPath(`${url.pathname}${url.search}${url.hash}`) === undefined) return undefined
   return UNSAFE_CHARACTER.test(url.href) ? undefined : url.href
 }
 

@@ -128,6 +128,7 @@ export interface SessionsTable {
 export interface PasswordResetsTable {
   id: string
   user_id: string
+  company_id: string | null
   token_hash: string
   created_by: string | null
   expires_at: Timestamp
@@ -164,6 +165,7 @@ export interface VaultSecretsTable extends Row {
 }
 
 export interface McpCommandsTable extends Row {
+  company_id: string | null
   name: string
   description: Generated<string>
   command: string

@@ -62,7 +62,10 @@ export class McpDirectory {
     const [servers, rules] = await Promise.all([
       this.db
         .selectFrom('mcp_servers as s')
-        .leftJoin('mcp_commands as p', 'p.id', 's.command_id')
+        // A program withdrawn from the company since (offered to another one now) is no program of its servers.
+        .leftJoin('mcp_commands as p', (join) =>
+          join.onRef('p.id', '=', 's.command_id').on((eb) => eb.or([eb('p.company_id', 'is', null), eb('p.company_id', '=', eb.ref('s.company_id'))])),
+        )
         .select(['s.id', 's.company_id', 's.name', 's.transport', 's.env', 's.url', 's.headers', 's.vault_secrets', 's.version'])
         .select(['p.name as program_name', 'p.command', 'p.args', 'p.env as program_env', 'p.variables', 'p.network', 'p.enabled as program_enabled', 'p.version as program_version'])
         .where('s.company_id', '=', companyId)
@@ -76,8 +79,8 @@ export class McpDirectory {
         program_name === null
           ? null
           : { name: program_name, command: command!, args: args as string[], env: program_env as ServerDefinition['env'], variables: variables as string[], network: network!, enabled: program_enabled! },
-      // Versions only grow, so the sum grows with an edit of either.
-      version: server.version + (program_version ?? 0),
+      // Grows with an edit of either: naming another program edits the server, which outweighs any program's count.
+      version: server.version * 1_000_000 + (program_version ?? 0),
     }))
     return { servers: new Map(definitions.map((s) => [s.name, s])), rules, loadedAt }
   }

@@ -45,11 +45,16 @@ function isInside(path: string, folder: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && rel !== '..')
 }
 
-/** A folder or a symlink to one, shown read-only as it is on the host. */
+/** A system folder, or the symlink to one (/bin -> usr/bin), shown read-only as it is on the host. */
 function showReadOnly(path: string): string[] {
   if (!existsSync(path)) return []
   const stat = lstatSync(path)
   return stat.isSymbolicLink() ? ['--symlink', readlinkSync(path), path] : ['--ro-bind', path, path]
+}
+
+/** A file of /etc shown by its content: its symlink may point into /run (systemd-resolved), which is not shown. */
+function showFile(path: string): string[] {
+  return existsSync(path) ? ['--ro-bind', realpathSync(path), path] : []
 }
 
 /**
@@ -90,16 +95,21 @@ export class Sandbox {
 
   #arguments({ network }: SandboxOptions): string[] {
     const dataDir = resolve(this.settings.dataDir)
-    const shown = [...SYSTEM_DIRS.flatMap(showReadOnly), ...ETC_FILES.flatMap((name) => showReadOnly(join('/etc', name)))]
+    const shown = [...SYSTEM_DIRS.flatMap(showReadOnly), ...ETC_FILES.flatMap((name) => showFile(join('/etc', name)))]
     const install = realpathSync(INSTALL_DIR)
     shown.push('--ro-bind', install, install)
     const hidden: string[] = []
-    for (const dir of [dataDir, existsSync(dataDir) ? realpathSync(dataDir) : dataDir]) {
-      if (isInside(dir, install) || SYSTEM_DIRS.some((system) => isInside(dir, system))) hidden.push('--tmpfs', dir)
+    // Worked out at every start, so a data directory made since is hidden too; one that does not exist holds nothing.
+    if (existsSync(dataDir)) {
+      for (const dir of new Set([dataDir, realpathSync(dataDir)])) {
+        if (isInside(dir, install) || SYSTEM_DIRS.some((system) => isInside(dir, system))) hidden.push('--tmpfs', dir)
+      }
     }
-    // Secrets an operator keeps next to the program (Bun reads .env files from the working directory).
+    // Secrets an operator keeps next to the program (Bun reads .env files from the working directory), and the
+    // repository's own configuration (a deploy token in a remote's URL).
     for (const name of readdirSync(install)) {
       if (/^\.env/.test(name)) hidden.push('--ro-bind', '/dev/null', join(install, name))
+      if (name === '.git') hidden.push('--tmpfs', join(install, name))
     }
     return [
       '--die-with-parent',
@@ -114,6 +124,12 @@ export class Sandbox {
       ...shown,
       ...hidden,
       '--proc', '/proc',
+      // The fresh /proc still holds the kernel's settings: a process that is root without capabilities could write
+      // /proc/sys (kernel.core_pattern runs a program as root on the host) or /proc/sysrq-trigger.
+      '--ro-bind', '/proc/sys', '/proc/sys',
+      '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
+      '--ro-bind-try', '/proc/irq', '/proc/irq',
+      '--ro-bind-try', '/proc/bus', '/proc/bus',
       '--dev', '/dev',
       '--tmpfs', '/tmp',
       '--chdir', '/tmp',

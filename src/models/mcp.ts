@@ -32,22 +32,29 @@ export const McpCommand = defineModel({
     'The platform’s catalogue of programs that may run as stdio MCP servers, kept by superadmins. A company’s stdio ' +
     'McpServer names an entry and may set only the variables it declares. Each runs sandboxed (bubblewrap).',
   fields: {
+    company_id: z.uuid().nullable().default(null).openapi({ description: 'Null: offered to every company; else to that company alone.' }),
     name: serverName,
     description: z.string().max(2000).default(''),
-    command: z.string().min(1).max(1000).openapi({ description: 'The program: a path, or a name found on the platform’s PATH.' }),
+    command: z.string().min(1).max(1000).openapi({
+      description: 'The program: a path, or a name found on the platform’s PATH. Command and args are shown to the admins it is offered to: keep secrets in env.',
+    }),
     args: z.array(z.string().max(4096)).max(100).default([]),
     env: values('Fixed environment values, each given (write-only) or taken from the global vault.'),
     variables: z.array(variableName).max(100).default([]).openapi({
       description: 'Environment variables a company’s server may set for this program (from its vault or given); no others reach it.',
     }),
-    network: z.boolean().default(true).openapi({ description: 'false: the process has no network at all (not even the vault API).' }),
+    network: z.boolean().default(false).openapi({
+      description: 'true: the process reaches what the platform’s host reaches (needed for remote APIs and the vault API); false: no network at all.',
+    }),
     enabled: z.boolean().default(true),
   },
   readAs: { env: shownValues },
   redact: (record) => ('env' in record ? { ...record, env: hideValues(record.env) } : record),
+  // Admins see (and may offer) the programs offered to every company and those offered to theirs.
+  recordRule: (eb, actor) => (actor.isSuperadmin ? undefined : eb.or([eb('mcp_commands.company_id', 'is', null), eb('mcp_commands.company_id', '=', actor.companyId)])),
   affectsAccess: true,
   access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
-  example: { name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['API_TOKEN'] },
+  example: { name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['API_TOKEN'], network: true },
 })
 
 export const McpServer = defineModel({

@@ -114,6 +114,18 @@ describe('reset links', () => {
     expect(await signIn(member.username, 'from-the-new-link')).toBeString()
   })
 
+  test('a link stops working when its user rises out of the admin’s reach; nobody makes a link for themselves', async () => {
+    const member = await p.createUser({ companyId: company })
+    const token = (await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: admin })).body.token
+    expect((await p.call('PATCH', `/api/v1/User/${member.userId}`, { json: { is_superadmin: true } })).status).toBe(200)
+    expectProblem(await p.call('POST', '/auth/password-reset', { as: null, json: { token, password: 'taken-over-123' } }), 422, 'validation_error')
+    const promoted = await p.createUser({ companyId: company })
+    const second = (await p.call('POST', `/api/users/${promoted.userId}/password-reset`, { as: admin })).body.token
+    expect((await p.call('PATCH', `/api/v1/CompanyUser/${(await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${promoted.userId}`, { as: owner })).body.data[0].id}`, { as: owner, json: { role: 'owner' } })).status).toBe(200)
+    expectProblem(await p.call('POST', '/auth/password-reset', { as: null, json: { token: second, password: 'taken-over-123' } }), 422, 'validation_error')
+    expectProblem(await p.call('POST', `/api/users/${admin.userId}/password-reset`, { as: admin }), 403, 'forbidden')
+  })
+
   test('only for users the admin may manage: 403 above them or for a member asking, 404 for another company’s user, 401 anonymous', async () => {
     expectProblem(await p.call('POST', `/api/users/${owner.userId}/password-reset`, { as: admin }), 403, 'forbidden')
     const member = await p.createUser({ companyId: company })

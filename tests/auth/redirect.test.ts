@@ -116,6 +116,10 @@ describe('localRedirect', () => {
     'http://127.0.0.1:8080\t/agents',
     ' http://127.0.0.1:8080/',
     'ws://127.0.0.1:8080/',
+    // On our origin, but with a path that reads as another site once taken on its own.
+    'http://127.0.0.1:8080//evil.example/',
+    'http://127.0.0.1:8080/..//evil.example',
+    'http://127.0.0.1:8080/%2F%2Fevil.example',
   ])('%j is not on the platform origins and lands on /', (attack) => {
     expect(localRedirect(attack, ORIGINS)).toBe('/')
   })

@@ -42,7 +42,7 @@ test('stdio commands written by company admins before the catalogue are kept, di
                       '{"TOKEN": {"secret": "t"}, "MODE": {"value": "x"}}'::jsonb)`.execute(old.db)
     await migrate(old.db)
     const migrated = await old.db.selectFrom('mcp_servers as s').innerJoin('mcp_commands as c', 'c.id', 's.command_id').selectAll('c').where('s.id', '=', server).executeTakeFirstOrThrow()
-    expect(migrated).toMatchObject({ command: '/bin/sh', args: ['-c', 'cat /proc/1/environ'], variables: ['MODE', 'TOKEN'], enabled: false })
+    expect(migrated).toMatchObject({ company_id: company, command: '/bin/sh', args: ['-c', 'cat /proc/1/environ'], variables: ['MODE', 'TOKEN'], network: true, enabled: false })
     expect(migrated.name).toStartWith('migrated-')
   } finally {
     await old.close()

@@ -95,8 +95,8 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
     },
     McpCommand: {
       make: async () => ({ name: `program-${unique()}`, command: 'npx', args: ['@modelcontextprotocol/server-everything'], variables: ['TOKEN', 'DEBUG'] }),
-      patch: { description: 'Everything, for tests', network: false },
-      after: { description: 'Everything, for tests', network: false, variables: ['TOKEN', 'DEBUG'] },
+      patch: { description: 'Everything, for tests', network: true },
+      after: { description: 'Everything, for tests', network: true, variables: ['TOKEN', 'DEBUG'] },
     },
     McpServer: {
       make: async () => ({ name: `server-${unique()}`, transport: 'stdio', command_id: await program(), env: { TOKEN: { secret: 'everything/token' } } }),

@@ -58,6 +58,19 @@ describe('the platform catalogue: only a superadmin decides what runs', () => {
     expectProblem(await p.call('GET', '/api/v1/McpCommand', { as: await p.createUser() }), 403, 'forbidden')
   })
 
+  test('a program offered to one company alone is neither seen nor usable by another; programs get no network unless given one', async () => {
+    const other = await p.createUser({ companyId: await p.createCompany(), role: 'admin' })
+    const theirs = await p.call('POST', '/api/v1/McpCommand', { json: { name: 'acme-db', command: 'psql', args: ['postgresql://acme:secret@db/acme'], company_id: other.companyId } })
+    expect(theirs.status).toBe(201)
+    expect((await p.call('GET', '/api/v1/McpCommand')).body.data.map((c: { name: string }) => c.name)).toContain('acme-db')
+    expect((await p.call('GET', '/api/v1/McpCommand', { as: admin })).body.data.map((c: { name: string }) => c.name)).not.toContain('acme-db')
+    expectProblem(await p.call('GET', `/api/v1/McpCommand/${theirs.body.id}`, { as: admin }), 404, 'not_found')
+    const borrowed = expectProblem(await p.call('POST', '/api/v1/McpServer', { as: admin, json: { name: 'borrowed', transport: 'stdio', command_id: theirs.body.id } }), 422, 'validation_error')
+    expect(borrowed.errors).toContainEqual({ path: 'command_id', message: 'no such record' })
+    expect((await p.call('POST', '/api/v1/McpServer', { as: other, json: { name: 'own-db', transport: 'stdio', command_id: theirs.body.id } })).status).toBe(201)
+    expect(theirs.body.network).toBe(false)
+  })
+
   test('no ModelAcl override opens the catalogue to companies', async () => {
     expect((await p.call('POST', '/api/v1/ModelAcl', { json: { model: 'McpCommand', verb: 'create', min_role: 'admin' } })).status).toBe(201)
     expectProblem(await p.call('POST', '/api/v1/McpCommand', { as: admin, json: { name: 'shell', command: '/bin/sh' } }), 403, 'forbidden')
@@ -101,8 +114,9 @@ describe.skipIf(!HAS_BWRAP)('stdio servers run in a bubblewrap sandbox', () => {
       name: 'inspect',
       arguments: {
         read: [`/proc/${process.pid}/environ`, `/proc/${process.pid}/cmdline`, join(dataDir, 'master.key'), '/etc/shadow', envFile],
-        list: [dataDir, '/root', '/home', '/var'],
-        write: [join(REPO, 'sandbox-write-probe'), '/usr/sandbox-write-probe', '/tmp/probe'],
+        list: [dataDir, '/root', '/home', '/var', join(REPO, '.git')],
+        // kernel.hostname is the sandbox's own (uts namespace): a harmless probe of whether /proc/sys is writable.
+        write: [join(REPO, 'sandbox-write-probe'), '/usr/sandbox-write-probe', '/tmp/probe', '/proc/sys/kernel/hostname'],
       },
     })
     await client.close()
@@ -141,12 +155,16 @@ describe.skipIf(!HAS_BWRAP)('stdio servers run in a bubblewrap sandbox', () => {
     expect(report.read[envFile]).not.toContain('kept-next-to-the-program')
     expect(report.list['/root']).toStartWith('refused')
     expect(report.list['/home']).toStartWith('refused')
+    // The repository's configuration (a deploy token in a remote's URL) is hidden where it exists.
+    if (existsSync(join(REPO, '.git'))) expect(report.list[join(REPO, '.git')]).toBe('ok: ')
   })
 
   test('system and program folders are read-only; its /tmp is its own', () => {
     expect(report.write[join(REPO, 'sandbox-write-probe')]).toStartWith('refused')
     expect(report.write['/usr/sandbox-write-probe']).toStartWith('refused')
     expect(report.write['/tmp/probe']).toStartWith('ok')
+    // Root without capabilities could still write kernel settings (kernel.core_pattern runs a program on the host).
+    expect(report.write['/proc/sys/kernel/hostname']).toBe('refused: EROFS')
     expect(existsSync('/tmp/probe')).toBe(false)
   })
 

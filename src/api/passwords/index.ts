@@ -43,10 +43,12 @@ export function mountPasswords(app: App<ApiEnv>): void {
     const { id } = c.req.valid('param')
     // Not visible: 404, as for any record; visible but out of reach on the ladder: 403.
     await getRecord(db, actor, User, id.toLowerCase())
+    // A link for oneself would change one's password without the current one.
+    if (id.toLowerCase() === actor.userId) throw new ApiError('forbidden', 'Change your own password with POST /api/me/password, giving the current one.')
     if (!(await mayManageUser(db, actor, id.toLowerCase()))) {
       throw new ApiError('forbidden', 'Only a superadmin, or an admin of the user’s only company whose role is not below theirs, makes reset links.')
     }
-    const { token, expiresAt } = await issueReset(db, id.toLowerCase(), actor.userId, clock.now())
+    const { token, expiresAt } = await issueReset(db, id.toLowerCase(), actor, clock.now())
     const url = `${config.adminBaseUrl}/reset-password?${new URLSearchParams({ token })}`
     return c.json({ url, token, expires_at: expiresAt.toISOString() }, 201)
   })
