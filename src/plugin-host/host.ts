@@ -144,6 +144,8 @@ export class PluginHost {
           if (!c.get('actor')) throw unauthorized()
           await next()
         })
+        // A signed-in plugin route is API like /api/v1/*, under the same per-user rate.
+        app.use(`${base}/*`, (c, next) => apiThrottle(c.var.services)(c, next))
         app.route(base, router as never)
       }
     }

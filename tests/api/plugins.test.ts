@@ -44,3 +44,23 @@ test('a public_api router answers at its prefix without sign-in, and checks its 
   expect(ok.body).toEqual({ received: { event: 'ping' } })
   expectProblem(await p.call('POST', '/webhooks/demo', { as: null, json: {}, headers: { 'x-demo-signature': 'forged' } }), 401, 'unauthorized')
 })
+
+test('a private plugin route shares the per-user API throttle with /api/v1/*', async () => {
+  const tight = await startTestPlatform({
+    SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'good'),
+    SWITCHBOARD_API_RATE_BURST: '3',
+    SWITCHBOARD_API_RATE_PER_SECOND: '0.01',
+  })
+  try {
+    const user = await tight.createUser()
+    expect((await tight.call('GET', '/api/v1/AgentConfigRecord', { as: user })).status).toBe(200)
+    expect((await tight.call('GET', '/api/plugins/beta/whoami', { as: user })).status).toBe(200)
+    expect((await tight.call('GET', '/api/plugins/beta/whoami', { as: user })).status).toBe(200)
+    const refused = await tight.call('GET', '/api/plugins/beta/whoami', { as: user })
+    expectProblem(refused, 429, 'rate_limited')
+    expect(refused.headers.get('retry-after')).toMatch(/^[1-9]\d*$/)
+    expect((await tight.call('GET', '/api/v1/AgentConfigRecord', { as: user })).status).toBe(429)
+  } finally {
+    await tight.close()
+  }
+})
