@@ -50,6 +50,19 @@ export async function connectMcp(base: string, as: Principal, server: string): P
   return client
 }
 
+/** What listing a server's tools as `as` answers when it fails ('listed' when it does not), the session closed after. */
+export async function listToolsFailure(base: string, as: Principal, server: string): Promise<string> {
+  const client = await connectMcp(base, as, server)
+  try {
+    return await client.listTools().then(
+      () => 'listed',
+      (error: Error) => error.message,
+    )
+  } finally {
+    await client.close()
+  }
+}
+
 /** This process's children running `pattern`: other programs on the machine may run the same servers. */
 export function childProcesses(pattern: string): number[] {
   return Bun.spawnSync(['pgrep', '-P', String(process.pid), '-f', pattern]).stdout.toString().trim().split('\n').filter(Boolean).map(Number)

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'kysely'
-import { connectMcp, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import { listToolsFailure, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
 // A loopback server standing for something inside the platform's network: it counts every request it gets and
@@ -45,17 +45,8 @@ describe('outbound addresses a tenant sets are refused when they reach inside', 
       .values({ id: Bun.randomUUIDv7(), company_id: p.root.companyId!, name: 'rebound', transport: 'streamable-http', command_id: null, url: insideUrl, env: sql`'{}'::jsonb`, headers: sql`'{}'::jsonb`, vault_secrets: sql`'[]'::jsonb` })
       .execute()
     p.services.mcpDirectory.invalidate()
-    const client = await connectMcp(p.base, p.root, 'rebound')
-    try {
-      const refused = await client.listTools().then(
-        () => 'listed',
-        (error: Error) => error.message,
-      )
-      expect(refused).toContain('loopback')
-      expect(hits).toBe(0)
-    } finally {
-      await client.close()
-    }
+    expect(await listToolsFailure(p.base, p.root, 'rebound')).toContain('loopback')
+    expect(hits).toBe(0)
   })
 })
 
@@ -72,18 +63,10 @@ describe('an upstream’s answer body never reaches the caller', () => {
 
   test('a failing upstream is reported by its status alone', async () => {
     const before = hits
-    const client = await connectMcp(p.base, p.root, 'inside')
-    try {
-      const message = await client.listTools().then(
-        () => 'listed',
-        (error: Error) => error.message,
-      )
-      expect(hits).toBeGreaterThan(before)
-      expect(message).toContain('500')
-      expect(message).not.toContain('INTERNAL-BODY')
-      expect(message).not.toContain('hunter2')
-    } finally {
-      await client.close()
-    }
+    const message = await listToolsFailure(p.base, p.root, 'inside')
+    expect(hits).toBeGreaterThan(before)
+    expect(message).toContain('500')
+    expect(message).not.toContain('INTERNAL-BODY')
+    expect(message).not.toContain('hunter2')
   })
 })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Sandbox, SandboxUnavailable } from '../../src/mcp/sandbox.ts'
-import { childProcesses, connectMcp, EVERYTHING_STDIO, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
+import { childProcesses, connectMcp, EVERYTHING_STDIO, listToolsFailure, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import { HAS_BWRAP, type Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -79,16 +79,7 @@ describe('the platform catalogue: only a superadmin decides what runs', () => {
   test('a program in use cannot be deleted; a disabled one does not start', async () => {
     expectProblem(await p.call('DELETE', `/api/v1/McpCommand/${program}`), 409, 'conflict')
     expect((await p.call('PATCH', `/api/v1/McpCommand/${program}`, { json: { enabled: false } })).status).toBe(200)
-    const client = await connectMcp(p.base, p.root, 'inspect')
-    try {
-      const refused = await client.listTools().then(
-        () => 'listed',
-        (error: Error) => error.message,
-      )
-      expect(refused).toContain('the program inspect is disabled in the platform')
-    } finally {
-      await client.close()
-    }
+    expect(await listToolsFailure(p.base, p.root, 'inspect')).toContain('the program inspect is disabled in the platform')
     await p.call('PATCH', `/api/v1/McpCommand/${program}`, { json: { enabled: true } })
   })
 })
