@@ -95,9 +95,8 @@ export class Sandbox {
 
   #arguments({ network }: SandboxOptions): string[] {
     const dataDir = resolve(this.settings.dataDir)
-    const shown = [...SYSTEM_DIRS.flatMap(showReadOnly), ...ETC_FILES.flatMap((name) => showFile(join('/etc', name)))]
+    const system = [...SYSTEM_DIRS.flatMap(showReadOnly), ...ETC_FILES.flatMap((name) => showFile(join('/etc', name)))]
     const install = realpathSync(INSTALL_DIR)
-    shown.push('--ro-bind', install, install)
     const hidden: string[] = []
     // Worked out at every start, so a data directory made since is hidden too; one that does not exist holds nothing.
     if (existsSync(dataDir)) {
@@ -111,6 +110,8 @@ export class Sandbox {
       if (/^\.env/.test(name)) hidden.push('--ro-bind', '/dev/null', join(install, name))
       if (name === '.git') hidden.push('--tmpfs', join(install, name))
     }
+    // Later mounts cover earlier ones, so the order matters: the private /tmp comes before the install folder,
+    // which may itself live under /tmp, and what is hidden comes after what it hides in.
     return [
       '--die-with-parent',
       '--new-session',
@@ -121,8 +122,7 @@ export class Sandbox {
       ...(network ? [] : ['--unshare-net']),
       '--hostname', 'mcp-sandbox',
       '--cap-drop', 'ALL',
-      ...shown,
-      ...hidden,
+      ...system,
       '--proc', '/proc',
       // The fresh /proc still holds the kernel's settings: a process that is root without capabilities could write
       // /proc/sys (kernel.core_pattern runs a program as root on the host) or /proc/sysrq-trigger.
@@ -132,6 +132,8 @@ export class Sandbox {
       '--ro-bind-try', '/proc/bus', '/proc/bus',
       '--dev', '/dev',
       '--tmpfs', '/tmp',
+      '--ro-bind', install, install,
+      ...hidden,
       '--chdir', '/tmp',
     ]
   }
