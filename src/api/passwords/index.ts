@@ -1,4 +1,4 @@
-import { OpenAPIHono, type OpenAPIHono as App } from '@hono/zod-openapi'
+import { OpenAPIHono } from '@hono/zod-openapi'
 import { unauthorized } from '../../auth/access.ts'
 import { readCredentials } from '../../auth/authenticator.ts'
 import { mayManageUser } from '../../auth/ladder.ts'
@@ -13,7 +13,7 @@ import { apiDefaultHook, renderProblems } from '../hooks.ts'
 import { changePasswordRoute, issueResetRoute, useResetRoute } from './routes.ts'
 
 /** Changing one's own password, and reset links that admins hand over instead of setting someone's password. */
-export function mountPasswords(app: App<ApiEnv>): void {
+export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(changePasswordRoute, async (c) => {
     const actor = c.var.actor
     if (!actor) throw unauthorized()
