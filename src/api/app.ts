@@ -46,7 +46,9 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   )
   app.use(originGuard([config.baseUrl, config.adminBaseUrl]))
   app.use(authenticate(services))
-  app.use('/api/v1/*', apiThrottle(services))
+  // One bucket per user for /api/v1/* and the plugin routes alike.
+  const apiRate = apiThrottle(services)
+  app.use('/api/v1/*', apiRate)
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',
@@ -70,7 +72,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountRunners(app)
   mountVault(app)
   mountMcp(app, services)
-  services.plugins.mount(app)
+  services.plugins.mount(app, apiRate)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)
 

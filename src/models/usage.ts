@@ -2,8 +2,9 @@ import { z } from '@hono/zod-openapi'
 import { defineModel } from './define.ts'
 import { companyMember } from './references.ts'
 
-const MAX_INT = 2_147_483_647
-const tokens = z.int().min(0).max(MAX_INT).default(0)
+/** The largest count the integer columns hold. */
+export const MAX_COUNT = 2_147_483_647
+const tokens = z.int().min(0).max(MAX_COUNT).default(0)
 
 /** Written by the platform as calls are made; through the API only a superadmin may correct a row. */
 export const UsageRecord = defineModel({

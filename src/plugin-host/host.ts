@@ -12,8 +12,8 @@ import type { Runner } from '../runners/contract.ts'
 import type { RunnerModels } from '../runners/registry.ts'
 import type { Vault } from '../vault/vault.ts'
 import type { Plugin, PluginEnv } from './sdk.ts'
-import { apiThrottle } from '../throttle/api.ts'
-import { recordUsage, servicesOf } from './usage.ts'
+import type { MiddlewareHandler } from 'hono'
+import { recordUsage } from './usage.ts'
 
 interface LoadedPlugin {
   manifest: Manifest
@@ -41,6 +41,10 @@ const SECRET_CACHE_MS = 5_000
 /** The loaded plugins: their routers to mount, their runners and their ON_STARTUP hooks, in dependency order. */
 export class PluginHost {
   readonly #secrets = new Map<string, { value: string | undefined; at: number }>()
+  /** The /api/v1/* throttle, for plugin routes that ask for it; set by mount(). */
+  #apiRate: MiddlewareHandler = async () => {
+    throw new Error('the plugin routes are not mounted yet')
+  }
 
   private constructor(
     private readonly plugins: LoadedPlugin[],
@@ -100,8 +104,8 @@ export class PluginHost {
             runnerPlugins.set(runner.name, manifest.name)
           },
           secret: (key) => host!.secret(manifest.name, key),
-          // The kernel services exist only once the plugins are loaded, so these take them from the request.
-          throttle: (c, next) => apiThrottle(servicesOf(c))(c, next),
+          // The api app, and so its throttle, exists only once the plugins are loaded: mount() hands it over.
+          throttle: (c, next) => host!.#apiRate(c, next),
           recordUsage: (c, usage) => recordUsage(c, manifest.name, usage),
         })
       } catch (error) {
@@ -133,7 +137,8 @@ export class PluginHost {
   }
 
   /** Mounts every router on the api app: public ones at their prefix, the others behind sign-in. */
-  mount(app: OpenAPIHono<ApiEnv>): void {
+  mount(app: OpenAPIHono<ApiEnv>, apiRate: MiddlewareHandler): void {
+    this.#apiRate = apiRate
     for (const { manifest, router } of this.plugins) {
       if (router.routes.length === 0) continue
       if (manifest.public_api) {
@@ -145,7 +150,7 @@ export class PluginHost {
           await next()
         })
         // A signed-in plugin route is API like /api/v1/*, under the same per-user rate.
-        app.use(`${base}/*`, (c, next) => apiThrottle(c.var.services)(c, next))
+        app.use(`${base}/*`, apiRate)
         app.route(base, router as never)
       }
     }

@@ -1,20 +1,18 @@
 import type { Context } from 'hono'
 import type { ApiEnv } from '../api/context.ts'
 import { scoped } from '../db/scoped.ts'
-import { UsageRecord } from '../models/usage.ts'
+import { MAX_COUNT, UsageRecord } from '../models/usage.ts'
 import type { Services } from '../services.ts'
 import { requireMember, type PluginEnv, type UsageReport } from './sdk.ts'
 
 /** The kernel services of the api app a plugin's route runs in; the plugin's own code never sees them. */
-export function servicesOf(c: Context<PluginEnv>): Services {
+function servicesOf(c: Context<PluginEnv>): Services {
   return (c as unknown as Context<ApiEnv>).get('services')
 }
 
-const MAX_INT = 2_147_483_647
-
 /** A runner's count as the column takes it: whole, not negative, in range. */
 function count(n: number): number {
-  return Number.isFinite(n) ? Math.min(MAX_INT, Math.max(0, Math.round(n))) : 0
+  return Number.isFinite(n) ? Math.min(MAX_COUNT, Math.max(0, Math.round(n))) : 0
 }
 
 /** One UsageRecord in the caller's company (the scoped builder sets it), made by the plugin `source`. */
