@@ -16,7 +16,7 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
 import postgres from 'postgres'
-import type { ApiEnv } from '../src/api/context.ts'
+import type { ApiEnv } from '../src/http/env.ts'
 import { mountCrud } from '../src/api/crud/index.ts'
 import { apiDefaultHook, renderProblems } from '../src/api/hooks.ts'
 import type { Actor } from '../src/auth/actor.ts'

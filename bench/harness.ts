@@ -4,7 +4,7 @@
  */
 import postgres from 'postgres'
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { ApiEnv } from '../src/api/context.ts'
+import type { ApiEnv } from '../src/http/env.ts'
 import { loadConfig, type Config } from '../src/config.ts'
 import { openPostgres } from '../src/db/connect.ts'
 import { silentLogger } from '../src/logger.ts'

@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from 'hono'
 import { readCredentials } from '../auth/authenticator.ts'
 import type { Services } from '../services.ts'
-import type { ApiEnv } from './context.ts'
-import { ApiError } from './errors.ts'
+import type { ApiEnv } from '../http/env.ts'
+import { ApiError } from '../errors.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const COMPANY_HEADER = 'x-switchboard-company'

@@ -1,7 +1,8 @@
 import type { Context } from 'hono'
 import { validationError } from '../models/validation.ts'
 import type { Services } from '../services.ts'
-import { ApiError, problemResponse, toApiError, zodErrors } from './errors.ts'
+import { ApiError, toApiError, zodErrors } from '../errors.ts'
+import { problemResponse } from '../http/problem.ts'
 
 /** Validation failures: body problems are its content (422); query, path and header problems its form (400). */
 export const apiDefaultHook = (result: { success: boolean; target: string; error?: unknown }): void => {

@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import { ApiError } from './errors.ts'
+import { ApiError } from '../errors.ts'
 
 interface RouteEntry {
   method: string

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { STATUS_BY_CODE } from './errors.ts'
+import { STATUS_BY_CODE } from '../errors.ts'
 
 export const ProblemSchema = z
   .object({

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import type { Model, Verb } from '../models/define.ts'

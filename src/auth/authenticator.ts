@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import type { Clock } from '../clock.ts'
 import type { CompanyRole, Db } from '../db/schema.ts'
 import type { Actor } from './actor.ts'

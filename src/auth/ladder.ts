@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import type { CompanyRole, Executor } from '../db/schema.ts'
 import type { Change } from '../models/define.ts'
 import { hasRole, isAbove, standing, type Actor, type Role } from './actor.ts'

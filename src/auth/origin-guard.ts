@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import type { Executor } from '../db/schema.ts'
 import type { Actor } from './actor.ts'
 import { mayManageUser } from './ladder.ts'

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 
 /**
  * The turns running in this process, by conversation: one at a time per conversation, and the handle that

@@ -1,4 +1,4 @@
-import { ApiError, type FieldError } from '../api/errors.ts'
+import { ApiError, type FieldError } from '../errors.ts'
 import { enumValues, type ColumnKind } from './column-kind.ts'
 import type { Model } from './define.ts'
 

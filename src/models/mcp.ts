@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { defineModel } from './define.ts'
 import { secretName } from './fields.ts'
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import { companyMember, visible } from './references.ts'
 
 // No `__` and no trailing `_`: agents and the aggregate /mcp name tools `<server>__<tool>`.

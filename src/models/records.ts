@@ -1,5 +1,5 @@
 import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
-import { ApiError, type FieldError } from '../api/errors.ts'
+import { ApiError, type FieldError } from '../errors.ts'
 import type { Actor } from '../auth/actor.ts'
 import { scoped } from '../db/scoped.ts'
 import { runTemplate, slot } from '../db/templates.ts'

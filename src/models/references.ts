@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import { getRecord } from './records.ts'
 import type { Model, ReferenceCheck } from './define.ts'
 

@@ -1,5 +1,5 @@
 import type { ZodError } from 'zod'
-import { ApiError, zodErrors } from '../api/errors.ts'
+import { ApiError, zodErrors } from '../errors.ts'
 
 export function validationError(error: ZodError, prefix = ''): ApiError {
   const errors = zodErrors(error, prefix)

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import type { WriteContext } from '../models/define.ts'
 import { OutboundRefused, type OutboundPolicy } from './outbound.ts'
 

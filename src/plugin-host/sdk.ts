@@ -3,7 +3,7 @@
  * is here, so the kernel can change behind it.
  */
 import type { Context, Hono, MiddlewareHandler } from 'hono'
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import { unauthorized } from '../auth/access.ts'
 import type { Actor } from '../auth/actor.ts'
 import type { Logger } from '../logger.ts'
@@ -11,7 +11,7 @@ import type { ModelEntry, Runner } from '../runners/contract.ts'
 import type { VirtualTool } from '../mcp/providers.ts'
 import type { Manifest } from './manifest.ts'
 
-export { ApiError } from '../api/errors.ts'
+export { ApiError } from '../errors.ts'
 export { brokenOff, callProvider, finishAnswer, modelList, priceList, usage, type PartialToolCall, type Prices } from './runner-helpers.ts'
 export { sseData } from './sse.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'

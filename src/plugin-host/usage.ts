@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import type { ApiEnv } from '../api/context.ts'
+import type { ApiEnv } from '../http/env.ts'
 import { scoped } from '../db/scoped.ts'
 import { MAX_COUNT, UsageRecord } from '../models/usage.ts'
 import type { Services } from '../services.ts'

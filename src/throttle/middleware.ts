@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { ApiError } from '../api/errors.ts'
+import { ApiError } from '../errors.ts'
 import type { Clock } from '../clock.ts'
 import type { BucketStore, Rate } from './buckets.ts'
 

@@ -1,5 +1,5 @@
 import { expect } from 'bun:test'
-import type { ErrorCode } from '../../src/api/errors.ts'
+import type { ErrorCode } from '../../src/errors.ts'
 import type { Reply } from './platform.ts'
 
 /** Asserts an RFC 9457 problem with the given status and code, and returns its body. */

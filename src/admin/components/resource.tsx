@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import type { FieldError } from '../../api/errors.ts'
+import type { FieldError } from '../../errors.ts'
 import { PAGE_SIZE, type Field, type Resource } from '../resources/resource.ts'
 
 type Row = Record<string, unknown>

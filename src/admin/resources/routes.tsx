@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Context, Hono, MiddlewareHandler } from 'hono'
-import type { FieldError } from '../../api/errors.ts'
+import type { FieldError } from '../../errors.ts'
 import type { ApiClient, ApiReply } from '../api-client.ts'
 import { CreateForm, EditRow, RecordRow, ResourcePage, Rows, type FormState, type Listing } from '../components/resource.tsx'
 import type { AdminEnv } from '../context.ts'

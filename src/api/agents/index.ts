@@ -2,8 +2,8 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import type { AgentInstance } from '../../agents/supervisor.ts'
 import { AgentConfigRecord } from '../../models/agent-config.ts'
 import { getRecord, listRecords } from '../../models/records.ts'
-import { ApiError } from '../errors.ts'
-import type { ApiEnv } from '../context.ts'
+import { ApiError } from '../../errors.ts'
+import type { ApiEnv } from '../../http/env.ts'
 import { commonErrors, notFoundError, signedIn } from '../responses.ts'
 
 const LiveAgent = z

@@ -8,7 +8,7 @@ import { createSession, deleteSession } from '../../auth/sessions.ts'
 import type { Services } from '../../services.ts'
 import { reserve, type Claim } from '../../throttle/reserve.ts'
 import { clientAddress } from '../client-address.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../errors.ts'
 import { apiDefaultHook, renderProblems } from '../hooks.ts'
 import { loginRoute, logoutRoute } from './routes.ts'
 

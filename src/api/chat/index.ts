@@ -5,8 +5,8 @@ import { runTurn, type TurnAgent } from '../../chat/turn.ts'
 import { AgentConfigRecord } from '../../models/agent-config.ts'
 import { createRecord, getRecord } from '../../models/records.ts'
 import { WebchatConversation, WebchatMessage } from '../../models/webchat.ts'
-import type { ApiEnv } from '../context.ts'
-import { ApiError } from '../errors.ts'
+import type { ApiEnv } from '../../http/env.ts'
+import { ApiError } from '../../errors.ts'
 import { abortRoute, chatRoute } from './routes.ts'
 
 /** POST /api/chat and /api/chat/abort: the web chat's turn, for scripts. */

@@ -3,8 +3,8 @@ import type { Model } from '../../models/define.ts'
 import { jsonDepth, MAX_JSON_DEPTH } from '../../models/json-depth.ts'
 import { parseListQuery } from '../../models/list-query.ts'
 import * as records from '../../models/records.ts'
-import type { ApiEnv } from '../context.ts'
-import { ApiError } from '../errors.ts'
+import type { ApiEnv } from '../../http/env.ts'
+import { ApiError } from '../../errors.ts'
 
 type Ctx = Context<ApiEnv>
 

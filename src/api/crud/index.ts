@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import type { Model } from '../../models/define.ts'
-import type { ApiEnv } from '../context.ts'
+import type { ApiEnv } from '../../http/env.ts'
 import { createHandler, deleteHandler, listHandler, patchHandler, readHandler, replaceHandler } from './handlers.ts'
 import { crudRoutes } from './routes.ts'
 

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { MiddlewareHandler } from 'hono'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../errors.ts'
 import type { Model } from '../../models/define.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../models/list-query.ts'
 import { commonErrors, conflictErrors, notFoundError, validationErrors } from '../responses.ts'

@@ -4,8 +4,8 @@ import { swaggerUI } from '@hono/swagger-ui'
 import type { Context, Next } from 'hono'
 import type { Config } from '../../config.ts'
 import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
-import type { ApiEnv } from '../context.ts'
-import { ApiError } from '../errors.ts'
+import type { ApiEnv } from '../../http/env.ts'
+import { ApiError } from '../../errors.ts'
 
 // Swagger UI's assets come from the installed package, so the docs work on a machine with no internet.
 const SWAGGER_DIR = dirname(Bun.fileURLToPath(import.meta.resolve('swagger-ui-dist/package.json')))

@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import { secretsEqual } from '../../auth/secrets.ts'
 import type { Config } from '../../config.ts'
-import type { ApiEnv } from '../context.ts'
-import { ApiError } from '../errors.ts'
+import type { ApiEnv } from '../../http/env.ts'
+import { ApiError } from '../../errors.ts'
 import { commonErrors } from '../responses.ts'
 
 const pingRoute = createRoute({

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import { unauthorized } from '../../auth/access.ts'
-import type { ApiEnv } from '../context.ts'
+import type { ApiEnv } from '../../http/env.ts'
 import { commonErrors, signedIn } from '../responses.ts'
 
 const Me = z

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import { unauthorized } from '../../auth/access.ts'
 import { PLUGIN_KINDS } from '../../plugin-host/manifest.ts'
-import type { ApiEnv } from '../context.ts'
+import type { ApiEnv } from '../../http/env.ts'
 import { commonErrors, signedIn } from '../responses.ts'
 
 const PluginInfo = z

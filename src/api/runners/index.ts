@@ -3,8 +3,8 @@ import type { Context } from 'hono'
 import { unauthorized } from '../../auth/access.ts'
 import { hasRole } from '../../auth/actor.ts'
 import type { Runner } from '../../runners/contract.ts'
-import type { ApiEnv } from '../context.ts'
-import { ApiError } from '../errors.ts'
+import type { ApiEnv } from '../../http/env.ts'
+import { ApiError } from '../../errors.ts'
 import { authApiKey, authCode, authLogin, authLogout, authStatus, curateModel, listModels, refreshModels } from './routes.ts'
 
 type Ctx = Context<ApiEnv>

@@ -6,8 +6,8 @@ import type { VaultScope } from '../../db/schema.ts'
 import { AgentConfigRecord } from '../../models/agent-config.ts'
 import { getRecord } from '../../models/records.ts'
 import type { SecretRef } from '../../vault/vault.ts'
-import type { ApiEnv } from '../context.ts'
-import { ApiError } from '../errors.ts'
+import type { ApiEnv } from '../../http/env.ts'
+import { ApiError } from '../../errors.ts'
 import { deleteSecret, listSecrets, setSecret, vaultGet, vaultList } from './routes.ts'
 
 type Ctx = Context<ApiEnv>

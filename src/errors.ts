@@ -1,6 +1,4 @@
-import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { ZodError } from 'zod'
 
 /** The one table from error code to HTTP status (DESIGN §3). */
@@ -23,7 +21,7 @@ export const STATUS_BY_CODE = {
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE
 
-const TITLES: Record<ErrorCode, string> = {
+export const TITLES: Record<ErrorCode, string> = {
   bad_request: 'Bad request',
   unauthorized: 'Authentication required',
   forbidden: 'Forbidden',
@@ -55,7 +53,10 @@ export interface Problem {
   request_id: string
 }
 
-/** The one error class of the api app: thrown anywhere, rendered as RFC 9457 problem+json by onError. */
+/**
+ * The platform's one error class: thrown by any layer that refuses something (the kernel, a plugin, a route),
+ * rendered as RFC 9457 problem+json by the api app's onError and as a readable message by the admin app.
+ */
 export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
@@ -69,23 +70,6 @@ export class ApiError extends Error {
   get status(): number {
     return STATUS_BY_CODE[this.code]
   }
-}
-
-export function problemResponse(c: Context, error: ApiError): Response {
-  const body: Problem = {
-    type: `urn:switchboard:problem:${error.code}`,
-    title: TITLES[error.code],
-    status: error.status,
-    detail: error.detail,
-    code: error.code,
-    ...(error.options.errors ? { errors: error.options.errors } : {}),
-    request_id: c.get('requestId') ?? '',
-  }
-  // Through the context, so headers set earlier in the request (X-Request-Id) are kept.
-  return c.body(JSON.stringify(body), error.status as ContentfulStatusCode, {
-    'content-type': 'application/problem+json',
-    ...error.options.headers,
-  })
 }
 
 export function zodErrors(error: ZodError, prefix = ''): FieldError[] {
