@@ -3,7 +3,10 @@ import { createAdminApp } from './admin/app.tsx'
 import { createApiClient } from './admin/api-client.ts'
 import { AgentSupervisor } from './agents/supervisor.ts'
 import { createApiApp } from './api/app.ts'
+import { createAuthApp } from './api/auth/index.ts'
+import { createPasswordResetApp } from './api/passwords/index.ts'
 import { ActiveTurns } from './chat/active-turns.ts'
+import { Chat } from './chat/chat.ts'
 import { AgentTools } from './chat/tools.ts'
 import { AccessPolicy } from './auth/access.ts'
 import { Authenticator } from './auth/authenticator.ts'
@@ -47,7 +50,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
-  const runnerModels = new RunnerModels(store.db)
+  const runnerModels = new RunnerModels(store.db, clock)
   const vaultTokens = new VaultTokens()
   const mcpDirectory = new McpDirectory(store.db, clock)
   const sandbox = new Sandbox({ mode: config.mcpSandbox, dataDir: config.dataDir })
@@ -56,10 +59,12 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, { sandbox, outbound }, async (server) =>
     (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
   )
-  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault })
+  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault, clock })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders)
+  const tools = new AgentTools(store.db, catalog, log)
+  const agents = new AgentSupervisor(store.db, log, () => plugins.startup())
   const services: Services = {
     config,
     db: store.db,
@@ -81,12 +86,12 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     mcpDirectory,
     catalog,
     gateway: new Gateway(catalog, clock),
-    tools: new AgentTools(store.db, catalog, log),
-    turns: new ActiveTurns(),
-    agents: new AgentSupervisor(store.db, log, () => plugins.startup()),
+    tools,
+    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns: new ActiveTurns(), agents }),
+    agents,
   }
   const api = createApiApp(services)
-  const admin = createAdminApp(services, createApiClient(api))
+  const admin = createAdminApp(services, createApiClient(api), [createAuthApp(services), createPasswordResetApp(services)])
   await plugins.startup()
   await services.agents.startAll()
   return { services, api, admin, bootstrap }

@@ -1,6 +1,6 @@
 import type { AgentSupervisor } from './agents/supervisor.ts'
 import type { AccessPolicy } from './auth/access.ts'
-import type { ActiveTurns } from './chat/active-turns.ts'
+import type { Chat } from './chat/chat.ts'
 import type { ToolExecutor } from './chat/tools.ts'
 import type { Authenticator } from './auth/authenticator.ts'
 import type { SessionPolicy } from './auth/sessions.ts'
@@ -54,6 +54,7 @@ export interface Services {
   catalog: McpCatalog
   gateway: Gateway
   tools: ToolExecutor
-  turns: ActiveTurns
+  /** Conversation turns: admitted one at a time per conversation, run, stopped. */
+  chat: Chat
   agents: AgentSupervisor
 }

@@ -3,25 +3,19 @@ import {
   callProvider,
   definePlugin,
   finishAnswer,
-  modelList,
-  priceList,
+  readProviderSettings,
   sseData,
   usage,
   type ChatMessage,
   type ModelEntry,
   type PartialToolCall,
-  type Prices,
+  type ProviderSettings,
   type RunnerEvent,
   type RunnerRequest,
 } from '../../src/plugin-host/sdk.ts'
 
-interface Settings {
-  baseUrl: string
-  /** The setting when there is one (deployment configuration wins), else the key kept in the vault. */
-  apiKey: () => Promise<string | undefined>
-  models: ModelEntry[]
+interface Settings extends ProviderSettings {
   maxTokens: number
-  prices: Prices
 }
 
 const VERSION = '2023-06-01'
@@ -29,13 +23,7 @@ const VERSION = '2023-06-01'
 function readSettings(raw: Readonly<Record<string, string>>, vaultKey: () => Promise<string | undefined>): Settings {
   const maxTokens = Number(raw.max_tokens ?? 4096)
   if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new Error(`max_tokens: "${raw.max_tokens}" is not a positive whole number`)
-  return {
-    baseUrl: (raw.base_url ?? 'https://api.anthropic.com').replace(/\/$/, ''),
-    apiKey: async () => raw.api_key ?? (await vaultKey()),
-    models: modelList(raw.models ?? 'claude-sonnet:claude-sonnet-4-5'),
-    maxTokens,
-    prices: priceList(raw.prices ?? ''),
-  }
+  return { ...readProviderSettings(raw, { baseUrl: 'https://api.anthropic.com', models: 'claude-sonnet:claude-sonnet-4-5' }, vaultKey), maxTokens }
 }
 
 type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown } | { type: 'tool_result'; tool_use_id: string; content: string }

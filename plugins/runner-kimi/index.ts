@@ -1,5 +1,4 @@
-import { definePlugin } from '../../src/plugin-host/sdk.ts'
-import { openAICompatibleRunner, readSettings } from '../runner-openai/runner.ts'
+import { definePlugin, openAICompatibleRunner, readProviderSettings } from '../../src/plugin-host/sdk.ts'
 
 /** Why backend=cli cannot be a runner: both reasons, so whoever set it knows what to change. */
 export const CLI_REFUSED =
@@ -14,7 +13,7 @@ export default definePlugin({
     const backend = context.settings.backend ?? 'api'
     if (backend === 'cli') throw new Error(CLI_REFUSED)
     if (backend !== 'api') throw new Error(`backend=${backend} is not a backend; use api.`)
-    const settings = readSettings(context.settings, { baseUrl: 'https://api.moonshot.ai/v1', models: 'kimi-latest' }, () => context.secret('api_key'))
+    const settings = readProviderSettings(context.settings, { baseUrl: 'https://api.moonshot.ai/v1', models: 'kimi-latest' }, () => context.secret('api_key'))
     context.registerRunner(openAICompatibleRunner('kimi', settings))
   },
 })

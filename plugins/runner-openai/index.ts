@@ -1,9 +1,8 @@
-import { definePlugin } from '../../src/plugin-host/sdk.ts'
-import { openAICompatibleRunner, readSettings } from './runner.ts'
+import { definePlugin, openAICompatibleRunner, readProviderSettings } from '../../src/plugin-host/sdk.ts'
 
 export default definePlugin({
   setup(context) {
-    const settings = readSettings(context.settings, { baseUrl: 'https://api.openai.com/v1', models: 'gpt-4o-mini' }, () => context.secret('api_key'))
+    const settings = readProviderSettings(context.settings, { baseUrl: 'https://api.openai.com/v1', models: 'gpt-4o-mini' }, () => context.secret('api_key'))
     context.registerRunner(openAICompatibleRunner('openai', settings))
   },
 })

@@ -1,5 +1,5 @@
 import type { Context, Hono } from 'hono'
-import { clientAddress } from '../api/client-address.ts'
+import { clientAddress } from '../http/client-address.ts'
 
 export interface ApiReply<T = any> {
   status: number

@@ -1,10 +1,9 @@
 /** @jsxImportSource hono/jsx */
 import { dirname, join } from 'node:path'
-import { Hono } from 'hono'
+import { Hono, type Context } from 'hono'
+import { serveStatic } from 'hono/bun'
 import { jsxRenderer } from 'hono/jsx-renderer'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { createAuthApp } from '../api/auth/index.ts'
-import { createPasswordResetApp } from '../api/passwords/index.ts'
 import { toApiError } from '../errors.ts'
 import { localRedirect } from '../auth/redirect.ts'
 import { originGuard } from '../auth/origin-guard.ts'
@@ -21,7 +20,7 @@ import { RESOURCES } from './resources/resource.ts'
 import { mountResource } from './resources/routes.tsx'
 
 const STATIC_DIR = join(import.meta.dir, '..', '..', 'static')
-const HTMX = join(dirname(Bun.fileURLToPath(import.meta.resolve('htmx.org/package.json'))), 'dist', 'htmx.min.js')
+const HTMX_DIR = join(dirname(Bun.fileURLToPath(import.meta.resolve('htmx.org/package.json'))), 'dist')
 
 declare module 'hono' {
   interface ContextRenderer {
@@ -30,29 +29,27 @@ declare module 'hono' {
 }
 
 /** The admin app (port 8080): console pages rendered on the server, data only through the public API. */
-export function createAdminApp(services: Services, api: ApiClient): Hono<AdminEnv> {
+/**
+ * `signIn`: the api app's sign-in, sign-out and password-reset handlers, which answer on this port too (DESIGN
+ * §4); the composition root hands them over, so the console never reaches into the api layer itself.
+ */
+export function createAdminApp(services: Services, api: ApiClient, signIn: readonly Hono<any>[]): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>()
   const apiBaseUrl = services.config.baseUrl
   app.use(securityHeaders(PAGE_POLICY))
 
-  app.get('/static/htmx.min.js', () => new Response(Bun.file(HTMX), { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' } }))
-  app.get('/static/*', async (c) => {
-    let relative: string
-    try {
-      relative = decodeURIComponent(c.req.path.slice('/static/'.length))
-    } catch {
-      return c.text('Not found', 404)
-    }
-    if (relative.includes('\0') || relative.split('/').some((part) => part === '..' || part === '')) return c.text('Not found', 404)
-    const file = Bun.file(join(STATIC_DIR, relative))
-    return (await file.exists()) ? new Response(file) : c.text('Not found', 404)
-  })
+  // htmx comes from the installed package and changes only with an upgrade, so browsers may keep it a day.
+  app.get('/static/htmx.min.js', serveStatic({ root: HTMX_DIR, path: 'htmx.min.js', onFound: (_, c) => c.header('cache-control', 'public, max-age=86400') }))
+  // serveStatic refuses `..`, doubled slashes and backslashes before it looks at the disk, but hands a NUL byte to
+  // Bun, which throws. A file it does not serve ends here, not at the sign-in redirect further down.
+  const notHere = (c: Context) => c.text('Not found', 404)
+  const files = serveStatic({ root: STATIC_DIR, rewriteRequestPath: (path) => path.slice('/static'.length) })
+  app.get('/static/*', (c, next) => (c.req.path.includes('\0') ? notHere(c) : next()), files, notHere)
 
   app.use(requestIds())
   app.use(originGuard([services.config.baseUrl, services.config.adminBaseUrl]))
   // Sign-in and sign-out are the api's own handlers, answering on this port too.
-  app.route('/', createAuthApp(services))
-  app.route('/', createPasswordResetApp(services))
+  for (const routes of signIn) app.route('/', routes)
 
   app.use(jsxRenderer(({ children, title }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')}>{children}</Layout>, { docType: true }))
 

@@ -1,4 +1,4 @@
-import { OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIHono } from '@hono/zod-openapi'
 import { bodyLimit } from 'hono/body-limit'
 import { originGuard } from '../auth/origin-guard.ts'
 import { requestIds } from '../http/request-id.ts'
@@ -16,7 +16,8 @@ import { mountMcp } from './mcp/index.ts'
 import { mountCrud } from './crud/index.ts'
 import { mountDocs } from './docs/index.ts'
 import { ApiError } from '../errors.ts'
-import { apiDefaultHook, renderProblems } from './hooks.ts'
+import { renderProblems } from './hooks.ts'
+import { createRouter } from './router.ts'
 import { mountInternal } from './internal/index.ts'
 import { mountMe } from './me/index.ts'
 import { createPasswordResetApp, mountPasswords } from './passwords/index.ts'
@@ -28,7 +29,7 @@ export const API_VERSION = '0.1.0'
 /** The api app (port 8000): REST API, docs, and later the MCP gateway and plugin routers. */
 export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const { config } = services
-  const app = new OpenAPIHono<ApiEnv>({ defaultHook: apiDefaultHook })
+  const app = createRouter()
 
   app.use(securityHeaders(DATA_POLICY))
   app.use(requestIds())

@@ -3,8 +3,8 @@ import { readCredentials } from '../auth/authenticator.ts'
 import type { Services } from '../services.ts'
 import type { ApiEnv } from '../http/env.ts'
 import { ApiError } from '../errors.ts'
+import { isUuid } from '../models/fields.ts'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const COMPANY_HEADER = 'x-switchboard-company'
 
 /**
@@ -17,7 +17,7 @@ export function authenticate(services: Services): MiddlewareHandler<ApiEnv> {
     const credentials = readCredentials(c.req.raw.headers)
     if (credentials) {
       const company = c.req.header(COMPANY_HEADER)
-      if (company !== undefined && !UUID.test(company)) {
+      if (company !== undefined && !isUuid(company)) {
         throw new ApiError('bad_request', `${COMPANY_HEADER} must be a company id (a UUID).`)
       }
       c.set('actor', await services.authenticator.actorFor(credentials, company?.toLowerCase()))

@@ -12,6 +12,18 @@ export const apiDefaultHook = (result: { success: boolean; target: string; error
   throw new ApiError('bad_request', `The ${result.target} is not valid.`, { errors: zodErrors(error, result.target) })
 }
 
+/**
+ * For the record routes, whose ids name records: a malformed one names none, so it is a 404 like an unknown id,
+ * not a 400. Other validation failures as apiDefaultHook.
+ */
+export function malformedIdIsNotFound(model: string) {
+  return (result: { success: boolean; target: string; error?: unknown }, c: Context): undefined => {
+    if (!result.success && result.target === 'param') throw new ApiError('not_found', `No ${model} with id ${c.req.param('id')}.`)
+    apiDefaultHook(result)
+    return undefined
+  }
+}
+
 /** The one onError: every failure becomes problem+json; unexpected ones are logged with the request id. */
 export function renderProblems(services: Pick<Services, 'log'>) {
   return (error: unknown, c: Context): Response => {

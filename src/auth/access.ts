@@ -1,4 +1,5 @@
 import { ApiError } from '../errors.ts'
+import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import type { Model, Verb } from '../models/define.ts'
@@ -9,31 +10,31 @@ const CACHE_MS = 5_000
 
 /** Per-verb model ACLs: the least role a model declares, unless a ModelAcl row overrides it. */
 export class AccessPolicy {
-  #overrides: Map<string, Role> | undefined
-  #loadedAt = 0
+  // One entry: every override, read in one query.
+  readonly #overrides: TtlCache<'all', Map<string, Role>>
 
   constructor(
     private readonly db: Db,
-    private readonly clock: Clock,
-  ) {}
+    clock: Clock,
+  ) {
+    this.#overrides = new TtlCache(clock, CACHE_MS)
+  }
 
   async leastRole(model: Model, verb: Verb): Promise<Role> {
-    const now = this.clock.now()
-    if (!this.#overrides || now - this.#loadedAt > CACHE_MS) {
+    const overrides = await this.#overrides.get('all', async () => {
       const rows = await this.db.selectFrom('model_acls').select(['model', 'verb', 'min_role']).execute()
-      this.#overrides = new Map(rows.map((r) => [`${r.model}:${r.verb}`, r.min_role]))
-      this.#loadedAt = now
-    }
+      return new Map(rows.map((r) => [`${r.model}:${r.verb}`, r.min_role]))
+    })
     const declared = model.access[verb]
     // What a model keeps for superadmins is the host's business (what programs run, platform-wide settings): no
     // override opens it to companies.
     if (declared === 'superadmin') return declared
-    return this.#overrides.get(`${model.name}:${verb}`) ?? declared
+    return overrides.get(`${model.name}:${verb}`) ?? declared
   }
 
   /** Throws 401 without an actor, 403 when the actor's role is below what the verb needs. */
-  async authorize(actor: Actor | undefined, model: Model, verb: Verb): Promise<Actor> {
-    if (!actor) throw unauthorized()
+  async authorize(caller: Actor | undefined, model: Model, verb: Verb): Promise<Actor> {
+    const actor = requireActor(caller)
     if (model.tenantColumn && actor.companyId === null) {
       throw new ApiError('forbidden', `${model.name} records belong to a company, and you are not a member of any.`)
     }
@@ -45,7 +46,7 @@ export class AccessPolicy {
   }
 
   invalidate(): void {
-    this.#overrides = undefined
+    this.#overrides.clear()
   }
 }
 
@@ -53,4 +54,10 @@ export function unauthorized(): ApiError {
   return new ApiError('unauthorized', 'Sign in (POST /auth/login) or send a personal API token as Authorization: Bearer.', {
     headers: { 'WWW-Authenticate': 'Bearer realm="switchboard"' },
   })
+}
+
+/** The signed-in caller, or a 401 problem: the one check for routes that need someone signed in. */
+export function requireActor(actor: Actor | undefined): Actor {
+  if (!actor) throw unauthorized()
+  return actor
 }

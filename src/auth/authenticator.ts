@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { ApiError } from '../errors.ts'
+import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
 import type { CompanyRole, Db } from '../db/schema.ts'
 import type { Actor } from './actor.ts'
@@ -21,7 +22,6 @@ interface Entry {
   expiresAt: number
   lastSeen: number
   lastWritten: number
-  fetchedAt: number
 }
 
 // How long another process's revocation or role change may take to be seen here. This process's own changes
@@ -47,13 +47,15 @@ export function readCredentials(headers: Headers): Credentials | undefined {
 }
 
 export class Authenticator {
-  readonly #cache = new Map<string, Entry>()
+  readonly #cache: TtlCache<string, Entry | undefined>
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly policy: SessionPolicy,
-  ) {}
+  ) {
+    this.#cache = new TtlCache(clock, CACHE_MS, CACHE_MAX)
+  }
 
   /** The actor for a credential, or undefined when it is unknown, revoked or expired. */
   async actorFor(credentials: Credentials, companyId?: string): Promise<Actor | undefined> {
@@ -62,13 +64,11 @@ export class Authenticator {
     // Keyed by the secret itself, which this process holds for the request anyway: hashing is for the store,
     // and is paid only on a miss.
     const key = `${credentials.kind}:${credentials.secret}:${companyId ?? ''}`
-    let entry = this.#cache.get(key)
-    if (!entry || now - entry.fetchedAt > CACHE_MS || !this.#live(credentials, entry, now)) {
+    const entry = await this.#cache.get(key, () => this.#load(credentials, hashSecret(credentials.secret), companyId, now))
+    // Only the living are kept: guessed secrets cannot fill the cache, and one that died is read afresh next time.
+    if (!entry || !this.#live(credentials, entry, now)) {
       this.#cache.delete(key)
-      entry = await this.#load(credentials, hashSecret(credentials.secret), companyId, now)
-      if (!entry || !this.#live(credentials, entry, now)) return undefined
-      if (this.#cache.size >= CACHE_MAX) this.#cache.clear()
-      this.#cache.set(key, entry)
+      return undefined
     }
     entry.lastSeen = now
     if (now - entry.lastWritten >= TOUCH_MS) {
@@ -110,7 +110,6 @@ export class Authenticator {
       expiresAt: credential.expires_at ? new Date(credential.expires_at).getTime() : Number.POSITIVE_INFINITY,
       lastSeen: credentials.kind === 'session' ? lastSeen : now,
       lastWritten: credentials.kind === 'session' ? lastSeen : lastSeen || 0,
-      fetchedAt: now,
     }
   }
 

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.ts'
-import type { CompanyRole, Executor } from '../db/schema.ts'
+import type { AgentConfig, Executor } from '../db/schema.ts'
 import type { Change } from '../models/define.ts'
 import { hasRole, isAbove, standing, type Actor, type Role } from './actor.ts'
 
@@ -18,7 +18,7 @@ async function standingOf(db: Executor, userId: string, companyId: string | null
     .where('u.id', '=', userId)
     .executeTakeFirst()
   if (!row) return null
-  return row.is_superadmin ? 'superadmin' : (row.role as CompanyRole | null)
+  return row.is_superadmin ? 'superadmin' : row.role
 }
 
 function refuseAbove(actor: Actor, target: Role | null, what: string): void {
@@ -51,17 +51,18 @@ async function keepASuperadmin(db: Executor, leaving: string): Promise<void> {
 }
 
 /** CompanyUser: granting, changing and removing memberships. */
-export async function guardMembership(db: Executor, actor: Actor, { before, after }: Change): Promise<void> {
+export async function guardMembership(db: Executor, actor: Actor, { before, after }: Change<'company_users'>): Promise<void> {
   if (before && after && after.user_id !== before.user_id) {
     throw new ApiError('validation_error', 'A membership stays with its user; remove it and add the other user instead.', {
       errors: [{ path: 'user_id', message: 'cannot change' }],
     })
   }
-  const companyId = String((before ?? after)!.company_id ?? actor.companyId)
-  const userId = String((before ?? after)!.user_id)
+  const companyId = (before ?? after)?.company_id ?? actor.companyId
+  const userId = (before ?? after)?.user_id
+  if (!companyId || !userId) throw new Error('a membership names its company and user')
   if (!actor.isSuperadmin) {
-    if (after && isAbove(after.role as Role, standing(actor))) {
-      throw new ApiError('forbidden', `You may not grant the role ${String(after.role)}, which is above yours (${actor.role ?? 'none'}).`)
+    if (after?.role && isAbove(after.role, standing(actor))) {
+      throw new ApiError('forbidden', `You may not grant the role ${after.role}, which is above yours (${actor.role ?? 'none'}).`)
     }
     if (before) refuseAbove(actor, await standingOf(db, userId, companyId), after ? 'change the membership of' : 'remove')
   }
@@ -69,32 +70,32 @@ export async function guardMembership(db: Executor, actor: Actor, { before, afte
 }
 
 /** User: accounts, their superadmin flag and their password. */
-export async function guardUser(db: Executor, actor: Actor, { before, after }: Change): Promise<void> {
+export async function guardUser(db: Executor, actor: Actor, { before, after }: Change<'users'>): Promise<void> {
   const self = before?.id === actor.userId
   if (before && !self && !actor.isSuperadmin) {
-    refuseAbove(actor, await standingOf(db, String(before.id), actor.companyId), after ? 'change' : 'delete')
+    refuseAbove(actor, await standingOf(db, before.id, actor.companyId), after ? 'change' : 'delete')
   }
   const grantsSuperadmin = after?.is_superadmin !== undefined && after.is_superadmin !== (before?.is_superadmin ?? false)
   if (grantsSuperadmin && !actor.isSuperadmin) throw new ApiError('forbidden', 'Only a superadmin makes or unmakes superadmins.')
-  if (before?.is_superadmin && (!after || after.is_superadmin === false)) await keepASuperadmin(db, String(before.id))
+  if (before?.is_superadmin && (!after || after.is_superadmin === false)) await keepASuperadmin(db, before.id)
   if (before && !after) {
     // Deleting an account removes its memberships: none may be a company's last owner.
-    const owned = await db.selectFrom('company_users').select('company_id').where('user_id', '=', String(before.id)).where('role', '=', 'owner').execute()
-    for (const { company_id } of owned) await keepAnOwner(db, company_id, String(before.id))
+    const owned = await db.selectFrom('company_users').select('company_id').where('user_id', '=', before.id).where('role', '=', 'owner').execute()
+    for (const { company_id } of owned) await keepAnOwner(db, company_id, before.id)
   }
   if (before && after?.password !== undefined) {
     if (self) throw new ApiError('forbidden', 'Change your own password with POST /api/me/password, giving the current one.')
     if (!actor.isSuperadmin) {
-      throw new ApiError('forbidden', `Only the user or a superadmin sets a password; hand them a reset link instead (POST /api/users/${String(before.id)}/password-reset).`)
+      throw new ApiError('forbidden', `Only the user or a superadmin sets a password; hand them a reset link instead (POST /api/users/${before.id}/password-reset).`)
     }
     // A password set for someone ends their sessions: whoever held one must sign in with the new password.
-    await db.deleteFrom('sessions').where('user_id', '=', String(before.id)).execute()
+    await db.deleteFrom('sessions').where('user_id', '=', before.id).execute()
   }
 }
 
 /** AgentConfigRecord: an agent acting as a service account acts with that user's rights, so only admins choose it. */
-export async function guardServiceAccount(_db: Executor, actor: Actor, { before, after }: Change): Promise<void> {
-  const account = (record?: Record<string, unknown>) => (record?.context_options as { service_account?: string | null } | undefined)?.service_account ?? null
+export async function guardServiceAccount(_db: Executor, actor: Actor, { before, after }: Change<'agent_configs'>): Promise<void> {
+  const account = (record?: Partial<Pick<AgentConfig, 'context_options'>>) => record?.context_options?.service_account ?? null
   if (after && account(after) !== account(before) && !hasRole(actor, 'admin')) {
     throw new ApiError('forbidden', 'Only company admins choose an agent’s service account.')
   }

@@ -2,6 +2,8 @@
 export type ChatEvent =
   | { type: 'conversation'; conversation_id: string }
   | { type: 'typing' }
+  /** Said by the platform to the people in the conversation (a session that expired); not the agent's answer. */
+  | { type: 'notice'; text: string }
   | { type: 'tool_call'; tool: string }
   | { type: 'tool_result'; tool: string; result: string }
   | { type: 'stream'; text: string }

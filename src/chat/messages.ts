@@ -1,17 +1,22 @@
 import { sql } from 'kysely'
-import type { Insertable } from 'kysely'
-import type { Executor, WebchatMessagesTable } from '../db/schema.ts'
+import type { Executor, NewWebchatMessage } from '../db/schema.ts'
+import { companyScoped } from '../db/scoped.ts'
 import { execute, runTemplate, slot } from '../db/templates.ts'
+import { WebchatMessage } from '../models/webchat.ts'
 import type { ChatMessage } from '../runners/contract.ts'
 
 /** How much of a conversation a turn gives the model. */
 const HISTORY = 50
 
-export type NewMessage = Required<Pick<Insertable<WebchatMessagesTable>, 'company_id' | 'conversation_id' | 'sender_id' | 'agent_id' | 'role' | 'text' | 'status'>>
+export type NewMessage = Required<Pick<NewWebchatMessage, 'company_id' | 'conversation_id' | 'sender_id' | 'agent_id' | 'role' | 'text' | 'status'>>
+export type MessageStatus = NewMessage['status']
 
-/** Written by the turn loop itself: agent messages are not something a caller may post through the API. */
-export async function insertMessage(db: Executor, message: NewMessage, id = Bun.randomUUIDv7()): Promise<string> {
-  await execute(db, db.insertInto('webchat_messages').values({ id, ...message, attachments: sql`'[]'::jsonb` }))
+/**
+ * Written by the turn loop itself: agent messages are not something a caller may post through the API. Into the
+ * conversation's company, through the scoped builder like every tenant write.
+ */
+export async function insertMessage(db: Executor, { company_id, ...message }: NewMessage, id = Bun.randomUUIDv7()): Promise<string> {
+  await execute(db, companyScoped(db, company_id).insertInto(WebchatMessage, { id, ...message, attachments: sql`'[]'::jsonb` }))
   return id
 }
 
@@ -32,12 +37,13 @@ export async function expiredSessionEnd(db: Executor, conversationId: string, tt
 
 /**
  * The latest messages of a conversation before `beforeId` (and after `afterId`, when given), oldest first, as
- * runners want them. Ids are UUIDv7, so they order messages in time.
+ * runners want them. Ids are UUIDv7, so they order messages in time. System messages are the platform's notices
+ * to the people in the conversation (a session that expired), not something the model said or was told.
  */
 export async function history(db: Executor, conversationId: string, range: { beforeId?: string; afterId?: string } = {}): Promise<ChatMessage[]> {
   // An absent bound is the widest one (the nil and max UUIDs), so every turn shares one compiled query.
   const values = [conversationId, range.afterId ?? '00000000-0000-0000-0000-000000000000', range.beforeId ?? 'ffffffff-ffff-ffff-ffff-ffffffffffff']
-  const rows = await runTemplate<{ role: 'user' | 'agent' | 'system'; text: string }>(
+  const rows = await runTemplate<{ role: 'user' | 'agent'; text: string }>(
     db,
     'chat|history',
     () =>
@@ -46,11 +52,12 @@ export async function history(db: Executor, conversationId: string, range: { bef
         .select(['role', 'text'])
         .where('conversation_id', '=', slot(0))
         .where('status', '=', 'complete')
+        .where('role', '<>', 'system')
         .where('id', '>', slot(1))
         .where('id', '<', slot(2))
         .orderBy('id', 'desc')
         .limit(HISTORY),
     values,
   )
-  return rows.reverse().map((row) => ({ role: row.role === 'agent' ? 'assistant' : row.role, content: row.text }))
+  return rows.reverse().map((row) => ({ role: row.role === 'agent' ? 'assistant' : 'user', content: row.text }))
 }

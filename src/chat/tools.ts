@@ -1,18 +1,15 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../auth/actor.ts'
-import type { Db } from '../db/schema.ts'
+import { companyScoped } from '../db/scoped.ts'
+import type { AgentConfig, Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
 import type { McpCatalog } from '../mcp/catalog.ts'
+import { CompanyUser } from '../models/company.ts'
 import type { Provider, ToolUser } from '../mcp/providers.ts'
 import type { ToolSpec } from '../runners/contract.ts'
 
 /** What of an agent decides its tools. */
-export interface ToolAgent {
-  company_id: string
-  mcp_permissions: { servers: Record<string, { allow?: string[]; deny: string[] }> }
-  plugins: { enabled: string[] }
-  context_options: { service_account: string | null }
-}
+export type ToolAgent = Pick<AgentConfig, 'company_id' | 'mcp_permissions' | 'plugins' | 'context_options'>
 
 /** The tools of one turn: what the model is offered, and how its calls are run. */
 export interface TurnTools {
@@ -152,12 +149,7 @@ export class AgentTools implements ToolExecutor {
   async #actingUser(actor: Actor, agent: ToolAgent): Promise<ToolUser> {
     const account = agent.context_options.service_account
     if (!account) return { userId: actor.userId, companyId: agent.company_id }
-    const member = await this.db
-      .selectFrom('company_users')
-      .select('user_id')
-      .where('company_id', '=', agent.company_id)
-      .where('user_id', '=', account)
-      .executeTakeFirst()
+    const member = await companyScoped(this.db, agent.company_id).selectFrom(CompanyUser).select('user_id').where('user_id', '=', account).executeTakeFirst()
     if (!member) throw new ToolSetupError(`The agent’s service account ${account} is not a member of its company, so the agent cannot use tools.`)
     return { userId: account, companyId: agent.company_id, delegated: true }
   }

@@ -1,11 +1,13 @@
-import type { ColumnType, Generated, Kysely, Transaction } from 'kysely'
+import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely'
+import type { AgentChannels, AgentContextOptions, AgentEmail, AgentMcpPermissions, AgentPlugins, AgentVoice } from '../models/agent-config.ts'
+import type { Values } from '../models/mcp.ts'
 
 /** Written as a Date or ISO string, read back as a Date by both drivers. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
 /** jsonb: written as an expression (see models/records.ts), read back parsed. */
 type Json<T> = ColumnType<T, unknown, unknown>
 
-interface Row {
+interface Stored {
   id: string
   version: Generated<number>
   // Timestamp already allows leaving it out on insert (the store's default applies).
@@ -13,12 +15,12 @@ interface Row {
   updated_at: Timestamp
 }
 
-export interface CompaniesTable extends Row {
+export interface CompaniesTable extends Stored {
   name: string
   slug: string
 }
 
-export interface UsersTable extends Row {
+export interface UsersTable extends Stored {
   email: string
   username: string
   display_name: Generated<string>
@@ -29,13 +31,13 @@ export interface UsersTable extends Row {
 
 export type CompanyRole = 'owner' | 'admin' | 'member'
 
-export interface CompanyUsersTable extends Row {
+export interface CompanyUsersTable extends Stored {
   company_id: string
   user_id: string
   role: CompanyRole
 }
 
-export interface UserPlatformsTable extends Row {
+export interface UserPlatformsTable extends Stored {
   company_id: string
   user_id: string
   platform: string
@@ -43,7 +45,7 @@ export interface UserPlatformsTable extends Row {
   platform_username: Generated<string>
 }
 
-export interface AgentConfigsTable extends Row {
+export interface AgentConfigsTable extends Stored {
   company_id: string
   name: string
   description: Generated<string>
@@ -52,15 +54,15 @@ export interface AgentConfigsTable extends Row {
   runner: string
   model: Generated<string>
   timeout_seconds: Generated<number>
-  channels: Json<Record<string, unknown>>
-  voice: Json<Record<string, unknown>>
-  email: Json<Record<string, unknown>>
-  mcp_permissions: Json<Record<string, unknown>>
-  plugins: Json<Record<string, unknown>>
-  context_options: Json<Record<string, unknown>>
+  channels: Json<AgentChannels>
+  voice: Json<AgentVoice>
+  email: Json<AgentEmail>
+  mcp_permissions: Json<AgentMcpPermissions>
+  plugins: Json<AgentPlugins>
+  context_options: Json<AgentContextOptions>
 }
 
-export interface WebchatConversationsTable extends Row {
+export interface WebchatConversationsTable extends Stored {
   company_id: string
   agent_id: string | null
   title: Generated<string>
@@ -68,14 +70,14 @@ export interface WebchatConversationsTable extends Row {
   created_by: string | null
 }
 
-export interface WebchatParticipantsTable extends Row {
+export interface WebchatParticipantsTable extends Stored {
   company_id: string
   conversation_id: string
   user_id: string
   pinned_at: Timestamp | null
 }
 
-export interface WebchatMessagesTable extends Row {
+export interface WebchatMessagesTable extends Stored {
   company_id: string
   conversation_id: string
   sender_id: string | null
@@ -86,7 +88,7 @@ export interface WebchatMessagesTable extends Row {
   status: Generated<'complete' | 'aborted' | 'error'>
 }
 
-export interface WebchatDocumentsTable extends Row {
+export interface WebchatDocumentsTable extends Stored {
   company_id: string
   conversation_id: string
   uploaded_by: string | null
@@ -97,20 +99,20 @@ export interface WebchatDocumentsTable extends Row {
   truncated: Generated<boolean>
 }
 
-export interface PlansTable extends Row {
+export interface PlansTable extends Stored {
   company_id: string
   conversation_id: string
   title: string
   status: Generated<'draft' | 'active' | 'paused' | 'completed' | 'cancelled'>
 }
 
-export interface SystemConfigTable extends Row {
+export interface SystemConfigTable extends Stored {
   key: string
   value: Json<unknown>
   description: Generated<string>
 }
 
-export interface ModelAclsTable extends Row {
+export interface ModelAclsTable extends Stored {
   model: string
   verb: 'list' | 'read' | 'create' | 'update' | 'delete'
   min_role: CompanyRole | 'superadmin'
@@ -135,7 +137,7 @@ export interface PasswordResetsTable {
   created_at: Timestamp
 }
 
-export interface ApiTokensTable extends Row {
+export interface ApiTokensTable extends Stored {
   user_id: string
   name: string
   token_hash: string
@@ -144,7 +146,7 @@ export interface ApiTokensTable extends Row {
   last_used_at: Timestamp | null
 }
 
-export interface RunnerModelsTable extends Row {
+export interface RunnerModelsTable extends Stored {
   runner: string
   model_id: string
   name: string
@@ -156,7 +158,7 @@ export interface RunnerModelsTable extends Row {
 
 export type VaultScope = 'global' | 'company' | 'user' | 'agent'
 
-export interface VaultSecretsTable extends Row {
+export interface VaultSecretsTable extends Stored {
   scope: VaultScope
   owner_id: string | null
   name: string
@@ -164,32 +166,32 @@ export interface VaultSecretsTable extends Row {
   ciphertext: string
 }
 
-export interface McpCommandsTable extends Row {
+export interface McpCommandsTable extends Stored {
   company_id: string | null
   name: string
   description: Generated<string>
   command: string
   args: Json<string[]>
-  env: Json<Record<string, unknown>>
+  env: Json<Values>
   variables: Json<string[]>
   network: Generated<boolean>
   enabled: Generated<boolean>
 }
 
-export interface McpServersTable extends Row {
+export interface McpServersTable extends Stored {
   company_id: string
   name: string
   description: Generated<string>
   transport: 'stdio' | 'streamable-http'
   command_id: string | null
-  env: Json<Record<string, unknown>>
+  env: Json<Values>
   url: string | null
-  headers: Json<Record<string, unknown>>
+  headers: Json<Values>
   vault_secrets: Json<string[]>
   enabled: Generated<boolean>
 }
 
-export interface McpPermissionsTable extends Row {
+export interface McpPermissionsTable extends Stored {
   company_id: string
   user_id: string | null
   server: string
@@ -198,7 +200,7 @@ export interface McpPermissionsTable extends Row {
 }
 
 /** What one model call outside a chat turn cost a company (an /rlm-query): written by the kernel only. */
-export interface UsageRecordsTable extends Row {
+export interface UsageRecordsTable extends Stored {
   company_id: string
   user_id: string | null
   source: string
@@ -242,6 +244,26 @@ export interface Database {
 }
 
 export type TableName = keyof Database
+
+/** A row as read back (the JSON shapes are those the models validate on write). */
+export type Row<T extends TableName> = Selectable<Database[T]>
+/** A row as written: generated columns may be left out. */
+export type NewRow<T extends TableName> = Insertable<Database[T]>
+
+export type Company = Row<'companies'>
+export type User = Row<'users'>
+export type AgentConfig = Row<'agent_configs'>
+export type NewAgentConfig = NewRow<'agent_configs'>
+export type WebchatConversation = Row<'webchat_conversations'>
+export type WebchatMessage = Row<'webchat_messages'>
+export type NewWebchatMessage = NewRow<'webchat_messages'>
+export type McpCommand = Row<'mcp_commands'>
+export type McpServer = Row<'mcp_servers'>
+export type McpPermission = Row<'mcp_permissions'>
+export type Session = Row<'sessions'>
+export type ApiToken = Row<'api_tokens'>
+export type VaultSecret = Row<'vault_secrets'>
+export type NewUsageRecord = NewRow<'usage_records'>
 export type Db = Kysely<Database>
 /** What repository functions take first: the db or a transaction of it. */
 export type Executor = Kysely<Database> | Transaction<Database>

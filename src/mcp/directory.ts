@@ -1,12 +1,14 @@
+import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
+import { companyScoped } from '../db/scoped.ts'
 import type { Db } from '../db/schema.ts'
+import { McpPermission, McpServer, offeredTo } from '../models/mcp.ts'
 import type { PermissionRule } from './permissions.ts'
 import type { ServerDefinition } from './upstreams.ts'
 
 interface Entry {
   servers: Map<string, ServerDefinition>
   rules: PermissionRule[]
-  loadedAt: number
 }
 
 /** How long another process's edits may take to be seen; this process's own writes clear the cache at once. */
@@ -17,12 +19,14 @@ const TTL_MS = 5_000
  * a tools/call through the gateway costs no query.
  */
 export class McpDirectory {
-  readonly #companies = new Map<string, Promise<Entry>>()
+  readonly #companies: TtlCache<string, Entry>
 
   constructor(
     private readonly db: Db,
-    private readonly clock: Clock,
-  ) {}
+    clock: Clock,
+  ) {
+    this.#companies = new TtlCache(clock, TTL_MS)
+  }
 
   async server(companyId: string, name: string): Promise<ServerDefinition | undefined> {
     return (await this.#entry(companyId)).servers.get(name)
@@ -41,47 +45,36 @@ export class McpDirectory {
     this.#companies.clear()
   }
 
-  async #entry(companyId: string): Promise<Entry> {
-    const cached = this.#companies.get(companyId)
-    if (cached) {
-      const entry = await cached
-      if (this.clock.now() - entry.loadedAt < TTL_MS) return entry
-      if (this.#companies.get(companyId) === cached) this.#companies.delete(companyId)
-    }
-    let loading = this.#companies.get(companyId)
-    if (!loading) {
-      loading = this.#load(companyId)
-      this.#companies.set(companyId, loading)
-      loading.catch(() => this.#companies.delete(companyId))
-    }
-    return loading
+  #entry(companyId: string): Promise<Entry> {
+    return this.#companies.get(companyId, () => this.#load(companyId))
   }
 
   async #load(companyId: string): Promise<Entry> {
-    const loadedAt = this.clock.now()
-    const [servers, rules] = await Promise.all([
-      this.db
-        .selectFrom('mcp_servers as s')
-        // A program withdrawn from the company since (offered to another one now) is no program of its servers.
-        .leftJoin('mcp_commands as p', (join) =>
-          join.onRef('p.id', '=', 's.command_id').on((eb) => eb.or([eb('p.company_id', 'is', null), eb('p.company_id', '=', eb.ref('s.company_id'))])),
-        )
-        .select(['s.id', 's.company_id', 's.name', 's.transport', 's.env', 's.url', 's.headers', 's.vault_secrets', 's.version'])
-        .select(['p.name as program_name', 'p.command', 'p.args', 'p.env as program_env', 'p.variables', 'p.network', 'p.enabled as program_enabled', 'p.version as program_version'])
-        .where('s.company_id', '=', companyId)
-        .where('s.enabled', '=', true)
+    const company = companyScoped(this.db, companyId)
+    const [servers, programs, rules] = await Promise.all([
+      company
+        .selectFrom(McpServer)
+        .select(['id', 'company_id', 'name', 'transport', 'command_id', 'env', 'url', 'headers', 'vault_secrets', 'version'])
+        .where('enabled', '=', true)
         .execute(),
-      this.db.selectFrom('mcp_permissions').select(['user_id', 'server', 'tool', 'effect']).where('company_id', '=', companyId).execute(),
+      // A program withdrawn from the company since (offered to another one now) is no program of its servers.
+      this.db
+        .selectFrom('mcp_commands')
+        .select(['id', 'name', 'command', 'args', 'env', 'variables', 'network', 'enabled', 'version'])
+        .where((eb) => offeredTo(eb, companyId))
+        .execute(),
+      company.selectFrom(McpPermission).select(['user_id', 'server', 'tool', 'effect']).execute(),
     ])
-    const definitions = servers.map(({ program_name, command, args, program_env, variables, network, program_enabled, program_version, ...server }): ServerDefinition => ({
-      ...(server as Omit<ServerDefinition, 'program'>),
-      program:
-        program_name === null
-          ? null
-          : { name: program_name, command: command!, args: args as string[], env: program_env as ServerDefinition['env'], variables: variables as string[], network: network!, enabled: program_enabled! },
-      // Grows with an edit of either: naming another program edits the server, which outweighs any program's count.
-      version: server.version * 1_000_000 + (program_version ?? 0),
-    }))
-    return { servers: new Map(definitions.map((s) => [s.name, s])), rules, loadedAt }
+    const byId = new Map(programs.map(({ id, version, ...program }) => [id, { program, version }]))
+    const definitions = servers.map(({ command_id, version, ...server }): ServerDefinition => {
+      const offered = command_id === null ? undefined : byId.get(command_id)
+      return {
+        ...server,
+        program: offered?.program ?? null,
+        // Grows with an edit of either: naming another program edits the server, which outweighs any program's count.
+        version: version * 1_000_000 + (offered?.version ?? 0),
+      }
+    })
+    return { servers: new Map(definitions.map((s) => [s.name, s])), rules }
   }
 }

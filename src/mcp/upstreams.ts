@@ -4,6 +4,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { Clock } from '../clock.ts'
 import type { Config } from '../config.ts'
+import type { McpCommand, McpServer } from '../db/schema.ts'
+import type { Values } from '../models/mcp.ts'
 import type { Logger } from '../logger.ts'
 import type { OutboundPolicy } from '../net/outbound.ts'
 import type { VaultTokens } from '../vault/tokens.ts'
@@ -11,32 +13,12 @@ import type { SecretRef, Vault } from '../vault/vault.ts'
 import { Breaker, type BreakerStatus, type Outcome } from './breaker.ts'
 import type { Sandbox } from './sandbox.ts'
 
-type Values = Record<string, { value: string } | { secret: string }>
-
 /** A program of the platform's catalogue (model McpCommand), as a stdio server runs it. */
-export interface ProgramDefinition {
-  name: string
-  command: string
-  args: string[]
-  /** Fixed values, given or from the global vault. */
-  env: Values
-  /** The variables a company's server may set. */
-  variables: string[]
-  network: boolean
-  enabled: boolean
-}
+export type ProgramDefinition = Pick<McpCommand, 'name' | 'command' | 'args' | 'env' | 'variables' | 'network' | 'enabled'>
 
 /** An MCP server's stored definition (model McpServer), with its catalogue program when it is a stdio server. */
-export interface ServerDefinition {
-  id: string
-  company_id: string
-  name: string
-  transport: 'stdio' | 'streamable-http'
+export type ServerDefinition = Pick<McpServer, 'id' | 'company_id' | 'name' | 'transport' | 'env' | 'url' | 'headers' | 'vault_secrets'> & {
   program: ProgramDefinition | null
-  env: Values
-  url: string | null
-  headers: Values
-  vault_secrets: string[]
   /** Grows with every edit of the server or of its program: a newer definition gets a fresh connection. */
   version: number
 }

@@ -19,6 +19,7 @@ export const AgentChannels = z
     email: z.strictObject({ ...channelBase }).optional(),
   })
   .openapi('AgentChannels', { description: 'Where the agent can be reached. A channel absent here is off.' })
+export type AgentChannels = z.output<typeof AgentChannels>
 
 export const AgentVoice = z
   .strictObject({
@@ -28,6 +29,7 @@ export const AgentVoice = z
     language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 language tag').optional(),
   })
   .openapi('AgentVoice')
+export type AgentVoice = z.output<typeof AgentVoice>
 
 export const AgentEmail = z
   .strictObject({
@@ -37,6 +39,7 @@ export const AgentEmail = z
     signature: z.string().max(4000).optional(),
   })
   .openapi('AgentEmail')
+export type AgentEmail = z.output<typeof AgentEmail>
 
 const toolNames = z.array(z.string().min(1).max(128)).max(500)
 
@@ -53,10 +56,12 @@ export const AgentMcpPermissions = z
       .default({}),
   })
   .openapi('AgentMcpPermissions', { description: 'Which MCP servers and tools the agent may use.' })
+export type AgentMcpPermissions = z.output<typeof AgentMcpPermissions>
 
 export const AgentPlugins = z
   .strictObject({ enabled: z.array(pluginName).max(200).default([]) })
   .openapi('AgentPlugins')
+export type AgentPlugins = z.output<typeof AgentPlugins>
 
 export const AgentContextOptions = z
   .strictObject({
@@ -68,6 +73,7 @@ export const AgentContextOptions = z
     }),
   })
   .openapi('AgentContextOptions')
+export type AgentContextOptions = z.output<typeof AgentContextOptions>
 
 export const AgentConfigRecord = defineModel({
   name: 'AgentConfigRecord',

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi'
 import type { AliasableExpression, ExpressionBuilder } from 'kysely'
 import type { Actor, Role } from '../auth/actor.ts'
 import type { TenantScope } from '../db/scoped.ts'
-import type { Executor } from '../db/schema.ts'
+import type { Executor, Row, TableName } from '../db/schema.ts'
 import { columnKind, type ColumnKind } from './column-kind.ts'
 
 export type Verb = 'list' | 'read' | 'create' | 'update' | 'delete'
@@ -24,9 +24,10 @@ export interface Generated {
 }
 
 /** What a write changes: the record before (update, delete) and after (create, update), as stored columns. */
-export interface Change {
-  before?: Record<string, unknown>
-  after?: Record<string, unknown>
+export interface Change<T extends TableName = TableName> {
+  before?: RecordOf<T>
+  /** The validated input: the model's fields (write-only ones too) and what the server stamps on create. */
+  after?: Partial<RecordOf<T>> & Record<string, unknown>
 }
 
 /** Kernel checks a model's guard may need beyond the store. */
@@ -35,7 +36,19 @@ export interface WriteContext {
   checkOutbound(path: string, url: string): Promise<void>
 }
 
-export interface ModelSpec extends TenantScope {
+/** Columns no response shows, whatever the model: the version travels as the ETag, hashes never travel. */
+type Unshown = 'version' | 'password_hash' | 'token_hash'
+
+/**
+ * A stored record as a response shows it: its columns, timestamps as ISO-8601 strings (computed fields aside).
+ * Code written for any model (the CRUD handlers) sees a plain record.
+ */
+export type RecordOf<T extends TableName> = [TableName] extends [T]
+  ? Record<string, unknown>
+  : { [K in Exclude<keyof Row<T>, Unshown>]: Row<T>[K] extends Date ? string : Row<T>[K] extends Date | null ? string | null : Row<T>[K] }
+
+// Code written for any model takes a bare `Model` (of any table), to which each typed model is assignable.
+export interface ModelSpec<T extends TableName = any> extends TenantScope<T> {
   /** The name in `/api/v1/{model}`, as the specification writes it. */
   name: string
   description: string
@@ -63,7 +76,7 @@ export interface ModelSpec extends TenantScope {
    * Rules a write must keep that depend on the store or on who writes (the role ladder, the last owner). Runs in
    * the write's transaction with the record locked, before the write; throws an ApiError to refuse it.
    */
-  guard?: (tx: Executor, actor: Actor, change: Change, context: WriteContext) => Promise<void>
+  guard?(tx: Executor, actor: Actor, change: Change<T>, context: WriteContext): Promise<void>
   /** Writes change who may do what (roles, memberships, ACLs), so cached identities are dropped after them. */
   affectsAccess?: boolean
   /** The least role allowed per verb; ModelAcl rows may override it. */
@@ -73,7 +86,7 @@ export interface ModelSpec extends TenantScope {
   example: Record<string, unknown>
 }
 
-export interface Model extends ModelSpec {
+export interface Model<T extends TableName = any> extends ModelSpec<T> {
   /** Response record. */
   record: z.ZodObject
   /** Body of create and replace: every writable field, unknown fields refused. */
@@ -92,7 +105,7 @@ export interface Model extends ModelSpec {
 const id = z.uuid().openapi({ example: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' })
 const timestamp = z.iso.datetime({ offset: true }).openapi({ example: '2026-11-21T09:30:00.000Z' })
 
-export function defineModel(spec: ModelSpec): Model {
+export function defineModel<T extends TableName>(spec: ModelSpec<T>): Model<T> {
   const writeOnly = new Set(spec.writeOnly ?? [])
   const readable = Object.fromEntries(Object.entries(spec.fields).filter(([name]) => !writeOnly.has(name)))
   const tenant = spec.tenantColumn ? { [spec.tenantColumn]: id } : {}

@@ -1,6 +1,7 @@
 import { ApiError, type FieldError } from '../errors.ts'
 import { enumValues, type ColumnKind } from './column-kind.ts'
 import type { Model } from './define.ts'
+import { isUuid } from './fields.ts'
 
 export type FilterOp = 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'like' | 'ilike' | 'in' | 'is'
 
@@ -30,7 +31,7 @@ const ORDERED_KINDS = new Set<ColumnKind>(['text', 'integer', 'number', 'timesta
 function readValue(model: Model, field: string, kind: ColumnKind, text: string): unknown {
   switch (kind) {
     case 'uuid':
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)) throw 'is not a UUID'
+      if (!isUuid(text)) throw 'is not a UUID'
       return text
     case 'integer':
       if (!/^-?\d{1,15}$/.test(text)) throw 'is not a whole number'

@@ -1,4 +1,6 @@
 import { z } from '@hono/zod-openapi'
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
+import type { Database } from '../db/schema.ts'
 import { defineModel } from './define.ts'
 import { secretName } from './fields.ts'
 import { ApiError } from '../errors.ts'
@@ -13,7 +15,8 @@ const ValueOrSecret = z.union([z.strictObject({ value: z.string().max(4096) }), 
 const ValueOrSecretShown = z
   .union([z.object({ set: z.literal(true) }), z.object({ secret: secretName })])
   .openapi('ValueOrSecretShown', { description: 'A value given inline reads back as {"set": true}: it is never shown again.' })
-type Values = Record<string, { value: string } | { secret: string }>
+/** Environment values or headers, each given inline or named in the vault. */
+export type Values = Record<string, { value: string } | { secret: string }>
 
 const variableName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name')
 const values = (description: string) => z.record(variableName, ValueOrSecret).default({}).openapi({ description })
@@ -23,6 +26,11 @@ const shownValues = z.record(z.string(), ValueOrSecretShown)
 function hideValues(map: unknown): unknown {
   if (typeof map !== 'object' || map === null) return map
   return Object.fromEntries(Object.entries(map as Values).map(([key, source]) => [key, 'secret' in source ? { secret: source.secret } : { set: true }]))
+}
+
+/** The catalogue's programs a company may run: those offered to every company, and those offered to it alone. */
+export function offeredTo(eb: ExpressionBuilder<Database, 'mcp_commands'>, companyId: string | null): Expression<SqlBool> {
+  return eb.or([eb('mcp_commands.company_id', 'is', null), eb('mcp_commands.company_id', '=', companyId)])
 }
 
 export const McpCommand = defineModel({
@@ -51,7 +59,7 @@ export const McpCommand = defineModel({
   readAs: { env: shownValues },
   redact: (record) => ('env' in record ? { ...record, env: hideValues(record.env) } : record),
   // Admins see (and may offer) the programs offered to every company and those offered to theirs.
-  recordRule: (eb, actor) => (actor.isSuperadmin ? undefined : eb.or([eb('mcp_commands.company_id', 'is', null), eb('mcp_commands.company_id', '=', actor.companyId)])),
+  recordRule: (eb, actor) => (actor.isSuperadmin ? undefined : offeredTo(eb, actor.companyId)),
   affectsAccess: true,
   access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
   example: { name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['API_TOKEN'], network: true },
@@ -107,9 +115,9 @@ export const McpServer = defineModel({
   async guard(tx, _actor, { after }, context) {
     if (!after) return
     if (after.transport === 'stdio' && after.command_id) {
-      const program = await tx.selectFrom('mcp_commands').select(['name', 'variables']).where('id', '=', String(after.command_id)).executeTakeFirst()
+      const program = await tx.selectFrom('mcp_commands').select(['name', 'variables']).where('id', '=', after.command_id).executeTakeFirst()
       const declared = new Set(program?.variables ?? [])
-      const undeclared = Object.keys((after.env ?? {}) as Values).filter((name) => !declared.has(name))
+      const undeclared = Object.keys(after.env ?? {}).filter((name) => !declared.has(name))
       if (program && undeclared.length > 0) {
         throw new ApiError('validation_error', `The program ${program.name} does not take these variables.`, {
           errors: undeclared.map((name) => ({ path: `env.${name}`, message: `not a variable ${program.name} declares (${[...declared].join(', ') || 'it declares none'})` })),

@@ -3,8 +3,8 @@ import { ApiError, type FieldError } from '../errors.ts'
 import type { Actor } from '../auth/actor.ts'
 import { scoped } from '../db/scoped.ts'
 import { runTemplate, slot } from '../db/templates.ts'
-import type { Executor } from '../db/schema.ts'
-import type { Model, WriteContext } from './define.ts'
+import type { Executor, TableName } from '../db/schema.ts'
+import type { Model, RecordOf, WriteContext } from './define.ts'
 import type { Filter, ListQuery } from './list-query.ts'
 import { mergePatch } from './merge-patch.ts'
 import { validationError } from './validation.ts'
@@ -12,8 +12,8 @@ import { validationError } from './validation.ts'
 export type ApiRecord = Record<string, unknown>
 
 /** A record as a caller sees it, with the version its ETag is made from. */
-export interface Versioned {
-  record: ApiRecord
+export interface Versioned<R = ApiRecord> {
+  record: R
   version: number
 }
 
@@ -44,10 +44,14 @@ function condition(eb: Eb, model: Model, filter: Filter): Expression<SqlBool> {
 }
 
 /** Separates the version and writes timestamps as ISO-8601 UTC, as every response shows them. */
-function split(row: Record<string, unknown>): Versioned {
+function split<T extends TableName>(row: Record<string, unknown>): Versioned<RecordOf<T>> {
   const { version, ...record } = row
-  for (const key in record) if (record[key] instanceof Date) record[key] = (record[key] as Date).toISOString()
-  return { record, version: Number(version) }
+  for (const key in record) {
+    const value = record[key]
+    if (value instanceof Date) record[key] = value.toISOString()
+  }
+  // The one place a row becomes typed: it was selected by the model's own columns (see selection).
+  return { record: record as RecordOf<T>, version: Number(version) }
 }
 
 /**
@@ -113,16 +117,27 @@ export async function listRecords(db: Executor, actor: Actor, model: Model, quer
   }
 }
 
-function byId(db: Executor, actor: Actor, model: Model, id: string) {
-  return scoped(db, actor).selectFrom(model).select(selection(model)).where(`${model.table}.id`, '=', id)
+/** The model's id column: code written for any model names it by its table at run time. */
+function idOf(model: Model) {
+  return sql.ref<string>(`${model.table}.id`)
 }
 
-export async function getRecord(db: Executor, actor: Actor, model: Model, id: string, options: { forUpdate?: boolean } = {}): Promise<Versioned> {
+function byId(db: Executor, actor: Actor, model: Model, id: string) {
+  return scoped(db, actor).selectFrom(model).select(selection(model)).where(idOf(model), '=', id)
+}
+
+export async function getRecord<T extends TableName>(
+  db: Executor,
+  actor: Actor,
+  model: Model<T>,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<Versioned<RecordOf<T>>> {
   const [row] = options.forUpdate
     ? [await byId(db, actor, model, id).forUpdate(model.table).executeTakeFirst()]
     : await runTemplate(db, `get|${model.name}|${shapeOf(actor)}`, () => byId(db, standInActor(actor), model, slot(2)), [actor.userId, actor.companyId, id])
   if (!row) throw notFound(model, id)
-  return split(row)
+  return split<T>(row)
 }
 
 /** A write may only name records the actor could read: no borrowing another user's conversation by its id. */
@@ -147,14 +162,22 @@ function inTransaction<T>(db: Executor, model: Model, write: (tx: Executor) => P
   return (model.guard || model.afterCreate) && !db.isTransaction ? db.transaction().execute(write) : write(db)
 }
 
-export async function createRecord(db: Executor, actor: Actor, model: Model, input: ApiRecord, context = NO_OUTBOUND): Promise<Versioned> {
+export async function createRecord<T extends TableName>(
+  db: Executor,
+  actor: Actor,
+  model: Model<T>,
+  input: ApiRecord,
+  context = NO_OUTBOUND,
+): Promise<Versioned<RecordOf<T>>> {
   await checkReferences(db, actor, model, input)
   const stamps = model.stamp?.(actor) ?? {}
   const generated = model.generated ? await model.generated.make() : { columns: {}, shown: {} }
   const row = { ...(await toColumns(model, input, actor)), ...generated.columns, ...stamps, id: Bun.randomUUIDv7() }
+  // The guard is judged on the input, which is not yet a typed record.
+  const guarded: Model = model
   const created = await inTransaction(db, model, async (tx) => {
-    await model.guard?.(tx, actor, { after: { ...input, ...stamps } }, context)
-    const created = split(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
+    await guarded.guard?.(tx, actor, { after: { ...input, ...stamps } }, context)
+    const created = split<T>(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
     await model.afterCreate?.(tx, created.record, actor)
     return created
   })
@@ -190,7 +213,7 @@ async function updateRow(db: Executor, actor: Actor, model: Model, id: string, i
   const row = await scoped(db, actor)
     .updateTable(model)
     .set({ ...(await toColumns(model, input, actor)), version: sql`version + 1`, updated_at: sql`now()` })
-    .where(`${model.table}.id`, '=', id)
+    .where(idOf(model), '=', id)
     .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, 'in', expected))
     .returning(selection(model))
     .executeTakeFirst()
@@ -231,9 +254,9 @@ export async function deleteRecord(db: Executor, actor: Actor, model: Model, id:
     }
     const row = await scoped(tx, actor)
       .deleteFrom(model)
-      .where(`${model.table}.id`, '=', id)
+      .where(idOf(model), '=', id)
       .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, 'in', expected))
-      .returning(`${model.table}.id`)
+      .returning(idOf(model).as('id'))
       .executeTakeFirst()
     if (!row) throw await staleOrMissing(tx, actor, model, id)
   })
@@ -245,7 +268,7 @@ export async function deleteRecord(db: Executor, actor: Actor, model: Model, id:
  */
 async function staleOrMissing(db: Executor, actor: Actor, model: Model, id: string): Promise<ApiError> {
   await getRecord(db, actor, model, id)
-  const writable = await scoped(db, actor).selectWritable(model).select(`${model.table}.id`).where(`${model.table}.id`, '=', id).executeTakeFirst()
+  const writable = await scoped(db, actor).selectWritable(model).select(idOf(model).as('id')).where(idOf(model), '=', id).executeTakeFirst()
   return writable ? stale(model) : new ApiError('forbidden', `This ${model.name} is not yours to change.`)
 }
 

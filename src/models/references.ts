@@ -1,4 +1,8 @@
+import type { Actor } from '../auth/actor.ts'
+import { scoped } from '../db/scoped.ts'
+import type { Executor } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
+import { CompanyUser } from './company.ts'
 import { getRecord } from './records.ts'
 import type { Model, ReferenceCheck } from './define.ts'
 
@@ -15,14 +19,11 @@ export function visible(model: () => Model): ReferenceCheck {
   }
 }
 
-/** The referenced user must belong to the actor's company. */
-export const companyMember: ReferenceCheck = async (db, actor, id) => {
-  if (actor.companyId === null) return false
-  const row = await db
-    .selectFrom('company_users')
-    .select('id')
-    .where('company_id', '=', actor.companyId)
-    .where('user_id', '=', id)
-    .executeTakeFirst()
+/**
+ * The referenced user must belong to the actor's company (none for an actor without one). A function declaration,
+ * so models that import it are safe from the import cycle through the company model.
+ */
+export async function companyMember(db: Executor, actor: Actor, id: string): Promise<boolean> {
+  const row = await scoped(db, actor).selectFrom(CompanyUser).select('id').where('user_id', '=', id).executeTakeFirst()
   return row !== undefined
 }

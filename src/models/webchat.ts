@@ -13,10 +13,10 @@ import { companyMember, visible } from './references.ts'
 function takesPart(eb: ExpressionBuilder<any, any>, actor: Actor, conversationId: string): Expression<SqlBool> {
   return eb.or([
     eb.exists(
-      eb.selectFrom('webchat_conversations as c').select('c.id').whereRef('c.id', '=', conversationId as any).where('c.created_by', '=', actor.userId),
+      eb.selectFrom('webchat_conversations as c').select('c.id').where('c.id', '=', sql.ref<string>(conversationId)).where('c.created_by', '=', actor.userId),
     ),
     eb.exists(
-      eb.selectFrom('webchat_participants as p').select('p.id').whereRef('p.conversation_id', '=', conversationId as any).where('p.user_id', '=', actor.userId),
+      eb.selectFrom('webchat_participants as p').select('p.id').where('p.conversation_id', '=', sql.ref<string>(conversationId)).where('p.user_id', '=', actor.userId),
     ),
   ])
 }

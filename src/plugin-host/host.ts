@@ -1,8 +1,9 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import { Hono } from 'hono'
-import { unauthorized } from '../auth/access.ts'
+import { requireActor } from '../auth/access.ts'
+import { TtlCache } from '../cache.ts'
+import { systemClock, type Clock } from '../clock.ts'
 import type { ApiEnv } from '../http/env.ts'
 import type { Logger } from '../logger.ts'
 import { PluginError, type FoundPlugin } from './discover.ts'
@@ -14,10 +15,12 @@ import type { Vault } from '../vault/vault.ts'
 import type { Plugin, PluginEnv } from './sdk.ts'
 import type { MiddlewareHandler } from 'hono'
 import { recordUsage } from './usage.ts'
+import { createPluginRouter } from './openapi.ts'
+import { describePluginRoutes } from './route-docs.ts'
 
 interface LoadedPlugin {
   manifest: Manifest
-  router: Hono<PluginEnv>
+  router: OpenAPIHono<PluginEnv>
   startup: Array<() => void | Promise<void>>
 }
 
@@ -31,6 +34,8 @@ export interface HostServices {
   env: Readonly<Record<string, string>>
   models: RunnerModels
   vault: Vault
+  /** Ages the secret cache; the system clock when not given. */
+  clock?: Clock
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -40,7 +45,7 @@ const SECRET_CACHE_MS = 5_000
 
 /** The loaded plugins: their routers to mount, their runners and their ON_STARTUP hooks, in dependency order. */
 export class PluginHost {
-  readonly #secrets = new Map<string, { value: string | undefined; at: number }>()
+  readonly #secrets: TtlCache<string, string | undefined>
   /** The /api/v1/* throttle, for plugin routes that ask for it; set by mount(). */
   #apiRate: MiddlewareHandler = async () => {
     throw new Error('the plugin routes are not mounted yet')
@@ -55,7 +60,10 @@ export class PluginHost {
     /** Built-in tools of mcp plugins, by plugin name: the virtual tool providers. */
     readonly toolProviders: ReadonlyMap<string, readonly VirtualTool[]>,
     private readonly vault: Vault,
-  ) {}
+    clock: Clock,
+  ) {
+    this.#secrets = new TtlCache(clock, SECRET_CACHE_MS)
+  }
 
   /** Imports each plugin's entry and runs its setup; a plugin that fails names its manifest. */
   static async load(found: readonly FoundPlugin[], services: HostServices): Promise<PluginHost> {
@@ -75,7 +83,7 @@ export class PluginHost {
       if (!isPlugin(module.default)) {
         throw new PluginError(`${file}: entry: ${manifest.entry} has no default export made with definePlugin()`)
       }
-      const loaded: LoadedPlugin = { manifest, router: new Hono<PluginEnv>(), startup: [] }
+      const loaded: LoadedPlugin = { manifest, router: createPluginRouter(), startup: [] }
       const pluginLog = prefixed(log, manifest.name)
       try {
         await module.default.setup({
@@ -113,18 +121,14 @@ export class PluginHost {
       }
       plugins.push(loaded)
     }
-    host = new PluginHost(plugins, runners, runnerPlugins, toolProviders, vault)
+    host = new PluginHost(plugins, runners, runnerPlugins, toolProviders, vault, services.clock ?? systemClock)
     return host
   }
 
   /** A plugin's own secret (vault name plugins/<plugin>/<key>), briefly cached. */
   async secret(plugin: string, key: string): Promise<string | undefined> {
     const name = `plugins/${plugin}/${key}`
-    const cached = this.#secrets.get(name)
-    if (cached && Date.now() - cached.at < SECRET_CACHE_MS) return cached.value
-    const value = await this.vault.get({ scope: 'global', ownerId: null, name })
-    this.#secrets.set(name, { value, at: Date.now() })
-    return value
+    return this.#secrets.get(name, () => this.vault.get({ scope: 'global', ownerId: null, name }))
   }
 
   /** Stores a secret for the plugin that registered `runner` (a provider API key). */
@@ -141,12 +145,14 @@ export class PluginHost {
     this.#apiRate = apiRate
     for (const { manifest, router } of this.plugins) {
       if (router.routes.length === 0) continue
+      // Mounting an OpenAPIHono router copies its declarations into the api app's document, under the prefix.
+      describePluginRoutes(router, { name: manifest.name, private: !manifest.public_api })
       if (manifest.public_api) {
         app.route(manifest.public_api_prefix ?? `/${manifest.name}`, router as never)
       } else {
         const base = `/api/plugins/${manifest.name}`
         app.use(`${base}/*`, async (c, next) => {
-          if (!c.get('actor')) throw unauthorized()
+          requireActor(c.get('actor'))
           await next()
         })
         // A signed-in plugin route is API like /api/v1/*, under the same per-user rate.

@@ -14,6 +14,29 @@ export function modelList(text: string): ModelEntry[] {
 
 export type Prices = Map<string, { input: number; output: number }>
 
+/** What every provider runner reads from its settings. */
+export interface ProviderSettings {
+  baseUrl: string
+  /** The key: the setting when there is one (deployment configuration wins), else the one kept in the vault. */
+  apiKey: () => Promise<string | undefined>
+  models: ModelEntry[]
+  prices: Prices
+}
+
+/** Reads base_url, api_key, models (id or id:api_id, comma-separated) and prices (api_id=in/out per million). */
+export function readProviderSettings(
+  raw: Readonly<Record<string, string>>,
+  defaults: { baseUrl: string; models: string },
+  vaultKey: () => Promise<string | undefined>,
+): ProviderSettings {
+  return {
+    baseUrl: (raw.base_url ?? defaults.baseUrl).replace(/\/$/, ''),
+    apiKey: async () => raw.api_key ?? (await vaultKey()),
+    models: modelList(raw.models ?? defaults.models),
+    prices: priceList(raw.prices ?? ''),
+  }
+}
+
 /** Parses a `prices` setting: comma-separated `api_id=input/output`, US$ per million tokens. */
 export function priceList(text: string): Prices {
   return new Map(

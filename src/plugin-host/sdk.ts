@@ -2,27 +2,38 @@
  * The plugin SDK: the one module a plugin imports from Switchboard. Everything a plugin may use of the kernel
  * is here, so the kernel can change behind it.
  */
-import type { Context, Hono, MiddlewareHandler } from 'hono'
+import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { Context, MiddlewareHandler } from 'hono'
 import { ApiError } from '../errors.ts'
-import { unauthorized } from '../auth/access.ts'
+import { requireActor as requireSignedIn } from '../auth/access.ts'
 import type { Actor } from '../auth/actor.ts'
 import type { Logger } from '../logger.ts'
 import type { ModelEntry, Runner } from '../runners/contract.ts'
 import type { VirtualTool } from '../mcp/providers.ts'
 import type { Manifest } from './manifest.ts'
+import type { PluginEnv } from './openapi.ts'
 
 export { ApiError } from '../errors.ts'
-export { brokenOff, callProvider, finishAnswer, modelList, priceList, usage, type PartialToolCall, type Prices } from './runner-helpers.ts'
+export {
+  brokenOff,
+  callProvider,
+  finishAnswer,
+  modelList,
+  priceList,
+  readProviderSettings,
+  usage,
+  type PartialToolCall,
+  type Prices,
+  type ProviderSettings,
+} from './runner-helpers.ts'
+export { openAICompatibleRunner } from './openai-compatible.ts'
+export { createPluginRouter, problem, signedIn, type PluginEnv } from './openapi.ts'
+export { createRoute, z } from '@hono/zod-openapi'
 export { sseData } from './sse.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
-export type { Actor, Logger, Manifest }
+export type { Actor, Logger, Manifest, MiddlewareHandler }
 export type { ToolUser, VirtualTool } from '../mcp/providers.ts'
 export type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-
-/** What a plugin's router sees on every request. */
-export interface PluginEnv {
-  Variables: { actor: Actor | undefined; requestId: string }
-}
 
 /** What one model call cost, as a runner's `usage` events add up. */
 export interface UsageReport {
@@ -46,9 +57,10 @@ export interface PluginContext {
   /**
    * The plugin's routes. A `public_api` plugin's router is mounted at its `public_api_prefix` and decides itself
    * who may call (webhook receivers check a signature); any other plugin's is mounted at /api/plugins/<name>/
-   * behind sign-in.
+   * behind sign-in. Declare routes with `router.openapi(createRoute({...}), handler)` so /api/openapi.json
+   * describes them (paths relative to the mount point); the host adds sign-in security to a private router's.
    */
-  readonly router: Hono<PluginEnv>
+  readonly router: OpenAPIHono<PluginEnv>
   /** Runs at boot, after every plugin is set up, and again on each reload (ON_STARTUP). */
   onStartup(hook: () => void | Promise<void>): void
   /** Offers a runner to agents, under its name (an agent's `runner` field). */
@@ -87,9 +99,7 @@ export function definePlugin(plugin: Plugin): Plugin {
 
 /** The signed-in caller of a request, or a 401 problem. For public routes that still need a user. */
 export function requireActor(c: Context<PluginEnv>): Actor {
-  const actor = c.get('actor')
-  if (!actor) throw unauthorized()
-  return actor
+  return requireSignedIn(c.get('actor'))
 }
 
 /** The signed-in caller working in a company: a 401 problem without sign-in, a 403 for a user of no company. */

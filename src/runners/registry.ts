@@ -1,4 +1,6 @@
 import { sql } from 'kysely'
+import { TtlCache } from '../cache.ts'
+import type { Clock } from '../clock.ts'
 import type { Db, Executor } from '../db/schema.ts'
 import type { ModelEntry, Runner } from './contract.ts'
 
@@ -23,9 +25,14 @@ const CACHE_MS = 5_000
 
 /** The persisted model registry of every runner (table runner_models). */
 export class RunnerModels {
-  readonly #cache = new Map<string, { models: RegistryModel[]; at: number }>()
+  readonly #cache: TtlCache<string, RegistryModel[]>
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    clock: Clock,
+  ) {
+    this.#cache = new TtlCache(clock, CACHE_MS)
+  }
 
   /**
    * At start: a runner seen for the first time gets the models it ships with; then a runner whose registry holds
@@ -58,12 +65,8 @@ export class RunnerModels {
    * as it sits on the path to the first token.
    */
   async resolve(runner: string, modelId: string): Promise<ModelEntry | undefined> {
-    let cached = this.#cache.get(runner)
-    if (!cached || Date.now() - cached.at > CACHE_MS) {
-      cached = { models: await this.list(runner), at: Date.now() }
-      this.#cache.set(runner, cached)
-    }
-    return modelId ? cached.models.find((m) => m.id === modelId) : cached.models[0]
+    const models = await this.#cache.get(runner, () => this.list(runner))
+    return modelId ? models.find((m) => m.id === modelId) : models[0]
   }
 
   /** Adds or changes a model by hand: curated from now on, so refreshes keep its name and api_id. */

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
-import { clientAddress } from '../api/client-address.ts'
+import { clientAddress } from '../http/client-address.ts'
 import type { Services } from '../services.ts'
 import { throttle } from './middleware.ts'
 

@@ -33,6 +33,12 @@ export class VaultTokens {
     return grant.refs
   }
 
+  /** The scope of the token an `Authorization: Bearer sbv_…` header carries; undefined for anything else. */
+  scopeOfBearer(authorization: string | undefined): SecretRef[] | undefined {
+    const token = /^Bearer\s+(sbv_\S+)$/i.exec(authorization ?? '')?.[1]
+    return token ? this.scope(token) : undefined
+  }
+
   revoke(token: string): void {
     this.#grants.delete(token)
   }

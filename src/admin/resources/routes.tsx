@@ -5,10 +5,9 @@ import type { ApiClient, ApiReply } from '../api-client.ts'
 import { CreateForm, EditRow, RecordRow, ResourcePage, Rows, type FormState, type Listing } from '../components/resource.tsx'
 import type { AdminEnv } from '../context.ts'
 import { PAGE_SIZE, type Resource } from './resource.ts'
+import { isUuid } from '../../models/fields.ts'
 
 type Ctx = Context<AdminEnv>
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** One record's API path. Ids are checked to be UUIDs first (see mountResource); encoding is the second guard. */
 function recordPath(model: string, id: string): string {
@@ -58,7 +57,7 @@ export function mountResource(app: Hono<AdminEnv>, api: ApiClient, resource: Res
   // An id becomes a path segment of an API call, so only a UUID is one: `..%2FCompany%2F<id>` would otherwise
   // make this page fetch another model's record.
   const onlyRecordIds: MiddlewareHandler<AdminEnv> = async (c, next) => {
-    if (UUID.test(c.req.param('id') ?? '')) return next()
+    if (isUuid(c.req.param('id') ?? '')) return next()
     if (c.req.header('hx-request') === 'true') return c.html(<tr><td class="problem">No {resource.singular} has this id.</td></tr>, 404)
     return c.notFound()
   }

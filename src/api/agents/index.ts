@@ -2,8 +2,9 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import type { AgentInstance } from '../../agents/supervisor.ts'
 import { AgentConfigRecord } from '../../models/agent-config.ts'
 import { getRecord, listRecords } from '../../models/records.ts'
-import { ApiError } from '../../errors.ts'
 import type { ApiEnv } from '../../http/env.ts'
+import { malformedIdIsNotFound } from '../hooks.ts'
+import { IdParam } from '../params.ts'
 import { commonErrors, notFoundError, signedIn } from '../responses.ts'
 
 const LiveAgent = z
@@ -15,8 +16,6 @@ const LiveAgent = z
   })
   .openapi('LiveAgent')
 
-const idParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid' }) })
-
 const reloadRoute = createRoute({
   method: 'post',
   path: '/api/agents/{id}/reload',
@@ -25,7 +24,7 @@ const reloadRoute = createRoute({
   description: 'The new instance is created before the old one is stopped; turns running on the old one finish. ON_STARTUP fires again.',
   tags: ['Agents'],
   security: signedIn,
-  request: { params: idParam },
+  request: { params: IdParam },
   responses: {
     200: {
       description: 'The new live instance, or `null` when the agent is disabled (then it is only stopped).',
@@ -46,8 +45,6 @@ const listRoute = createRoute({
   responses: { 200: { description: 'Live instances.', content: { 'application/json': { schema: z.object({ data: z.array(LiveAgent) }) } } }, ...commonErrors },
 })
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 function describe(instance: AgentInstance) {
   return { agent_id: instance.agentId, generation: instance.generation, started_at: instance.startedAt.toISOString(), turns_in_flight: instance.turnsInFlight }
 }
@@ -57,12 +54,10 @@ export function mountAgents(app: OpenAPIHono<ApiEnv>): void {
     const { services } = c.var
     const actor = await services.access.authorize(c.var.actor, AgentConfigRecord, 'update')
     // Reading it through the scoped builder: another company's agent is a 404 like any record.
-    const id = c.req.param('id')
-    if (!UUID.test(id)) throw new ApiError('not_found', `No AgentConfigRecord with id ${id}.`)
-    const { record } = await getRecord(services.db, actor, AgentConfigRecord, id.toLowerCase())
+    const { record } = await getRecord(services.db, actor, AgentConfigRecord, c.req.valid('param').id.toLowerCase())
     const instance = await services.agents.reload(String(record.id), record.enabled === true)
     return c.json({ instance: instance ? describe(instance) : null }, 200)
-  })
+  }, malformedIdIsNotFound(AgentConfigRecord.name))
 
   app.openapi(listRoute, async (c) => {
     const { services } = c.var

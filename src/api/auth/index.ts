@@ -1,4 +1,4 @@
-import { OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { deleteCookie, setCookie } from 'hono/cookie'
 import { readCredentials, SESSION_COOKIE } from '../../auth/authenticator.ts'
@@ -7,9 +7,11 @@ import { localRedirect } from '../../auth/redirect.ts'
 import { createSession, deleteSession } from '../../auth/sessions.ts'
 import type { Services } from '../../services.ts'
 import { reserve, type Claim } from '../../throttle/reserve.ts'
-import { clientAddress } from '../client-address.ts'
+import { clientAddress } from '../../http/client-address.ts'
 import { ApiError } from '../../errors.ts'
-import { apiDefaultHook, renderProblems } from '../hooks.ts'
+import type { ApiEnv } from '../../http/env.ts'
+import { renderProblems } from '../hooks.ts'
+import { createRouter } from '../router.ts'
 import { loginRoute, logoutRoute } from './routes.ts'
 
 function wantsJson(c: Context): boolean {
@@ -23,9 +25,9 @@ function backToLogin(c: Context, error: 'invalid' | 'throttled', redirect: strin
 }
 
 /** Sign-in and sign-out: one handler for both ports, so the console's form and scripts reach them alike. */
-export function createAuthApp(services: Services): OpenAPIHono {
+export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
   const { config, db, clock, throttles, authenticator, sessionPolicy } = services
-  const app = new OpenAPIHono({ defaultHook: apiDefaultHook })
+  const app = createRouter()
   const secure = new URL(config.baseUrl).protocol === 'https:'
   // A redirect may name the platform's own origins in full; nowhere else.
   const origins = [config.baseUrl, config.adminBaseUrl]

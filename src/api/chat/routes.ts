@@ -12,12 +12,12 @@ export const TurnRequest = z
 
 const ChatEvent = z
   .object({
-    type: z.enum(['conversation', 'typing', 'tool_call', 'tool_result', 'stream', 'stream_end', 'message', 'error', 'aborted']),
+    type: z.enum(['conversation', 'typing', 'notice', 'tool_call', 'tool_result', 'stream', 'stream_end', 'message', 'error', 'aborted']),
   })
   .catchall(z.unknown())
   .openapi('ChatEvent', {
     description:
-      'One line of the stream. conversation {conversation_id} · typing · tool_call {tool} · tool_result {tool, result} · ' +
+      'One line of the stream. conversation {conversation_id} · typing · notice {text} · tool_call {tool} · tool_result {tool, result} · ' +
       'stream {text} · stream_end · message {text, agent, message_id} · error {text, details, error_type} · aborted {message_id}',
   })
 

@@ -7,18 +7,16 @@ import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
 
 type Ctx = Context<ApiEnv>
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** Create and replace: the body as the route's schema parsed it (defaults filled in). */
+type WriteCtx = Context<ApiEnv, string, { out: { json: Record<string, unknown> } }>
 
 function etag(version: number): string {
   return `"${version}"`
 }
 
-/** The record id from the path; an id that is not a UUID names no record. */
-function recordId(c: Ctx, model: Model): string {
-  const id = c.req.param('id') ?? ''
-  if (!UUID.test(id)) throw new ApiError('not_found', `No ${model.name} with id ${id}.`)
-  return id.toLowerCase()
+/** The record id from the path, which the route's IdParam has checked to be a UUID. */
+function recordId(c: Ctx): string {
+  return c.req.param('id')!.toLowerCase()
 }
 
 /**
@@ -35,11 +33,6 @@ function expectedVersions(c: Ctx): number[] | undefined {
     .map(Number)
 }
 
-/** The body as the route's schema parsed it (defaults filled in). */
-function validBody(c: Ctx): Record<string, unknown> {
-  return (c.req as unknown as { valid(target: 'json'): Record<string, unknown> }).valid('json')
-}
-
 /** Drops cached identities and ACLs after a write that changes who may do what. */
 function afterWrite(c: Ctx, model: Model): void {
   if (!model.affectsAccess) return
@@ -53,7 +46,7 @@ function shown(model: Model, record: Record<string, unknown>): Record<string, un
   return model.redact ? model.redact(record) : record
 }
 
-function sendRecord(c: Ctx, model: Model, { record, version }: records.Versioned, status: 200 | 201 = 200) {
+function sendRecord<S extends 200 | 201>(c: Ctx, model: Model, { record, version }: records.Versioned, status: S) {
   c.header('ETag', etag(version))
   return c.json(shown(model, record), status)
 }
@@ -69,38 +62,38 @@ export async function listHandler(c: Ctx, model: Model) {
 export async function readHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'read')
-  const found = await records.getRecord(services.db, actor, model, recordId(c, model))
+  const found = await records.getRecord(services.db, actor, model, recordId(c))
   // If-None-Match compares weakly: a weak form of the current tag, or *, means the client's copy is current.
   const ifNoneMatch = c.req.header('if-none-match')?.split(',').map((tag) => tag.trim().replace(/^W\//, ''))
   if (ifNoneMatch?.some((tag) => tag === '*' || tag === etag(found.version))) {
     c.header('ETag', etag(found.version))
     return c.body(null, 304)
   }
-  return sendRecord(c, model, found)
+  return sendRecord(c, model, found, 200)
 }
 
-export async function createHandler(c: Ctx, model: Model) {
+export async function createHandler(c: WriteCtx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'create')
-  const created = await records.createRecord(services.db, actor, model, validBody(c), services.writes)
+  const created = await records.createRecord(services.db, actor, model, c.req.valid('json'), services.writes)
   afterWrite(c, model)
   c.header('Location', `/api/v1/${model.name}/${created.record.id}`)
   return sendRecord(c, model, created, 201)
 }
 
-export async function replaceHandler(c: Ctx, model: Model) {
+export async function replaceHandler(c: WriteCtx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'update')
-  const id = recordId(c, model)
-  const replaced = await records.replaceRecord(services.db, actor, model, id, validBody(c), expectedVersions(c), services.writes)
+  const id = recordId(c)
+  const replaced = await records.replaceRecord(services.db, actor, model, id, c.req.valid('json'), expectedVersions(c), services.writes)
   afterWrite(c, model)
-  return sendRecord(c, model, replaced)
+  return sendRecord(c, model, replaced, 200)
 }
 
 export async function patchHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'update')
-  const id = recordId(c, model)
+  const id = recordId(c)
   // The merge needs the body as sent, not as parsed: parsing fills defaults that would overwrite stored values.
   const patch = (await c.req.json()) as Record<string, unknown>
   if (jsonDepth(patch) > MAX_JSON_DEPTH + 1) {
@@ -108,13 +101,13 @@ export async function patchHandler(c: Ctx, model: Model) {
   }
   const patched = await records.patchRecord(services.db, actor, model, id, patch, expectedVersions(c), services.writes)
   afterWrite(c, model)
-  return sendRecord(c, model, patched)
+  return sendRecord(c, model, patched, 200)
 }
 
 export async function deleteHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'delete')
-  await records.deleteRecord(services.db, actor, model, recordId(c, model), expectedVersions(c), services.writes)
+  await records.deleteRecord(services.db, actor, model, recordId(c), expectedVersions(c), services.writes)
   afterWrite(c, model)
   return c.body(null, 204)
 }

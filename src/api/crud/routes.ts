@@ -3,7 +3,8 @@ import type { MiddlewareHandler } from 'hono'
 import { ApiError } from '../../errors.ts'
 import type { Model } from '../../models/define.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../models/list-query.ts'
-import { commonErrors, conflictErrors, notFoundError, validationErrors } from '../responses.ts'
+import { IdParam } from '../params.ts'
+import { commonErrors, conflictErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
 
 const etag = { ETag: { schema: { type: 'string' as const }, description: 'Version of the record; send it back in If-Match.' } }
 const ifMatch = z.object({
@@ -11,9 +12,6 @@ const ifMatch = z.object({
     description: 'Only write if the record is still at this version (its ETag); otherwise 412.',
     example: '"3"',
   }),
-})
-const idParam = z.object({
-  id: z.string().openapi({ param: { name: 'id', in: 'path' }, format: 'uuid', example: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }),
 })
 // Query values are read by the list parser (repeated filters such as a date range are allowed), so the schema
 // here documents them without constraining their shape.
@@ -73,6 +71,7 @@ export function crudRoutes(model: Model) {
       operationId: `list${name}`,
       summary: `List ${name} records`,
       tags,
+      security: signedIn,
       request: { query: listQuery(model) },
       responses: { 200: json(list, `A page of ${name} records.`), ...commonErrors },
     }),
@@ -82,7 +81,8 @@ export function crudRoutes(model: Model) {
       operationId: `get${name}`,
       summary: `Read one ${name}`,
       tags,
-      request: { params: idParam },
+      security: signedIn,
+      request: { params: IdParam },
       responses: {
         200: { ...json(model.record, `The ${name}.`), headers: etag },
         304: { description: 'Unchanged since the ETag sent in If-None-Match.' },
@@ -96,6 +96,7 @@ export function crudRoutes(model: Model) {
       operationId: `create${name}`,
       summary: `Create a ${name}`,
       tags,
+      security: signedIn,
       middleware: [requireJson] as const,
       request: { body: { required: true, content: { 'application/json': { schema: model.create } } } },
       responses: {
@@ -115,9 +116,10 @@ export function crudRoutes(model: Model) {
       summary: `Replace a ${name}`,
       description: 'Every writable field is set; a field left out takes its default.',
       tags,
+      security: signedIn,
       middleware: [requireJson] as const,
       request: {
-        params: idParam,
+        params: IdParam,
         headers: ifMatch,
         body: { required: true, content: { 'application/json': { schema: model.create } } },
       },
@@ -135,9 +137,10 @@ export function crudRoutes(model: Model) {
       operationId: `patch${name}`,
       summary: `Change some fields of a ${name}`,
       tags,
+      security: signedIn,
       middleware: [requireJson] as const,
       request: {
-        params: idParam,
+        params: IdParam,
         headers: ifMatch,
         body: {
           required: true,
@@ -161,7 +164,8 @@ export function crudRoutes(model: Model) {
       operationId: `delete${name}`,
       summary: `Delete a ${name}`,
       tags,
-      request: { params: idParam, headers: ifMatch },
+      security: signedIn,
+      request: { params: IdParam, headers: ifMatch },
       responses: { 204: { description: 'Deleted.' }, ...commonErrors, ...notFoundError, ...conflictErrors },
     }),
   }

@@ -1,7 +1,8 @@
-import { dirname, join } from 'node:path'
+import { dirname } from 'node:path'
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
 import { swaggerUI } from '@hono/swagger-ui'
 import type { Context, Next } from 'hono'
+import { serveStatic } from 'hono/bun'
 import type { Config } from '../../config.ts'
 import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
 import type { ApiEnv } from '../../http/env.ts'
@@ -58,11 +59,20 @@ export function mountDocs(app: OpenAPIHono<ApiEnv>, config: Config, version: str
     return page(c, next)
   }) as never)
   app.get(`${ASSET_BASE}/init.js`, (c) => c.body(INIT_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }))
-  app.get(`${ASSET_BASE}/swagger-ui-dist/:file`, (c) => {
-    const file = c.req.param('file')
-    if (!SWAGGER_ASSETS.has(file)) throw new ApiError('not_found', `No documentation asset ${file}.`)
-    return new Response(Bun.file(join(SWAGGER_DIR, file)), { headers: { 'cache-control': 'public, max-age=86400' } })
-  })
+  app.get(
+    `${ASSET_BASE}/swagger-ui-dist/:file`,
+    async (c, next) => {
+      // The package holds more than the page needs (its package.json, other builds): only these are served.
+      const file = c.req.param('file')
+      if (!SWAGGER_ASSETS.has(file)) throw new ApiError('not_found', `No documentation asset ${file}.`)
+      await next()
+    },
+    serveStatic({
+      root: SWAGGER_DIR,
+      rewriteRequestPath: (path) => path.slice(`${ASSET_BASE}/swagger-ui-dist`.length),
+      onFound: (_, c) => c.header('cache-control', 'public, max-age=86400'),
+    }),
+  )
   document = JSON.stringify(
     app.getOpenAPI31Document({
       openapi: '3.1.0',

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { unauthorized } from '../../auth/access.ts'
+import { requireActor } from '../../auth/access.ts'
 import { hasRole } from '../../auth/actor.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
@@ -46,7 +46,7 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
   const bucket = throttle('mcp', throttles.mcp, config.mcpRate, clock, (c) => `${c.get('actor')?.userId}:${serverOf(c)}`)
 
   const handle = async (c: Context<ApiEnv>) => {
-    const actor = c.var.actor!
+    const actor = requireActor(c.var.actor)
     const name = serverOf(c)
     if (name !== AGGREGATE) {
       const [provider, judge] = await Promise.all([catalog.provider(actor, name), catalog.judge(actor)])
@@ -66,15 +66,14 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
 
   for (const path of ['/mcp', '/mcp/:server']) {
     app.on(['GET', 'POST', 'DELETE'], path, async (c, next) => {
-      if (!c.var.actor) throw unauthorized()
+      requireActor(c.var.actor)
       return bucket(c, next)
     })
     app.on(['GET', 'POST', 'DELETE'], path, handle)
   }
 
   app.openapi(breakersRoute, (c) => {
-    const actor = c.var.actor
-    if (!actor) throw unauthorized()
+    const actor = requireActor(c.var.actor)
     if (!actor.companyId) return c.json({ data: [] }, 200)
     const { server } = c.req.valid('query')
     const breakers = services.upstreams.breakers(actor.companyId, hasRole(actor, 'admin') ? undefined : actor.userId)

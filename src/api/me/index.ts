@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
-import { unauthorized } from '../../auth/access.ts'
+import { requireActor } from '../../auth/access.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { commonErrors, signedIn } from '../responses.ts'
 
@@ -24,8 +24,7 @@ const meRoute = createRoute({
 
 export function mountMe(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(meRoute, async (c) => {
-    const actor = c.var.actor
-    if (!actor) throw unauthorized()
+    const actor = requireActor(c.var.actor)
     const db = c.var.services.db
     const [user, companies] = await Promise.all([
       db.selectFrom('users').select(['id', 'username', 'email', 'display_name', 'is_superadmin']).where('id', '=', actor.userId).executeTakeFirstOrThrow(),

@@ -1,5 +1,5 @@
-import { OpenAPIHono } from '@hono/zod-openapi'
-import { unauthorized } from '../../auth/access.ts'
+import type { OpenAPIHono } from '@hono/zod-openapi'
+import { requireActor } from '../../auth/access.ts'
 import { readCredentials } from '../../auth/authenticator.ts'
 import { mayManageUser } from '../../auth/ladder.ts'
 import { isCurrentPassword, issueReset, setPassword, useReset } from '../../auth/passwords.ts'
@@ -9,14 +9,14 @@ import type { Services } from '../../services.ts'
 import { reserve } from '../../throttle/reserve.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
-import { apiDefaultHook, renderProblems } from '../hooks.ts'
+import { renderProblems } from '../hooks.ts'
+import { createRouter } from '../router.ts'
 import { changePasswordRoute, issueResetRoute, useResetRoute } from './routes.ts'
 
 /** Changing one's own password, and reset links that admins hand over instead of setting someone's password. */
 export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(changePasswordRoute, async (c) => {
-    const actor = c.var.actor
-    if (!actor) throw unauthorized()
+    const actor = requireActor(c.var.actor)
     const { db, throttles, config, clock, authenticator } = c.var.services
     const body = c.req.valid('json')
     // A stolen session must not become a way to guess the password: wrong guesses cost like failed sign-ins.
@@ -37,8 +37,7 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
   })
 
   app.openapi(issueResetRoute, async (c) => {
-    const actor = c.var.actor
-    if (!actor) throw unauthorized()
+    const actor = requireActor(c.var.actor)
     const { db, clock, config } = c.var.services
     const { id } = c.req.valid('param')
     // Not visible: 404, as for any record; visible but out of reach on the ladder: 403.
@@ -55,8 +54,8 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
 }
 
 /** POST /auth/password-reset: like sign-in, it answers on both ports, for the console's form and for scripts. */
-export function createPasswordResetApp(services: Services): OpenAPIHono {
-  const app = new OpenAPIHono({ defaultHook: apiDefaultHook })
+export function createPasswordResetApp(services: Services): OpenAPIHono<ApiEnv> {
+  const app = createRouter()
   app.openapi(useResetRoute, async (c) => {
     const type = c.req.header('content-type') ?? ''
     const json = /json/i.test(type)

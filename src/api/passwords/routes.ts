@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi'
+import { IdParam } from '../params.ts'
 import { commonErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
 
 const password = z.string().min(8).max(1024)
@@ -42,7 +43,7 @@ export const issueResetRoute = createRoute({
     'for 24 hours; a newer link replaces it. Only for users of your company alone, whose role is not above yours.',
   tags: ['Auth'],
   security: signedIn,
-  request: { params: z.object({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' } }) }) },
+  request: { params: IdParam },
   responses: {
     201: { description: 'The link, shown this once.', content: { 'application/json': { schema: PasswordReset } } },
     ...commonErrors,

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
-import { unauthorized } from '../../auth/access.ts'
+import { requireActor } from '../../auth/access.ts'
 import { PLUGIN_KINDS } from '../../plugin-host/manifest.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { commonErrors, signedIn } from '../responses.ts'
@@ -28,7 +28,7 @@ const listPlugins = createRoute({
 
 export function mountPluginList(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(listPlugins, (c) => {
-    if (!c.var.actor) throw unauthorized()
+    requireActor(c.var.actor)
     return c.json({ data: c.var.services.plugins.describe() }, 200)
   })
 }

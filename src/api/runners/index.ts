@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { unauthorized } from '../../auth/access.ts'
+import { requireActor } from '../../auth/access.ts'
 import { hasRole } from '../../auth/actor.ts'
 import type { Runner } from '../../runners/contract.ts'
 import type { ApiEnv } from '../../http/env.ts'
@@ -18,8 +18,7 @@ function runnerOf(c: Ctx): Runner {
 
 /** Reading runners is for anyone signed in; changing one changes the platform, so superadmins only. */
 function allow(c: Ctx, change = false): void {
-  const actor = c.var.actor
-  if (!actor) throw unauthorized()
+  const actor = requireActor(c.var.actor)
   if (change && !hasRole(actor, 'superadmin')) throw new ApiError('forbidden', 'Only a superadmin may change a runner.')
 }
 

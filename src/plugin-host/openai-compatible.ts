@@ -1,41 +1,10 @@
-import {
-  brokenOff,
-  callProvider,
-  finishAnswer,
-  modelList,
-  priceList,
-  sseData,
-  usage,
-  type ChatMessage,
-  type ModelEntry,
-  type PartialToolCall,
-  type Prices,
-  type Runner,
-  type RunnerEvent,
-  type RunnerRequest,
-} from '../../src/plugin-host/sdk.ts'
-
-export interface Settings {
-  baseUrl: string
-  /** The key: the setting when there is one (deployment configuration wins), else the one kept in the vault. */
-  apiKey: () => Promise<string | undefined>
-  models: ModelEntry[]
-  prices: Prices
-}
-
-/** Reads base_url, api_key, models (id or id:api_id, comma-separated) and prices (api_id=in/out per million). */
-export function readSettings(
-  raw: Readonly<Record<string, string>>,
-  defaults: { baseUrl: string; models: string },
-  vaultKey: () => Promise<string | undefined>,
-): Settings {
-  return {
-    baseUrl: (raw.base_url ?? defaults.baseUrl).replace(/\/$/, ''),
-    apiKey: async () => raw.api_key ?? (await vaultKey()),
-    models: modelList(raw.models ?? defaults.models),
-    prices: priceList(raw.prices ?? ''),
-  }
-}
+/**
+ * A runner for any endpoint that speaks OpenAI's chat completions (OpenAI itself, Moonshot's Kimi, local servers).
+ * It lives in the SDK so that every plugin for such a provider shares it without importing another plugin.
+ */
+import type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest } from '../runners/contract.ts'
+import { brokenOff, callProvider, finishAnswer, usage, type PartialToolCall, type ProviderSettings } from './runner-helpers.ts'
+import { sseData } from './sse.ts'
 
 /** The contract's messages in the chat completions shape. */
 function wireMessages(messages: ChatMessage[]) {
@@ -52,7 +21,7 @@ function wireMessages(messages: ChatMessage[]) {
   })
 }
 
-async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
+async function* stream(settings: ProviderSettings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
   const key = await settings.apiKey()
   const answer = await callProvider(`${settings.baseUrl}/chat/completions`, {
     method: 'POST',
@@ -98,7 +67,7 @@ async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerat
 }
 
 /** GET {base}/models: the provider's catalogue, ids as they are used on the wire. */
-async function catalogue(settings: Settings, signal: AbortSignal): Promise<ModelEntry[]> {
+async function catalogue(settings: ProviderSettings, signal: AbortSignal): Promise<ModelEntry[]> {
   const key = await settings.apiKey()
   const response = await fetch(`${settings.baseUrl}/models`, { signal, headers: key ? { authorization: `Bearer ${key}` } : {} })
   if (!response.ok) throw new Error(`the provider answered HTTP ${response.status} to GET /models`)
@@ -106,8 +75,8 @@ async function catalogue(settings: Settings, signal: AbortSignal): Promise<Model
   return (body.data ?? []).filter((m): m is { id: string } => typeof m.id === 'string').map((m) => ({ id: m.id, name: m.id, api_id: m.id }))
 }
 
-/** A runner for any endpoint that speaks OpenAI's chat completions, under the given name. */
-export function openAICompatibleRunner(name: string, settings: Settings): Runner {
+/** A runner for an OpenAI-compatible endpoint, offered to agents under `name`. */
+export function openAICompatibleRunner(name: string, settings: ProviderSettings): Runner {
   return {
     name,
     models: () => settings.models,
