@@ -131,10 +131,29 @@ test('htmx and the stylesheet come from this server; static files cannot escape 
   const htmxFile = await page('/static/htmx.min.js')
   expect(htmxFile.status).toBe(200)
   expect(htmxFile.type).toContain('javascript')
+  expect(htmxFile.headers.get('cache-control')).toBe('public, max-age=86400')
   expect((await page('/static/css/admin.css')).type).toContain('text/css')
-  for (const path of ['/static/%2e%2e/package.json', '/static/css/%2e%2e/%2e%2e/src/main.ts', '/static/nope.css', '/static/%E0%A4%A', '/static/a%00b']) {
-    expect((await page(path)).status).toBe(404)
+  const attacks = [
+    '/static/../package.json',
+    '/static/css/../../package.json',
+    '/static/%2e%2e/package.json',
+    '/static/%2E%2E%2Fpackage.json',
+    '/static/css/%2e%2e/%2e%2e/src/main.ts',
+    '/static/..%5cpackage.json',
+    '/static//etc/passwd',
+    '/static/nope.css',
+    '/static/css',
+    '/static/%E0%A4%A',
+    '/static/a%00b',
+  ]
+  for (const path of attacks) {
+    const reply = await page(path)
+    expect(reply.status).toBe(404)
+    expect(reply.text).not.toContain('"name": "switchboard"')
+    expect(reply.text).not.toContain('root:')
   }
+  // A missing file is a 404 for anyone, not a detour through sign-in.
+  expect((await page('/static/nope.css', {}, false)).status).toBe(404)
 })
 
 test('an unknown page is a readable 404 page', async () => {
@@ -158,7 +177,7 @@ test('the edit row offers no password: the console never sets someone’s passwo
 test('a record id that is not a UUID answers 404 and never reaches another model', async () => {
   const requested: string[] = []
   const spy = { request: (...args: Parameters<typeof p.api.request>) => (requested.push(String(args[0])), p.api.request(...args)) }
-  const console_ = createAdminApp(p.services, createApiClient(spy))
+  const console_ = createAdminApp(p.services, createApiClient(spy), [])
   const company = await p.call('GET', `/api/v1/Company/${p.root.companyId}`)
   const traversal = `..%2FCompany%2F${p.root.companyId}`
   const calls: Array<[string, string, Record<string, string>]> = [
@@ -182,7 +201,7 @@ test('an API answer that is not JSON is shown as a failure, not a 500', async ()
     request: (...args: Parameters<typeof p.api.request>) =>
       String(args[0]).startsWith('/api/v1/User/') ? new Response('<html>upstream down</html>', { status: 502, headers: { 'content-type': 'text/html' } }) : p.api.request(...args),
   }
-  const console_ = createAdminApp(p.services, createApiClient(html))
+  const console_ = createAdminApp(p.services, createApiClient(html), [])
   const reply = await console_.request(`/users/${p.root.userId}/row`, { headers: { cookie, origin: ORIGIN, ...htmx } })
   expect(reply.status).toBe(404)
   expect(await reply.text()).toContain('<tr>')

@@ -32,7 +32,12 @@ test('a reload during a streaming turn: the turn completes, ON_STARTUP fires aga
   })
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
   let text = ''
-  while (!text.includes('"stream"')) text += (await reader.read()).value ?? ''
+  while (!text.includes('"stream"')) {
+    const { value, done } = await reader.read()
+    // Without this, a turn that ended early would have the loop spin on an empty, finished stream for ever.
+    if (done) throw new Error(`the turn ended before it streamed anything: ${text}`)
+    text += value
+  }
   expect((await live()).find((i) => i.agent_id === demo)!.turns_in_flight).toBe(1)
 
   const reloaded = await p.call('POST', `/api/agents/${demo}/reload`)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'kysely'
 import { startChatTurn, type ChatEvent } from '../helpers/chat.ts'
+import { history } from '../../src/chat/messages.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -133,7 +134,7 @@ describe('bad requests', () => {
 })
 
 describe('session expiry', () => {
-  test('after session_ttl_minutes of silence the next answer starts with a notice and the model starts afresh', async () => {
+  test('after session_ttl_minutes of silence the next answer comes after a notice, and the model starts afresh', async () => {
     const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'forgetful', context_options: { session_ttl_minutes: 5 } } })).body
     const first = await turn({ agent_id: agent.id, text: 'remember this' })
     const conversation = first[0]!.conversation_id
@@ -144,9 +145,24 @@ describe('session expiry', () => {
       .where('conversation_id', '=', conversation)
       .execute()
     const second = await turn({ agent_id: agent.id, conversation_id: conversation, text: 'still there?' })
-    const notice = '(The previous session ended after 5 minutes without activity, so this conversation starts afresh.)\n\n'
-    expect(second.find((e) => e.type === 'stream')!.text).toBe(notice)
-    expect(second.at(-1)!.text).toBe(`${notice}Echo: still there?`)
+    const notice = 'The previous session ended after 5 minutes without activity, so this conversation starts afresh.'
+    expect(second.map((e) => e.type).slice(0, 3)).toEqual(['conversation', 'typing', 'notice'])
+    expect(second.find((e) => e.type === 'notice')!.text).toBe(notice)
+    expect(second.at(-1)!.text).toBe('Echo: still there?')
+    // The notice is the platform's, kept for the people in the conversation; the agent's reply is its own.
+    const stored = await p.store.db.selectFrom('webchat_messages').select(['role', 'text']).where('conversation_id', '=', conversation).orderBy('id').execute()
+    expect(stored.slice(2)).toEqual([
+      { role: 'user', text: 'still there?' },
+      { role: 'system', text: notice },
+      { role: 'agent', text: 'Echo: still there?' },
+    ])
+    // …and the model never reads it back as something it said.
+    expect(await history(p.store.db, conversation)).toEqual([
+      { role: 'user', content: 'remember this' },
+      { role: 'assistant', content: 'Echo: remember this' },
+      { role: 'user', content: 'still there?' },
+      { role: 'assistant', content: 'Echo: still there?' },
+    ])
     const third = await turn({ agent_id: agent.id, conversation_id: conversation, text: 'and now?' })
     expect(third.at(-1)!.text).toBe('Echo: and now?')
   })

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { compileErrors, validate } from '@readme/openapi-parser'
 import { MODELS } from '../../src/models/registry.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
@@ -12,12 +13,31 @@ beforeAll(async () => {
 })
 afterAll(() => p.close())
 
-test('the OpenAPI document is valid OpenAPI 3.1', async () => {
-  expect(document.openapi).toBe('3.1.0')
+async function expectValid(document: unknown) {
   // The validator dereferences in place, so give it a copy.
-  const result = await validate(structuredClone(document))
+  const result = await validate(structuredClone(document) as never)
   if (!result.valid) throw new Error(compileErrors(result))
   expect(result.valid).toBe(true)
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const signedIn = [{ sessionCookie: [] }, { apiToken: [] }]
+
+test('the OpenAPI document is valid OpenAPI 3.1', async () => {
+  expect(document.openapi).toBe('3.1.0')
+  await expectValid(document)
+})
+
+test('a plugin’s routes are documented at its mount point, with their schemas and security', () => {
+  // The rlm plugin mounts at / (public_api_prefix), so its route is /rlm-query.
+  const query = document.paths['/rlm-query'].post
+  expect(query.operationId).toBe('rlmQuery')
+  expect(query.security).toEqual(signedIn)
+  expect(query.requestBody).toEqual({ required: true, content: { 'application/json': { schema: ref('RlmQuery') } } })
+  expect(query.responses['200'].content['application/json'].schema).toEqual(ref('RlmAnswer'))
+  for (const status of ['401', '422', '429', '504']) expect(query.responses[status].content['application/problem+json'].schema).toEqual(ref('Problem'))
+  expect(document.components.schemas.RlmQuery.required).toEqual(['prompt'])
+  expect(Object.keys(document.components.schemas.RlmAnswer.properties)).toEqual(['text', 'cost_usd', 'is_error'])
 })
 
 test('servers names the configured base URL so "Try it out" reaches this instance', () => {
@@ -27,7 +47,6 @@ test('servers names the configured base URL so "Try it out" reaches this instanc
 test.each(MODELS.map((m) => [m.name, m.generated ? `${m.name}Created` : m.name]))('%s has its own schemas and six typed operations', (model, createdSchema) => {
   const schemas = document.components.schemas
   for (const suffix of ['', 'Create', 'Patch', 'List']) expect(schemas).toHaveProperty(`${model}${suffix}`)
-  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
   const collection = document.paths[`/api/v1/${model}`]
   const item = document.paths[`/api/v1/${model}/{id}`]
   expect(collection.get.operationId).toBe(`list${model}`)
@@ -69,4 +88,26 @@ test('the docs page loads Swagger UI from this server, not from a CDN', async ()
     else expect(text.length).toBeGreaterThan(1000)
   }
   expect((await p.call('GET', '/api/docs/assets/swagger-ui-dist/package.json')).status).toBe(404)
+})
+
+describe('with plugins whose routes are not declared with createRoute', () => {
+  let withFixtures: TestPlatform
+  let described: any
+  beforeAll(async () => {
+    withFixtures = await startTestPlatform({ SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'good') })
+    described = (await withFixtures.call('GET', '/api/openapi.json')).body
+  })
+  afterAll(() => withFixtures.close())
+
+  test('each route is still listed at its mount point, a private one behind sign-in, and the document stays valid', async () => {
+    const whoami = described.paths['/api/plugins/beta/whoami'].get
+    expect(whoami.security).toEqual(signedIn)
+    expect(whoami.tags).toEqual(['Plugin beta'])
+    expect(whoami.responses['401'].content['application/problem+json'].schema).toEqual(ref('Problem'))
+    // A public webhook receiver checks its own signature: the document claims no security for it.
+    const webhook = described.paths['/webhooks/demo'].post
+    expect(webhook.tags).toEqual(['Plugin hooks'])
+    expect(webhook.security).toBeUndefined()
+    await expectValid(described)
+  })
 })

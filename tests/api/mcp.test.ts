@@ -4,6 +4,7 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import { childProcesses, connectMcp, EVERYTHING, EVERYTHING_PROGRAM, freePort, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import type { Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { until } from '../helpers/until.ts'
 
 // A real MCP server from npm, run over stdio by the gateway; the MCP SDK's client is the host.
 let p: McpTestPlatform
@@ -89,7 +90,7 @@ test('401 without credentials, 404 for an unknown server, 403 when no tool of it
 test('two users get separate upstream processes; one killed, the next calls start a new one', async () => {
   const running = () => childProcesses('mcp-server-everything')
   await p.services.upstreams.closeAll()
-  await Bun.sleep(200)
+  await until(() => running().length === 0, { what: 'the upstream processes of earlier tests to exit' })
   const [mine, theirs] = [await connect(p.root), await connect(await p.createUser())]
   try {
     await mine.callTool({ name: 'echo', arguments: { message: 'one' } })
@@ -98,7 +99,7 @@ test('two users get separate upstream processes; one killed, the next calls star
     expect(pids.length).toBe(2)
     process.kill(pids[0]!, 'SIGKILL')
     // The gateway notices the process end and drops its connection; nobody's next call fails.
-    await Bun.sleep(300)
+    await until(() => p.services.upstreams.size === 1, { what: 'the gateway to drop the killed upstream’s connection' })
     for (const client of [mine, theirs]) {
       expect(await client.callTool({ name: 'echo', arguments: { message: 'two' } })).toMatchObject({ content: [{ text: 'Echo: two' }] })
     }

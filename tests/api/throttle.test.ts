@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { manualClock } from '../../src/clock.ts'
 import { MemoryBucketStore } from '../../src/throttle/buckets.ts'
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { startTestPlatform, usePlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
 const clock = manualClock()
-let p: TestPlatform
 
-beforeAll(async () => {
-  p = await startTestPlatform({ SWITCHBOARD_API_RATE_BURST: '5', SWITCHBOARD_API_RATE_PER_SECOND: '0.5' }, clock)
-})
-afterAll(() => p.close())
+const p = usePlatform({ SWITCHBOARD_API_RATE_BURST: '5', SWITCHBOARD_API_RATE_PER_SECOND: '0.5' }, clock)
 
 test('after the burst a user gets 429 with a Retry-After that is right; another user is unaffected', async () => {
-  const user = await p.createUser()
-  const other = await p.createUser()
-  const list = (as = user) => p.call('GET', '/api/v1/AgentConfigRecord', { as })
+  const user = await p().createUser()
+  const other = await p().createUser()
+  const list = (as = user) => p().call('GET', '/api/v1/AgentConfigRecord', { as })
   for (let i = 0; i < 5; i++) {
     const ok = await list()
     expect(ok.status).toBe(200)
@@ -37,14 +33,14 @@ test('after the burst a user gets 429 with a Retry-After that is right; another 
 })
 
 test('anonymous callers are throttled per address, before they learn they need credentials', async () => {
-  const anonymous = (address: string) => p.call('GET', '/api/v1/AgentConfigRecord', { as: null, address })
+  const anonymous = (address: string) => p().call('GET', '/api/v1/AgentConfigRecord', { as: null, address })
   for (let i = 0; i < 5; i++) expect((await anonymous('192.0.2.10')).status).toBe(401)
   expectProblem(await anonymous('192.0.2.10'), 429, 'rate_limited')
   expect((await anonymous('192.0.2.11')).status).toBe(401)
 })
 
 test('the docs are not throttled', async () => {
-  for (let i = 0; i < 8; i++) expect((await p.call('GET', '/api/openapi.json', { as: null, address: '192.0.2.20' })).status).toBe(200)
+  for (let i = 0; i < 8; i++) expect((await p().call('GET', '/api/openapi.json', { as: null, address: '192.0.2.20' })).status).toBe(200)
 })
 
 test('the in-memory store forgets refilled buckets once it holds too many keys', async () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { localRedirect } from '../../src/auth/redirect.ts'
-import { ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { ADMIN_PASSWORD, usePlatform } from '../helpers/platform.ts'
 
 const ORIGINS = ['http://127.0.0.1:8080', 'http://127.0.0.1:8000']
 const HOME = 'http://127.0.0.1:8080'
@@ -126,11 +126,7 @@ describe('localRedirect', () => {
 })
 
 describe('POST /auth/login', () => {
-  let p: TestPlatform
-  beforeAll(async () => {
-    p = await startTestPlatform()
-  })
-  afterAll(() => p.close())
+  const p = usePlatform()
 
   test.each([
     ['/.//evil.example', '/'],
@@ -140,7 +136,7 @@ describe('POST /auth/login', () => {
     ['https://evil.example', '/'],
     ['/agents?x=1#y', '/agents?x=1#y'],
   ])('a form sign-in to %j answers a Location on this site', async (target, expected) => {
-    const reply = await p.call('POST', '/auth/login', {
+    const reply = await p().call('POST', '/auth/login', {
       as: null,
       body: new URLSearchParams({ username: 'admin', password: ADMIN_PASSWORD, post_login_redirect: target }),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

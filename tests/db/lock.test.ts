@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DataDirLockedError, lockDataDir } from '../../src/db/lock.ts'
+import { until } from '../helpers/until.ts'
 
 const dir = () => mkdtempSync(join(tmpdir(), 'switchboard-lock-'))
 const holdBy = (data: string, pid: number) => writeFileSync(join(data, 'switchboard.lock'), String(pid))
@@ -24,11 +25,14 @@ async function makeZombie(): Promise<{ pid: number; parent: Bun.Subprocess }> {
   const parent = Bun.spawn(['sh', '-c', 'sleep 0.05 & echo $!; exec sleep 30'], { stdout: 'pipe' })
   const reader = parent.stdout.pipeThrough(new TextDecoderStream()).getReader()
   let line = ''
-  while (!line.includes('\n')) line += (await reader.read()).value ?? ''
+  while (!line.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the shell ended before it printed the background pid: ${JSON.stringify(line)}`)
+    line += value
+  }
   reader.releaseLock()
   const pid = Number.parseInt(line, 10)
-  for (let i = 0; i < 100 && processState(pid) !== 'Z'; i++) await Bun.sleep(20)
-  expect(processState(pid)).toBe('Z')
+  await until(() => processState(pid) === 'Z', { what: `the background sleep (pid ${pid}) to exit and stay unreaped` })
   return { pid, parent }
 }
 
@@ -102,15 +106,24 @@ test('a lock naming our own pid that we do not hold was left by an earlier proce
   const data = dir()
   holdBy(data, process.pid)
   const release = await lockDataDir(data, { waitMs: 0 })
+  // Taken over, not merely read: a second open from this process is now refused.
+  await expect(lockDataDir(data, { waitMs: 0 })).rejects.toThrow(DataDirLockedError)
   release()
   expect(existsSync(join(data, 'switchboard.lock'))).toBe(false)
 })
 
 test('released, the directory can be locked again', async () => {
   const data = dir()
-  ;(await lockDataDir(data))()
-  const again = await lockDataDir(data)
+  const lockFile = join(data, 'switchboard.lock')
+  const first = await lockDataDir(data)
+  expect(readFileSync(lockFile, 'utf8')).toBe(String(process.pid))
+  first()
+  expect(existsSync(lockFile)).toBe(false)
+  const again = await lockDataDir(data, { waitMs: 0 })
+  expect(readFileSync(lockFile, 'utf8')).toBe(String(process.pid))
+  await expect(lockDataDir(data, { waitMs: 0 })).rejects.toThrow(DataDirLockedError)
   again()
+  expect(existsSync(lockFile)).toBe(false)
 })
 
 test('the same process cannot lock a directory twice, and releasing one handle frees it once', async () => {

@@ -48,6 +48,7 @@ export function startFakeAnthropic() {
             } else {
               send(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }))
               for (const piece of script.text) {
+                // A slow provider is what the script asks for: the pause between pieces is the behaviour under test.
                 if (script.delayMs) await Bun.sleep(script.delayMs)
                 if (req.signal.aborted) return
                 send(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: piece } }))

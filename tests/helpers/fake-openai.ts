@@ -50,6 +50,7 @@ export function startFakeOpenAI(options: { fallback?: Script } = {}) {
               )
             } else {
               for (const piece of script.text) {
+                // A slow provider is what the script asks for: the pause between pieces is the behaviour under test.
                 if (script.delayMs) await Bun.sleep(script.delayMs)
                 if (req.signal.aborted) return
                 send(chunk({ content: piece }))

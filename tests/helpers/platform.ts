@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -117,8 +118,43 @@ export async function startTestPlatform(env: Record<string, string> = {}, clock:
       return id
     },
     async close() {
-      await store.close()
-      rmSync(dataDir, { recursive: true, force: true })
+      try {
+        await store.close()
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true })
+      }
     },
   }
+}
+
+/**
+ * Starts something with `start` before the tests of the enclosing describe block (or file) and closes it after
+ * them; the tests reach it through the returned accessor. Teardown never hides a test's own failure: the tests'
+ * results are reported before afterAll runs, a close that throws is reported as its own failure (naming `what`,
+ * with the error as its cause), and a start that failed leaves nothing to close, so its error is the only one.
+ */
+export function useStarted<T extends { close(): Promise<void> }>(start: () => Promise<T>, what = 'the test platform'): () => T {
+  let started: T | undefined
+  beforeAll(async () => {
+    started = await start()
+  })
+  afterAll(async () => {
+    const running = started
+    started = undefined
+    if (!running) return
+    try {
+      await running.close()
+    } catch (error) {
+      throw new Error(`Closing ${what} failed after the tests had run; their results above stand as reported.`, { cause: error })
+    }
+  })
+  return () => {
+    if (!started) throw new Error(`${what} is not running: it starts in beforeAll, so reach it inside a test or a later hook.`)
+    return started
+  }
+}
+
+/** A test platform for the enclosing describe block (or file): `const p = usePlatform()`, then `p().call(...)` in tests. */
+export function usePlatform(env: Record<string, string> = {}, clock?: Clock): () => TestPlatform {
+  return useStarted(() => startTestPlatform(env, clock))
 }

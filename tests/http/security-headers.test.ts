@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { expect, test } from 'bun:test'
+import { usePlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
-let p: TestPlatform
-beforeAll(async () => {
-  p = await startTestPlatform()
-})
-afterAll(() => p.close())
+const p = usePlatform()
 
 const policyOf = (headers: Headers) =>
   new Map(
@@ -29,37 +25,37 @@ function expectHardened(headers: Headers) {
 }
 
 test('a JSON answer and a problem answer may load nothing and may not be framed', async () => {
-  const json = await p.call('GET', '/api/v1/AgentConfigRecord')
+  const json = await p().call('GET', '/api/v1/AgentConfigRecord')
   expect(json.status).toBe(200)
   expect(expectHardened(json.headers).size).toBe(2)
-  const problem = await p.call('GET', '/api/v1/AgentConfigRecord', { as: null })
+  const problem = await p().call('GET', '/api/v1/AgentConfigRecord', { as: null })
   expectProblem(problem, 401, 'unauthorized')
   expect(expectHardened(problem.headers).size).toBe(2)
-  const missing = await p.call('GET', '/no/such/path')
+  const missing = await p().call('GET', '/no/such/path')
   expect(missing.status).toBe(404)
   expectHardened(missing.headers)
 })
 
 test('the console’s pages and static files run only scripts and styles served from the console', async () => {
   for (const path of ['/login', '/static/htmx.min.js', '/static/css/admin.css', '/static/nope.css', '/users']) {
-    const reply = await p.admin.request(path)
+    const reply = await p().admin.request(path)
     const policy = expectHardened(reply.headers)
     expect(policy.get('script-src'), path).toEqual(["'self'"])
     expect(policy.get('style-src'), path).toEqual(["'self'"])
     expect(policy.get('form-action'), path).toEqual(["'self'"])
   }
   // The login page holds no inline script or style for the policy to break.
-  const login = await (await p.admin.request('/login')).text()
+  const login = await (await p().admin.request('/login')).text()
   expect(login).not.toMatch(/<script(?![^>]*\bsrc=)|<style|\sstyle=|\shx-on/)
 })
 
 test('the API docs page runs Swagger UI from files, its start-up included', async () => {
-  const page = await p.call('GET', '/api/docs')
+  const page = await p().call('GET', '/api/docs')
   expect(page.status).toBe(200)
   const policy = expectHardened(page.headers)
   expect(policy.get('script-src')).toEqual(["'self'"])
   expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)/)
-  const init = await p.api.request('/api/docs/assets/init.js')
+  const init = await p().api.request('/api/docs/assets/init.js')
   expect(init.headers.get('content-type')).toContain('javascript')
   expect(await init.text()).toContain("url: '/api/openapi.json'")
   expectHardened(init.headers)
@@ -67,7 +63,7 @@ test('the API docs page runs Swagger UI from files, its start-up included', asyn
 
 test('a client’s X-Request-Id is echoed only when it is a short token', async () => {
   const idOf = async (given: string) => {
-    const reply = await p.call('GET', '/api/v1/AgentConfigRecord', { as: null, headers: { 'x-request-id': given } })
+    const reply = await p().call('GET', '/api/v1/AgentConfigRecord', { as: null, headers: { 'x-request-id': given } })
     expect(reply.body.request_id).toBe(reply.headers.get('x-request-id'))
     return reply.headers.get('x-request-id')
   }
@@ -77,7 +73,7 @@ test('a client’s X-Request-Id is echoed only when it is a short token', async 
   for (const bad of ['a'.repeat(65), 'two words', 'tab\there', 'line%0D%0AX-Injected:%201', 'caf\u00e9', '<script>', '']) {
     expect(await idOf(bad)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
   }
-  const console_ = await p.admin.request('/login', { headers: { 'x-request-id': 'x'.repeat(300) } })
+  const console_ = await p().admin.request('/login', { headers: { 'x-request-id': 'x'.repeat(300) } })
   expect(console_.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
-  expect((await p.admin.request('/login', { headers: { 'x-request-id': 'console-1' } })).headers.get('x-request-id')).toBe('console-1')
+  expect((await p().admin.request('/login', { headers: { 'x-request-id': 'console-1' } })).headers.get('x-request-id')).toBe('console-1')
 })

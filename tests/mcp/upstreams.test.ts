@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -7,13 +7,17 @@ import { manualClock } from '../../src/clock.ts'
 import { childProcesses, connectMcp, FLAKY, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import type { Principal } from '../helpers/platform.ts'
+import { until } from '../helpers/until.ts'
 
 // The gateway's upstream connections against a real stdio server that counts its starts and can be made to fail.
 const clock = manualClock()
 const dir = mkdtempSync(join(tmpdir(), 'switchboard-flaky-'))
 let p: McpTestPlatform
 
-const starts = () => readFileSync(join(dir, 'starts'), 'utf8').split('\n').filter(Boolean).length
+const lines = (file: string) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), 'utf8').split('\n').filter(Boolean).length : 0)
+const starts = () => lines('starts')
+/** How many calls of the fixture's `slow` tool have begun, in any of its processes. */
+const slowCalls = () => lines('slow-calls')
 const text = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as Array<{ text: string }>)[0]!.text
 
 beforeAll(async () => {
@@ -88,8 +92,7 @@ test('an upstream unused for the idle time is closed and its process ends; the n
     expect(await p.services.upstreams.reapIdle()).toBe(0)
     clock.advance(1_000)
     expect(await p.services.upstreams.reapIdle()).toBe(1)
-    await Bun.sleep(100)
-    expect(childProcesses('flaky-server')).not.toContain(pid)
+    await until(() => !childProcesses('flaky-server').includes(pid), { what: `the reaped upstream's process (pid ${pid}) to end` })
     // Its breaker, closed and clean, is forgotten with it.
     expect((await p.call('GET', '/api/mcp/breakers?server=flaky')).body.data).toEqual([])
     const second = text(await client.callTool({ name: 'hello', arguments: {} }))
@@ -147,8 +150,10 @@ test('a newer definition gets a new process; a call running on the old one still
   const client = await connect()
   try {
     const before = text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', '')
+    const begun = slowCalls()
     const slow = client.callTool({ name: 'slow', arguments: { ms: 600 } })
-    await Bun.sleep(100)
+    // The edit must find the call running on the old process.
+    await until(() => slowCalls() > begun, { what: 'the slow call to reach the upstream' })
     const server = (await p.call('GET', '/api/v1/McpServer?name=eq.flaky')).body.data[0]
     expect((await p.call('PATCH', `/api/v1/McpServer/${server.id}`, { json: { description: 'edited' } })).status).toBe(200)
     const after = text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', '')
@@ -156,8 +161,7 @@ test('a newer definition gets a new process; a call running on the old one still
     expect(childProcesses('flaky-server')).toContain(Number(before))
     expect(text(await slow)).toBe(`slow from ${before}`)
     // Closing asks the process to end, and kills it if it takes more than a moment.
-    for (let waited = 0; childProcesses('flaky-server').includes(Number(before)) && waited < 5_000; waited += 100) await Bun.sleep(100)
-    expect(childProcesses('flaky-server')).not.toContain(Number(before))
+    await until(() => !childProcesses('flaky-server').includes(Number(before)), { what: `the retired upstream's process (pid ${before}) to end once its call was done` })
   } finally {
     await client.close()
   }
@@ -170,8 +174,9 @@ test('a killed subprocess’s vault token stops working at once', async () => {
     const pid = Number(text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', ''))
     const read = () => p.call('POST', '/api/vault/get', { as: null, headers: { authorization: `Bearer ${token}` }, json: { name: 'shared/key' } })
     expect((await read()).status).toBe(200)
+    const open = p.services.upstreams.size
     process.kill(pid, 'SIGKILL')
-    await Bun.sleep(300)
+    await until(() => p.services.upstreams.size === open - 1, { what: 'the gateway to drop the killed upstream’s connection' })
     expect((await read()).status).toBe(401)
   } finally {
     await client.close()

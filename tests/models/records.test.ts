@@ -3,6 +3,7 @@ import type { Actor } from '../../src/auth/actor.ts'
 import type { Store } from '../../src/db/connect.ts'
 import { AgentConfigRecord } from '../../src/models/agent-config.ts'
 import { Company } from '../../src/models/company.ts'
+import type { Model } from '../../src/models/define.ts'
 import { parseListQuery } from '../../src/models/list-query.ts'
 import { createRecord, deleteRecord, getRecord, listRecords, patchRecord, replaceRecord } from '../../src/models/records.ts'
 import { WebchatConversation, WebchatMessage } from '../../src/models/webchat.ts'
@@ -28,12 +29,12 @@ beforeAll(async () => {
 })
 afterAll(() => store.close())
 
-const everything = (model = AgentConfigRecord) => parseListQuery(model, {})
+const everything = (model: Model = AgentConfigRecord) => parseListQuery(model, {})
 
 describe('tenant isolation through the scoped query builder', () => {
   test('a record is created in the actor’s company and only that company sees it', async () => {
     const bobs = await createRecord(store.db, bob, AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'bob-agent' }))
-    expect(bobs.record.company_id).toBe(bob.companyId)
+    expect(bobs.record.company_id).toBe(bob.companyId!)
     const id = bobs.record.id as string
 
     expect((await listRecords(store.db, alice, AgentConfigRecord, everything())).data).toEqual([])

@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { expect, test } from 'bun:test'
+import { usePlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
-let p: TestPlatform
-beforeAll(async () => {
-  p = await startTestPlatform()
-})
-afterAll(() => p.close())
+const p = usePlatform()
 
 test('an avatar is a file under /static/avatars/ or an http(s) URL, nothing else', async () => {
   const refused = [
@@ -23,11 +19,11 @@ test('an avatar is a file under /static/avatars/ or an http(s) URL, nothing else
     '/api/v1/User',
   ]
   for (const avatar of refused) {
-    const problem = expectProblem(await p.call('PATCH', `/api/v1/User/${p.root.userId}`, { json: { avatar } }), 422, 'validation_error')
+    const problem = expectProblem(await p().call('PATCH', `/api/v1/User/${p().root.userId}`, { json: { avatar } }), 422, 'validation_error')
     expect(problem.errors, avatar).toContainEqual(expect.objectContaining({ path: 'avatar' }))
   }
   for (const avatar of ['/static/avatars/ada.png', 'https://example.com/avatars/ada.png', 'http://cdn.example.com/a.jpg?size=64', null]) {
-    const accepted = await p.call('PATCH', `/api/v1/User/${p.root.userId}`, { json: { avatar } })
+    const accepted = await p().call('PATCH', `/api/v1/User/${p().root.userId}`, { json: { avatar } })
     expect(accepted.status, String(avatar)).toBe(200)
     expect(accepted.body.avatar).toBe(avatar)
   }

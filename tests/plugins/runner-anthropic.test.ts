@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startFakeAnthropic } from '../helpers/fake-anthropic.ts'
 import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { until } from '../helpers/until.ts'
 
 const fake = startFakeAnthropic()
 let p: TestPlatform
@@ -70,8 +71,8 @@ test('abort mid-stream hangs up on the provider within a second', async () => {
     }
   })
   expect(events.at(-1)!.type).toBe('aborted')
-  await Bun.sleep(50)
-  expect(fake.received.at(-1)!.closedAt! - abortedAt).toBeLessThan(1000)
+  const closedAt = await until(() => fake.received.at(-1)!.closedAt, { what: 'the provider to see its connection closed' })
+  expect(closedAt - abortedAt).toBeLessThan(1000)
 })
 
 test('usage is priced by api_id', async () => {

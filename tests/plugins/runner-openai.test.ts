@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startFakeOpenAI } from '../helpers/fake-openai.ts'
 import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { until } from '../helpers/until.ts'
 
 const fake = startFakeOpenAI()
 let p: TestPlatform
@@ -79,10 +80,8 @@ test('abort mid-stream closes the provider connection within a second and ends t
     }
   })
   expect(events.at(-1)).toMatchObject({ type: 'aborted' })
-  await Bun.sleep(50)
-  const closedAt = fake.received.at(-1)!.closedAt
-  expect(closedAt).toBeDefined()
-  expect(closedAt! - abortedAt).toBeLessThan(1000)
+  const closedAt = await until(() => fake.received.at(-1)!.closedAt, { what: 'the provider to see its connection closed' })
+  expect(closedAt - abortedAt).toBeLessThan(1000)
   const stored = (await p.call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${events[0]!.conversation_id}&role=eq.agent`)).body.data
   expect(stored).toMatchObject([{ status: 'aborted', text: 'one ' }])
 })
@@ -92,8 +91,7 @@ test('a provider slower than the agent’s timeout ends the turn with a timeout 
   fake.scripts.push({ text: ['a', 'b', 'c', 'd'], delayMs: 600 })
   const last = (await turn('take your time')).at(-1)!
   expect(last).toMatchObject({ type: 'error', error_type: 'timeout' })
-  await Bun.sleep(50)
-  expect(fake.received.at(-1)!.closedAt).toBeDefined()
+  await until(() => fake.received.at(-1)!.closedAt, { what: 'the runner to hang up on the slow provider' })
   await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { timeout_seconds: 900 } })
 })
 
