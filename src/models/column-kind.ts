@@ -6,16 +6,16 @@ export type ColumnKind = 'uuid' | 'text' | 'integer' | 'number' | 'boolean' | 't
 interface Def {
   type: string
   format?: string
-  innerType?: z.ZodType
+  innerType?: z.core.$ZodType
   checks?: Array<{ _zod: { def: { format?: string } } }>
 }
 
-function def(schema: z.ZodType): Def {
-  return (schema as unknown as { _zod: { def: Def } })._zod.def
+function def(schema: z.core.$ZodType): Def {
+  return schema._zod.def as Def
 }
 
 /** Looks through optional, nullable and default wrappers to the stored type. */
-export function columnKind(schema: z.ZodType): ColumnKind {
+export function columnKind(schema: z.core.$ZodType): ColumnKind {
   let d = def(schema)
   while (d.innerType) d = def(d.innerType)
   switch (d.type) {
@@ -36,7 +36,7 @@ export function columnKind(schema: z.ZodType): ColumnKind {
 }
 
 /** The enum's allowed values, for filter validation. */
-export function enumValues(schema: z.ZodType): string[] {
+export function enumValues(schema: z.core.$ZodType): string[] {
   let d = def(schema) as Def & { entries?: Record<string, string>; values?: unknown[] }
   while (d.innerType) d = def(d.innerType) as typeof d
   if (d.entries) return Object.values(d.entries)

@@ -135,9 +135,9 @@ export function defineModel<T extends TableName>(spec: ModelSpec<T>): Model<T> {
 
   const columns = ['id', ...Object.keys(tenant), ...Object.keys(readable), ...Object.keys(spec.readOnly ?? {}), 'created_at', 'updated_at']
   const kinds = new Map<string, ColumnKind>()
-  for (const [name, schema] of Object.entries(record.shape)) kinds.set(name, columnKind(schema as z.ZodType))
+  for (const [name, schema] of Object.entries(record.shape)) kinds.set(name, columnKind(schema))
   const jsonColumns = new Set(
-    Object.entries({ ...spec.fields, ...spec.readOnly }).filter(([, s]) => columnKind(s as z.ZodType) === 'json').map(([k]) => k),
+    Object.entries({ ...spec.fields, ...spec.readOnly }).filter(([, s]) => columnKind(s) === 'json').map(([k]) => k),
   )
   const created = spec.generated
     ? record.extend(spec.generated.shape).openapi(`${spec.name}Created`, { description: `A new ${spec.name}; the generated values are shown this once.` })

@@ -47,7 +47,7 @@ function readValue(model: Model, field: string, kind: ColumnKind, text: string):
     case 'timestamp':
       return readTimestamp(text)
     case 'enum': {
-      const allowed = enumValues(model.record.shape[field] as never)
+      const allowed = enumValues(model.record.shape[field]!)
       if (!allowed.includes(text)) throw `is not one of ${allowed.join(', ')}`
       return text
     }
