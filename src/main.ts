@@ -1,14 +1,23 @@
-// First: the process re-executes itself without the platform's variables in its environment block.
+// First: the process re-executes itself without the platform's variables in its environment block. The rest is
+// imported after that, since static imports are all loaded before the first one runs: both images would load the
+// whole platform. Its modules then load while the store opens.
 import './boot/clean-environ-now.ts'
-import { isPlatformVariable } from './boot/clean-environ.ts'
-import { readSecretFiles } from './boot/secret-files.ts'
-import { ConfigError, loadConfig, type Config } from './config.ts'
-import { DataDirLockedError } from './db/lock.ts'
-import { openStore, type Store } from './db/connect.ts'
-import { createLogger } from './logger.ts'
-import { PluginError } from './plugin-host/discover.ts'
-import { createPlatform } from './platform.ts'
-import { RunnerRefused } from './runners/registry.ts'
+import type { Config } from './config.ts'
+import type { Store } from './db/connect.ts'
+import type { Platform } from './platform.ts'
+
+const platformModules = Promise.all([import('./platform.ts'), import('./plugin-host/discover.ts'), import('./runners/registry.ts')])
+// Reported where it is awaited, once the store is open and can be closed.
+platformModules.catch(() => {})
+const [{ isPlatformVariable }, { readSecretFiles }, { ConfigError, loadConfig }, { DataDirLockedError }, { openStore }, { createLogger }] =
+  await Promise.all([
+    import('./boot/clean-environ.ts'),
+    import('./boot/secret-files.ts'),
+    import('./config.ts'),
+    import('./db/lock.ts'),
+    import('./db/connect.ts'),
+    import('./logger.ts'),
+  ])
 
 // Bun cuts a connection idle for longer than this many seconds (255 is its maximum); NDJSON and MCP streams
 // send keep-alives well within it.
@@ -34,11 +43,13 @@ async function main(): Promise<void> {
     return fail(`Could not open the database: ${(error as Error).message}`)
   }
 
-  let platform: Awaited<ReturnType<typeof createPlatform>>
+  let platform: Platform
   try {
+    const [{ createPlatform }] = await platformModules
     platform = await createPlatform(config, store, log)
   } catch (error) {
     await store.close()
+    const [, { PluginError }, { RunnerRefused }] = await platformModules
     if (error instanceof PluginError || error instanceof RunnerRefused) return fail(error.message)
     throw error
   }

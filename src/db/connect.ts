@@ -5,6 +5,7 @@ import { PostgresJSDialect } from 'kysely-postgres-js'
 import postgres from 'postgres'
 import { lockDataDir } from './lock.ts'
 import type { Database, Db } from './schema.ts'
+import { restoreTemplate } from './pgdata-template.ts'
 
 /** Runs one statement straight on the driver's pool, in its own implicit transaction. */
 export type Direct = (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>
@@ -36,12 +37,17 @@ export interface StoreOptions {
   maxConnections?: number
 }
 
-/** DATABASE_URL set: PostgreSQL through postgres.js. Unset: embedded PGlite persisted in the data directory. */
+/**
+ * DATABASE_URL set: PostgreSQL through postgres.js. Unset: embedded PGlite persisted in the data directory, which
+ * on the first start is a copy of the migrated template (see pgdata-template.ts).
+ */
 export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections)
   const release = await lockDataDir(options.dataDir)
   try {
-    const pglite = new PGlite(join(options.dataDir, 'pgdata'))
+    const pgdata = join(options.dataDir, 'pgdata')
+    await restoreTemplate(pgdata)
+    const pglite = new PGlite(pgdata)
     await pglite.waitReady
     return wrapPglite(pglite, release)
   } catch (error) {

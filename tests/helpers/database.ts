@@ -2,21 +2,19 @@ import { PGlite } from '@electric-sql/pglite'
 import postgres from 'postgres'
 import { openPostgres, wrapPglite, type Store } from '../../src/db/connect.ts'
 import { migrate } from '../../src/db/migrate.ts'
+import { migratedTemplate } from '../../src/db/pgdata-template.ts'
 
 /** Set to a PostgreSQL server's URL to run the suites there instead of on PGlite (CI runs both). */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined
 
-let snapshot: Promise<File | Blob> | undefined
+let snapshot: Promise<Blob> | undefined
 
-/** A migrated PGlite image, made once per test process; each suite loads its own copy in well under a second. */
-function migratedSnapshot(): Promise<File | Blob> {
-  snapshot ??= (async () => {
-    const pglite = new PGlite()
-    await migrate(wrapPglite(pglite).db)
-    const image = await pglite.dumpDataDir('none')
-    await pglite.close()
-    return image
-  })()
+/**
+ * The migrated template that a fresh data directory starts from (src/db/pgdata-template.ts), read once per test
+ * process; each suite loads its own copy in well under a second.
+ */
+function migratedSnapshot(): Promise<Blob> {
+  snapshot ??= migratedTemplate()
   return snapshot
 }
 
