@@ -39,12 +39,12 @@ const docsRoute = createRoute({
 })
 
 /**
- * Mounts the document and the docs page. Call it last: the document is generated once, here, from every route
- * registered before it.
+ * Mounts the document and the docs page. The document is generated once, when first asked for, from every route
+ * registered by then: generating it costs a few hundred milliseconds that a start need not wait for.
  */
 export function mountDocs(app: OpenAPIHono<ApiEnv>, config: Config, version: string): void {
-  let document = ''
-  app.openapi(documentRoute, (c) => c.body(document, 200, { 'content-type': 'application/json; charset=utf-8' }) as never)
+  let document: string | undefined
+  app.openapi(documentRoute, (c) => c.body((document ??= generate()), 200, { 'content-type': 'application/json; charset=utf-8' }) as never)
   const page = swaggerUI({
     title: 'Switchboard API',
     url: '/api/openapi.json', // for the option types only: init.js names the document
@@ -73,17 +73,18 @@ export function mountDocs(app: OpenAPIHono<ApiEnv>, config: Config, version: str
       onFound: (_, c) => c.header('cache-control', 'public, max-age=86400'),
     }),
   )
-  document = JSON.stringify(
-    app.getOpenAPI31Document({
-      openapi: '3.1.0',
-      info: {
-        title: 'Switchboard API',
-        version,
-        description:
-          'REST API of Switchboard. Errors are RFC 9457 problem+json. Lists take PostgREST-style filters ' +
-          '(`?field=op.value`), `order`, `select`, `limit`, `offset` and `count=exact`.',
-      },
-      servers: [{ url: config.baseUrl, description: 'This instance' }],
-    }),
-  )
+  const generate = () =>
+    JSON.stringify(
+      app.getOpenAPI31Document({
+        openapi: '3.1.0',
+        info: {
+          title: 'Switchboard API',
+          version,
+          description:
+            'REST API of Switchboard. Errors are RFC 9457 problem+json. Lists take PostgREST-style filters ' +
+            '(`?field=op.value`), `order`, `select`, `limit`, `offset` and `count=exact`.',
+        },
+        servers: [{ url: config.baseUrl, description: 'This instance' }],
+      }),
+    )
 }
