@@ -317,7 +317,10 @@ export function report(workloads: readonly Workload[], servers: readonly Server[
       if (label === subject) {
         cells.push(`ratio ${ratio.toFixed(2)}x`)
         const prefix = workloads.length > 1 ? `${workload.name}: ` : ''
-        verdicts.push(`${prefix}${subject} ÷ ${reference} = ${ratio.toFixed(2)}x, target ${target}x ${ratio >= target ? 'met' : 'NOT met'}`)
+        verdicts.push(
+          `${prefix}${subject} ${r.requestsPerSecond.toFixed(0)} req/s ÷ ${reference} ${base.requestsPerSecond.toFixed(0)} req/s = ` +
+            `${ratio.toFixed(2)}× (same run); target ≥ ${target}×: ${ratio >= target ? 'met' : 'not met'}`,
+        )
       }
       if (r.socketErrors) cells.push(`socket errors: ${r.socketErrors}`)
       console.log(row(cells))

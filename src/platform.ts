@@ -48,9 +48,8 @@ export interface Platform {
 export async function createPlatform(config: Config, store: Store, log: Logger, clock: Clock = systemClock): Promise<Platform> {
   const applied = await migrate(store.db)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
-  // Hashing a generated first password takes a few hundred milliseconds of a first start: it runs meanwhile.
-  const bootstrapping = ensureSuperadmin(store.db, config.initialAdmin)
-  bootstrapping.catch(() => {}) // awaited below; this only stops it counting as unhandled meanwhile
+  // Before anything reads the store: the first start seeds the default company and its agents here.
+  const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
   const runnerModels = new RunnerModels(store.db, clock)
   const vaultTokens = new VaultTokens()
@@ -96,5 +95,5 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const admin = createAdminApp(services, createApiClient(api), [createAuthApp(services), createPasswordResetApp(services)])
   await plugins.startup()
   await services.agents.startAll()
-  return { services, api, admin, bootstrap: await bootstrapping }
+  return { services, api, admin, bootstrap }
 }
