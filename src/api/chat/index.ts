@@ -15,7 +15,12 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
     return stream(c, async (out) => {
       // A client that goes away stops the turn as an abort would.
       out.onAbort(() => turn.stop(new Error('the client went away')))
-      for await (const event of turn.events) await out.write(`${JSON.stringify(event)}\n`)
+      for await (const event of turn.events) {
+        const line = `${JSON.stringify(event)}\n`
+        // Before the answer streams there is nothing to hold back for a slow reader: the turn goes on at once.
+        if (event.type === 'conversation' || event.type === 'typing' || event.type === 'notice') void out.write(line)
+        else await out.write(line)
+      }
     }) as never // a stream is not a typed JSON response; the route documents its lines
   })
 
