@@ -26,6 +26,8 @@ export function directFor(db: object): Direct | undefined {
 export interface Store {
   db: Db
   kind: 'postgres' | 'pglite'
+  /** PostgreSQL's URL, for what needs a connection of its own (the event bus's LISTEN, turn locks). */
+  url?: string
   /** Closes the pool (or the embedded database) and releases the data-directory lock. */
   close(): Promise<void>
 }
@@ -61,7 +63,7 @@ export function openPostgres(url: string, maxConnections = 10): Store {
   const client = postgres(url, { max: maxConnections, onnotice: () => {} })
   const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) })
   directs.set(db, (sql, parameters) => client.unsafe(sql, parameters as never[], { prepare: true }))
-  return { db, kind: 'postgres', close: () => db.destroy() }
+  return { db, kind: 'postgres', url, close: () => db.destroy() }
 }
 
 export function wrapPglite(pglite: PGlite, release: () => void = () => {}): Store {

@@ -218,6 +218,37 @@ export interface KnownLoginAddressesTable {
   last_success_at: Timestamp
 }
 
+// Shared state of several processes (sql/0010_shared_state.sql): not models, no versions.
+export interface ThrottleBucketsTable {
+  key: string
+  tokens: number
+  at: ColumnType<number, number, number>
+  allowed: boolean
+  full_at: ColumnType<number, number, number>
+}
+
+export interface EventPayloadsTable {
+  id: string
+  type: string
+  payload: Json<unknown>
+  created_at: Generated<Date>
+}
+
+export interface McpSessionsTable {
+  id: string
+  user_id: string
+  company_id: string | null
+  server: string
+  created_at: Generated<Date>
+  last_seen_at: Timestamp
+}
+
+export interface VaultTokensTable {
+  token_hash: string
+  refs: Json<unknown>
+  expires_at: Timestamp
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -241,6 +272,10 @@ export interface Database {
   mcp_permissions: McpPermissionsTable
   known_login_addresses: KnownLoginAddressesTable
   usage_records: UsageRecordsTable
+  throttle_buckets: ThrottleBucketsTable
+  event_payloads: EventPayloadsTable
+  mcp_sessions: McpSessionsTable
+  vault_tokens: VaultTokensTable
 }
 
 export type TableName = keyof Database

@@ -1,3 +1,4 @@
+import { jsonb } from '../db/jsonb.ts'
 import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
 import { ApiError, type FieldError } from '../errors.ts'
 import type { Actor } from '../auth/actor.ts'
@@ -54,13 +55,6 @@ function split<T extends TableName>(row: Record<string, unknown>): Versioned<Rec
   return { record: record as RecordOf<T>, version: Number(version) }
 }
 
-/**
- * A jsonb value as a text parameter cast in SQL: postgres.js would serialise a parameter it knows is jsonb once
- * more (storing a JSON string), while PGlite would not; as text both drivers send it unchanged.
- */
-function jsonb(value: unknown) {
-  return sql`${JSON.stringify(value)}::text::jsonb`
-}
 
 /** Validated input → column values: the model's own conversion, then JSON fields as jsonb. */
 async function toColumns(model: Model, input: ApiRecord, actor: Actor): Promise<ApiRecord> {

@@ -1,0 +1,92 @@
+import type { Logger } from '../logger.ts'
+
+/** The caches a write may make stale; each process drops its own copy when one is named. */
+export type CacheName = 'identities' | 'acl' | 'mcp' | 'runner-models' | 'plugin-secrets'
+
+/**
+ * Every event the platform publishes, by type. Payloads are JSON: with several processes they travel through
+ * PostgreSQL. A type added here is typed at both ends.
+ */
+export interface Events {
+  /** Cached reads to drop: a write changed what they hold. */
+  'cache.flush': { caches: CacheName[] }
+  /** Stop the conversation's running turn, wherever it runs. */
+  'turn.abort': { conversation_id: string }
+  /** An agent was reloaded: every process replaces its instance (or stops it, when the agent is disabled). */
+  'agent.reload': { agent_id: string; enabled: boolean }
+  /** An agent's configuration was written (`enabled` false once deleted): every process starts or stops it. */
+  'agent.changed': { agent_id: string; enabled: boolean }
+  /** An MCP host cancelled one of its requests; the process serving that request stops it. */
+  'mcp.cancel': { session_id: string; request_id: string | number; reason?: string }
+}
+
+export type EventType = keyof Events
+
+/** Whether an event was published by this process or came from another one. */
+export type Origin = 'here' | 'elsewhere'
+
+export type EventHandler<T extends EventType> = (payload: Events[T], origin: Origin) => void
+
+/**
+ * One bus for the platform's events: in-process for one process (the embedded store), PostgreSQL LISTEN/NOTIFY for
+ * several. Subscribers in the publishing process hear an event before publish() returns; those in other processes
+ * a few milliseconds later.
+ */
+export interface EventBus {
+  /** Delivers to this process's subscribers at once, then to every other process's. */
+  publish<T extends EventType>(type: T, payload: Events[T]): Promise<void>
+  /**
+   * Returns the function that unsubscribes. A publisher that acted on its own event already tells by `origin`
+   * which deliveries to skip.
+   */
+  subscribe<T extends EventType>(type: T, handler: EventHandler<T>): () => void
+  /**
+   * Called when events of other processes may have been lost (the connection that hears them dropped and came
+   * back): whoever keeps state that events keep fresh should start over, as caches do by flushing.
+   */
+  onMissed(handler: () => void): () => void
+  close(): Promise<void>
+}
+
+type Handler = (payload: never, origin: Origin) => void
+
+/** The subscribers of one process, and delivery to them: the part both buses share. */
+export class Subscribers {
+  readonly #handlers = new Map<EventType, Set<Handler>>()
+  readonly #missed = new Set<() => void>()
+
+  constructor(private readonly log: Logger) {}
+
+  add<T extends EventType>(type: T, handler: EventHandler<T>): () => void {
+    let set = this.#handlers.get(type)
+    if (!set) this.#handlers.set(type, (set = new Set()))
+    set.add(handler as Handler)
+    return () => void set.delete(handler as Handler)
+  }
+
+  addMissed(handler: () => void): () => void {
+    this.#missed.add(handler)
+    return () => void this.#missed.delete(handler)
+  }
+
+  /** Calls each subscriber; one that throws is logged and does not keep the event from the others. */
+  deliver(type: string, payload: unknown, origin: Origin): void {
+    for (const handler of this.#handlers.get(type as EventType) ?? []) {
+      try {
+        handler(payload as never, origin)
+      } catch (error) {
+        this.log.error('event subscriber failed', { type, error: (error as Error).message })
+      }
+    }
+  }
+
+  missed(): void {
+    for (const handler of this.#missed) {
+      try {
+        handler()
+      } catch (error) {
+        this.log.error('event subscriber failed', { type: 'missed', error: (error as Error).message })
+      }
+    }
+  }
+}

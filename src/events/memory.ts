@@ -1,0 +1,25 @@
+import type { Logger } from '../logger.ts'
+import { Subscribers, type EventBus, type EventHandler, type EventType, type Events } from './bus.ts'
+
+/** The bus of one process (the embedded store): nobody else to tell, nothing to miss. */
+export class MemoryBus implements EventBus {
+  readonly #subscribers: Subscribers
+
+  constructor(log: Logger) {
+    this.#subscribers = new Subscribers(log)
+  }
+
+  async publish<T extends EventType>(type: T, payload: Events[T]): Promise<void> {
+    this.#subscribers.deliver(type, payload, 'here')
+  }
+
+  subscribe<T extends EventType>(type: T, handler: EventHandler<T>): () => void {
+    return this.#subscribers.add(type, handler)
+  }
+
+  onMissed(handler: () => void): () => void {
+    return this.#subscribers.addMissed(handler)
+  }
+
+  async close(): Promise<void> {}
+}

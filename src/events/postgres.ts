@@ -1,0 +1,160 @@
+import { sql } from 'kysely'
+import postgres from 'postgres'
+import { jsonb } from '../db/jsonb.ts'
+import type { Db } from '../db/schema.ts'
+import type { Logger } from '../logger.ts'
+import { Subscribers, type EventBus, type EventHandler, type EventType, type Events } from './bus.ts'
+
+/** The one channel every process listens on. */
+export const CHANNEL = 'switchboard_events'
+
+// NOTIFY refuses payloads of 8000 bytes or more; past this, the payload goes into a row and the notification
+// carries its id.
+const INLINE_BYTES = 7_800
+// Rows of large payloads are read within milliseconds; these minutes are for a process that was slow to read.
+const PAYLOAD_ROWS_KEPT = "10 minutes"
+const SWEEP_EVERY_MS = 60_000
+// Re-listening after a drop: the first try at once, then backing off to this.
+const RELISTEN_MAX_MS = 5_000
+
+/** A notification: who sent it (so a process skips its own), the type, and the payload or the id of its row. */
+interface Wire {
+  o: string
+  t: string
+  p?: unknown
+  r?: string
+}
+
+/**
+ * The bus of several processes on one PostgreSQL: NOTIFY to publish, one dedicated LISTEN connection per process
+ * to hear. Notifications of one publisher arrive in the order it sent them, and are delivered in that order.
+ * When the LISTEN connection drops, it is remade with backoff, and subscribers are told they may have missed events.
+ */
+export class PostgresBus implements EventBus {
+  readonly #origin = crypto.randomUUID()
+  readonly #subscribers: Subscribers
+  readonly #listener: postgres.Sql
+  /** Incoming notifications are handled one after another, so a payload read from its row keeps its place. */
+  #incoming = Promise.resolve()
+  #closing = false
+  #relistening = false
+  #lost = false
+  #lastSweep = 0
+
+  private constructor(
+    url: string,
+    private readonly db: Db,
+    private readonly log: Logger,
+  ) {
+    this.#subscribers = new Subscribers(log)
+    // postgres.js hands notifications to `onnotify`, the option its own listen() is built on, which its types leave
+    // out. Its listen() is not used: after a drop it tries to listen again once, and gives up if that fails.
+    const options: postgres.Options<{}> & { onnotify: (channel: string, payload: string) => void } = {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      fetch_types: false,
+      onnotice: () => {},
+      onnotify: (_channel, payload) => this.#receive(payload),
+      onclose: () => this.#dropped(),
+    }
+    this.#listener = postgres(url, options)
+  }
+
+  /** Listens before it returns: an event published after start-up is heard. */
+  static async connect(url: string, db: Db, log: Logger): Promise<PostgresBus> {
+    const bus = new PostgresBus(url, db, log)
+    await bus.#listen()
+    return bus
+  }
+
+  async publish<T extends EventType>(type: T, payload: Events[T]): Promise<void> {
+    this.#subscribers.deliver(type, payload, 'here')
+    let wire = JSON.stringify({ o: this.#origin, t: type, p: payload } satisfies Wire)
+    if (Buffer.byteLength(wire) > INLINE_BYTES) {
+      const id = Bun.randomUUIDv7()
+      await this.db.insertInto('event_payloads').values({ id, type, payload: jsonb(payload) }).execute()
+      wire = JSON.stringify({ o: this.#origin, t: type, r: id } satisfies Wire)
+      this.#sweep()
+    }
+    await sql`SELECT pg_notify(${CHANNEL}, ${wire})`.execute(this.db)
+  }
+
+  subscribe<T extends EventType>(type: T, handler: EventHandler<T>): () => void {
+    return this.#subscribers.add(type, handler)
+  }
+
+  onMissed(handler: () => void): () => void {
+    return this.#subscribers.addMissed(handler)
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true
+    await this.#listener.end({ timeout: 1 })
+  }
+
+  async #listen(): Promise<void> {
+    await this.#listener.unsafe(`LISTEN ${CHANNEL}`)
+  }
+
+  #receive(raw: string): void {
+    let wire: Wire
+    try {
+      wire = JSON.parse(raw)
+    } catch {
+      return
+    }
+    if (wire.o === this.#origin) return
+    this.#incoming = this.#incoming.then(async () => {
+      try {
+        const payload = wire.r === undefined ? wire.p : await this.#payloadOf(wire.r)
+        if (payload !== undefined) this.#subscribers.deliver(wire.t, payload, 'elsewhere')
+      } catch (error) {
+        // The row could not be read: to its subscribers the event is lost, which is what "missed" is for.
+        this.log.warn('an event payload could not be read', { type: wire.t, error: (error as Error).message })
+        this.#subscribers.missed()
+      }
+    })
+  }
+
+  async #payloadOf(id: string): Promise<unknown> {
+    const row = await this.db.selectFrom('event_payloads').select('payload').where('id', '=', id).executeTakeFirst()
+    if (!row) throw new Error(`the payload row ${id} is gone`)
+    return row.payload
+  }
+
+  /** The LISTEN connection closed: listen again until it works, then say that events may have been missed. */
+  #dropped(): void {
+    if (this.#closing) return
+    this.#lost = true
+    if (this.#relistening) return
+    this.#relistening = true
+    this.log.warn('the event bus lost its LISTEN connection; reconnecting')
+    void (async () => {
+      let wait = 0
+      // A drop while re-listening sets #lost again, and the loop goes round once more.
+      while (this.#lost && !this.#closing) {
+        if (wait > 0) await Bun.sleep(wait)
+        this.#lost = false
+        try {
+          await this.#listen()
+        } catch {
+          this.#lost = true
+          wait = Math.min(Math.max(wait * 2, 100), RELISTEN_MAX_MS)
+        }
+      }
+      this.#relistening = false
+      if (this.#closing) return
+      this.log.info('the event bus listens again')
+      this.#subscribers.missed()
+    })()
+  }
+
+  /** Removes rows of large payloads that every process has long read; at most once a minute per process. */
+  #sweep(): void {
+    const now = Date.now()
+    if (now - this.#lastSweep < SWEEP_EVERY_MS) return
+    this.#lastSweep = now
+    void sql`DELETE FROM event_payloads WHERE created_at < now() - ${PAYLOAD_ROWS_KEPT}::interval`.execute(this.db).catch(() => {})
+  }
+}

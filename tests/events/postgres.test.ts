@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import postgres from 'postgres'
+import type { Origin } from '../../src/events/bus.ts'
+import { CHANNEL, PostgresBus } from '../../src/events/postgres.ts'
+import { openPostgres, type Store } from '../../src/db/connect.ts'
+import { migrate } from '../../src/db/migrate.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { until } from '../helpers/until.ts'
+
+// LISTEN/NOTIFY is PostgreSQL's; the embedded store runs one process and its in-memory bus (memory.test.ts).
+const it = TEST_DATABASE_URL ? test : test.skip
+if (!TEST_DATABASE_URL) console.warn('the PostgreSQL event bus tests need TEST_DATABASE_URL; they skip here (CI runs them)')
+
+let database: Awaited<ReturnType<typeof createPostgresDatabase>>
+// Two stores and two buses on one database stand for two processes: they share nothing but PostgreSQL.
+let a: { store: Store; bus: PostgresBus }
+let b: { store: Store; bus: PostgresBus }
+
+async function processOn(url: string) {
+  const store = openPostgres(url, 2)
+  return { store, bus: await PostgresBus.connect(url, store.db, silentLogger) }
+}
+
+beforeAll(async () => {
+  if (!TEST_DATABASE_URL) return
+  database = await createPostgresDatabase()
+  const first = openPostgres(database.url, 1)
+  await migrate(first.db)
+  await first.close()
+  a = await processOn(database.url)
+  b = await processOn(database.url)
+})
+
+afterAll(async () => {
+  if (!TEST_DATABASE_URL) return
+  for (const p of [a, b]) {
+    await p.bus.close()
+    await p.store.close()
+  }
+  await database.drop()
+})
+
+it('an event published in one process reaches the other, marked as from elsewhere, and the publisher’s own at once', async () => {
+  const inB: Array<[string, Origin]> = []
+  const inA: Array<[string, Origin]> = []
+  const stopB = b.bus.subscribe('turn.abort', ({ conversation_id }, origin) => inB.push([conversation_id, origin]))
+  const stopA = a.bus.subscribe('turn.abort', ({ conversation_id }, origin) => inA.push([conversation_id, origin]))
+  try {
+    await a.bus.publish('turn.abort', { conversation_id: 'from-a' })
+    // The publisher's subscribers before publish returns; never a second time when NOTIFY echoes it back.
+    expect(inA).toEqual([['from-a', 'here']])
+    await until(() => inB.length === 1, { what: 'process B to hear the event' })
+    expect(inB).toEqual([['from-a', 'elsewhere']])
+    await Bun.sleep(50)
+    expect(inA).toHaveLength(1)
+  } finally {
+    stopA()
+    stopB()
+  }
+})
+
+it('a payload over NOTIFY’s limit travels by reference to a row, and events keep their order around it', async () => {
+  const heard: string[] = []
+  const stop = b.bus.subscribe('mcp.cancel', ({ reason }) => heard.push(reason!))
+  try {
+    const big = 'x'.repeat(20_000)
+    await a.bus.publish('mcp.cancel', { session_id: 's', request_id: 1, reason: 'small-1' })
+    await a.bus.publish('mcp.cancel', { session_id: 's', request_id: 2, reason: big })
+    await a.bus.publish('mcp.cancel', { session_id: 's', request_id: 3, reason: 'small-2' })
+    await until(() => heard.length === 3, { what: 'all three events in process B' })
+    expect(heard).toEqual(['small-1', big, 'small-2'])
+    const rows = await a.store.db.selectFrom('event_payloads').select('type').execute()
+    expect(rows).toEqual([{ type: 'mcp.cancel' }])
+  } finally {
+    stop()
+  }
+})
+
+it('a dropped LISTEN connection is made again, subscribers are told they may have missed events, and events flow again', async () => {
+  let missed = 0
+  const heard: string[] = []
+  const stopMissed = b.bus.onMissed(() => missed++)
+  const stop = b.bus.subscribe('turn.abort', ({ conversation_id }) => heard.push(conversation_id))
+  const admin = postgres(database.url, { max: 1, onnotice: () => {} })
+  try {
+    // Every connection listening on the channel is cut, as a network failure or a server restart would.
+    const killed = await admin`
+      SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE ${`LISTEN ${CHANNEL}%`}`
+    expect(killed.length).toBe(2)
+    await until(() => missed === 1, { what: 'process B to be told it may have missed events' })
+    await a.bus.publish('turn.abort', { conversation_id: 'after-the-drop' })
+    await until(() => heard.includes('after-the-drop'), { what: 'an event published after the reconnect' })
+  } finally {
+    await admin.end()
+    stop()
+    stopMissed()
+  }
+})
