@@ -43,6 +43,11 @@ export interface Config {
   outboundAllow: string[]
   /** Failed sign-ins allowed per account per hour from all addresses that never signed in to it. */
   loginAccountPerHour: number
+  /**
+   * Where the throttles keep their token buckets: `shared` (in the database, one limit for all processes) or
+   * `memory` (each process its own). Unset: shared on PostgreSQL, memory on the embedded store.
+   */
+  throttleStore: 'shared' | 'memory' | undefined
 }
 
 export class ConfigError extends Error {
@@ -92,6 +97,7 @@ const env = z.object({
       }
     }),
   SWITCHBOARD_LOGIN_ACCOUNT_PER_HOUR: z.coerce.number().int().min(1).default(100),
+  SWITCHBOARD_THROTTLE_STORE: z.enum(['shared', 'memory']).optional(),
 })
 
 function ranges(list: string): string[] {
@@ -146,6 +152,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     mcpSandbox: e.SWITCHBOARD_MCP_SANDBOX,
     outboundAllow: ranges(e.SWITCHBOARD_OUTBOUND_ALLOW),
     loginAccountPerHour: e.SWITCHBOARD_LOGIN_ACCOUNT_PER_HOUR,
+    throttleStore: e.SWITCHBOARD_THROTTLE_STORE,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     Bun.serve({ hostname: config.host, port: config.adminPort, fetch: admin.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),
   ]
   const [apiServer, adminServer] = servers
+  platform.services.self.listening(apiServer!.port!)
   console.log(`Switchboard is running on ${store.kind === 'pglite' ? `the embedded database in ${config.dataDir}` : 'PostgreSQL'}.`)
   console.log(`  Admin console  http://${config.host}:${adminServer!.port}/`)
   console.log(`  API and docs   http://${config.host}:${apiServer!.port}/api/docs`)
@@ -77,13 +78,13 @@ async function main(): Promise<void> {
     }
     stopping = true
     log.info('shutting down', { signal })
-    // stop() refuses new connections and resolves once the requests in flight have been answered. MCP hosts may
-    // hold an event stream open for ever, so after a grace period their sessions are closed, which ends the streams.
+    // stop() refuses new connections and resolves once the requests in flight have been answered. A long MCP tool
+    // call may hold its stream open, so after a grace period the gateway's requests are stopped, which ends them.
     const stopped = Promise.all(servers.map((server) => server.stop()))
     await Promise.race([stopped, Bun.sleep(5_000)])
     await platform.services.gateway.closeAll()
     await stopped
-    await platform.services.upstreams.closeAll()
+    await platform.close()
     await store.close()
     process.exit(0)
   }

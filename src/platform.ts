@@ -19,7 +19,13 @@ import { migrate } from './db/migrate.ts'
 import type { Logger } from './logger.ts'
 import { createModelRegistry } from './models/registry.ts'
 import type { Services } from './services.ts'
-import { MemoryBucketStore } from './throttle/buckets.ts'
+import { MemoryBucketStore, type BucketStore } from './throttle/buckets.ts'
+import { PostgresBucketStore } from './throttle/postgres.ts'
+import type { EventBus } from './events/bus.ts'
+import { MemoryBus } from './events/memory.ts'
+import { PostgresBus } from './events/postgres.ts'
+import { MemoryTurnLocks, PostgresTurnLocks, type TurnLocks } from './chat/turn-locks.ts'
+import { SelfAddress } from './http/self-address.ts'
 import { RunnerModels } from './runners/registry.ts'
 import { deriveKey, masterKey } from './vault/keys.ts'
 import { VaultTokens } from './vault/tokens.ts'
@@ -42,6 +48,21 @@ export interface Platform {
   api: ReturnType<typeof createApiApp>
   admin: ReturnType<typeof createAdminApp>
   bootstrap: Bootstrap
+  /** Ends what the platform opened besides the store: MCP requests and upstreams, the bus's and the locks' connections. */
+  close(): Promise<void>
+}
+
+/**
+ * What several processes on one PostgreSQL must share: the event bus, the turn locks and (unless configured
+ * otherwise) the throttles' buckets live in the database. The embedded store has one process, and keeps them in memory.
+ */
+async function sharedState(config: Config, store: Store, log: Logger, onLost: (conversationId: string) => void) {
+  const shared = store.kind === 'postgres' && store.url !== undefined
+  const events: EventBus = shared ? await PostgresBus.connect(store.url!, store.db, log) : new MemoryBus(log)
+  const locks: TurnLocks = shared ? new PostgresTurnLocks(store.url!, log, onLost) : new MemoryTurnLocks()
+  const sharedBuckets = (config.throttleStore ?? (shared ? 'shared' : 'memory')) === 'shared'
+  const buckets = (): BucketStore => (sharedBuckets ? new PostgresBucketStore(store.db) : new MemoryBucketStore())
+  return { events, locks, throttles: { api: buckets(), login: buckets(), mcp: buckets() } }
 }
 
 /** Builds the kernel services and both apps on an open store. Servers and signals are main.ts's business. */
@@ -50,22 +71,26 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   // Before anything reads the store: the first start seeds the default company and its agents here.
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
+  let turns: ActiveTurns | undefined
+  const { events, locks, throttles } = await sharedState(config, store, log, (id) => turns?.lost(id))
+  turns = new ActiveTurns(locks, events)
+  const self = new SelfAddress(config.host, config.apiPort)
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
-  const runnerModels = new RunnerModels(store.db, clock)
-  const vaultTokens = new VaultTokens()
-  const mcpDirectory = new McpDirectory(store.db, clock)
+  const runnerModels = new RunnerModels(store.db, clock, events)
+  const vaultTokens = new VaultTokens(store.db, clock)
+  const mcpDirectory = new McpDirectory(store.db, clock, events)
   const sandbox = new Sandbox({ mode: config.mcpSandbox, dataDir: config.dataDir })
   if (!sandbox.enabled) log.warn('stdio MCP servers run unsandboxed (SWITCHBOARD_MCP_SANDBOX=none): they see what the platform sees')
   const outbound = new OutboundPolicy(config.outboundAllow)
-  const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, { sandbox, outbound }, async (server) =>
+  const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, { sandbox, outbound, self }, async (server) =>
     (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
   )
-  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault, clock })
+  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault, clock, events })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders)
   const tools = new AgentTools(store.db, catalog, log)
-  const agents = new AgentSupervisor(store.db, log, () => plugins.startup())
+  const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const services: Services = {
     config,
     db: store.db,
@@ -75,10 +100,12 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     sandbox,
     log,
     clock,
+    events,
+    self,
     sessionPolicy: policy,
-    authenticator: new Authenticator(store.db, clock, policy),
-    access: new AccessPolicy(store.db, clock),
-    throttles: { api: new MemoryBucketStore(), login: new MemoryBucketStore(), mcp: new MemoryBucketStore() },
+    authenticator: new Authenticator(store.db, clock, policy, events),
+    access: new AccessPolicy(store.db, clock, events),
+    throttles,
     plugins,
     runnerModels,
     vault,
@@ -86,14 +113,19 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     upstreams,
     mcpDirectory,
     catalog,
-    gateway: new Gateway(catalog, clock),
+    gateway: new Gateway(catalog, store.db, events),
     tools,
-    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns: new ActiveTurns(), agents }),
+    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents }),
     agents,
   }
   const api = createApiApp(services)
   const admin = createAdminApp(services, createApiClient(api), [createAuthApp(services), createPasswordResetApp(services)])
   await plugins.startup()
   await services.agents.startAll()
-  return { services, api, admin, bootstrap }
+  async function close(): Promise<void> {
+    await services.gateway.closeAll()
+    await services.upstreams.closeAll()
+    await Promise.all([events.close(), locks.close()])
+  }
+  return { services, api, admin, bootstrap, close }
 }

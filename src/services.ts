@@ -21,6 +21,8 @@ import type { Sandbox } from './mcp/sandbox.ts'
 import type { VaultTokens } from './vault/tokens.ts'
 import type { Vault } from './vault/vault.ts'
 import type { BucketStore } from './throttle/buckets.ts'
+import type { EventBus } from './events/bus.ts'
+import type { SelfAddress } from './http/self-address.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
 export interface Services {
@@ -35,6 +37,10 @@ export interface Services {
   sandbox: Sandbox
   log: Logger
   clock: Clock
+  /** Events within this process and, on PostgreSQL, to every other process of the deployment. */
+  events: EventBus
+  /** Where this process's api app answers on loopback (main sets the port once it listens). */
+  self: SelfAddress
   sessionPolicy: SessionPolicy
   authenticator: Authenticator
   access: AccessPolicy
@@ -44,7 +50,7 @@ export interface Services {
   /** Every runner's persisted model registry. */
   runnerModels: RunnerModels
   vault: Vault
-  /** Tokens MCP subprocesses read their secrets with. */
+  /** Tokens MCP subprocesses read their secrets with, stored hashed so that any process validates them. */
   vaultTokens: VaultTokens
   /** Upstream MCP connections per user and server; closeAll() at shutdown kills their subprocesses. */
   upstreams: Upstreams

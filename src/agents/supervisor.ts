@@ -1,4 +1,5 @@
 import type { Db } from '../db/schema.ts'
+import type { EventBus } from '../events/bus.ts'
 import type { Logger } from '../logger.ts'
 
 /**
@@ -36,7 +37,10 @@ export class AgentInstance {
   }
 }
 
-/** Holds a live instance per enabled agent; reload swaps in a new one before the old is stopped. */
+/**
+ * Holds a live instance per enabled agent, in every process: a reload or a change of configuration made in one
+ * process travels on the bus to the others. Reload swaps in a new instance before the old is stopped.
+ */
 export class AgentSupervisor {
   readonly #instances = new Map<string, AgentInstance>()
   #generation = 0
@@ -46,12 +50,23 @@ export class AgentSupervisor {
     private readonly log: Logger,
     /** ON_STARTUP: run after a reload, as at boot. */
     private readonly onStartup: () => Promise<void>,
-  ) {}
+    private readonly events: EventBus,
+  ) {
+    // This process acted on its own reloads and changes before announcing them.
+    events.subscribe('agent.reload', ({ agent_id, enabled }, origin) => {
+      if (origin === 'elsewhere') void this.#reloadHere(agent_id, enabled).catch((error: Error) => this.#failed(agent_id, error))
+    })
+    events.subscribe('agent.changed', ({ agent_id, enabled }, origin) => {
+      if (origin === 'elsewhere') this.#follow(agent_id, enabled)
+    })
+    // A change another process announced may have been missed: the store says which agents are enabled.
+    events.onMissed(() => void this.#resync().catch((error: Error) => this.#failed('*', error)))
+  }
 
   /** Starts an instance for every enabled agent. */
   async startAll(): Promise<void> {
-    const agents = await this.db.selectFrom('agent_configs').select('id').where('enabled', '=', true).execute()
-    for (const { id } of agents) this.#instances.set(id, this.#create(id))
+    const agents = await this.#enabled()
+    for (const id of agents) this.#instances.set(id, this.#create(id))
     this.log.info('agents started', { count: agents.length })
   }
 
@@ -66,23 +81,62 @@ export class AgentSupervisor {
   }
 
   /**
-   * Replaces an agent's instance: the new one is in place before the old one stops, and the old one stops only
-   * once its running turns are done. A disabled agent is stopped and not replaced.
+   * Replaces an agent's instance in every process: the new one is in place before the old one stops, and the old
+   * one stops only once its running turns are done. A disabled agent is stopped and not replaced. Answers this
+   * process's new instance.
    */
   async reload(agentId: string, enabled: boolean): Promise<AgentInstance | undefined> {
+    const next = await this.#reloadHere(agentId, enabled)
+    await this.events.publish('agent.reload', { agent_id: agentId, enabled })
+    return next
+  }
+
+  /** After a write of the agent's configuration: started where it was not running, stopped where it was disabled. */
+  async configured(agentId: string, enabled: boolean): Promise<void> {
+    this.#follow(agentId, enabled)
+    await this.events.publish('agent.changed', { agent_id: agentId, enabled })
+  }
+
+  list(): AgentInstance[] {
+    return [...this.#instances.values()]
+  }
+
+  async #reloadHere(agentId: string, enabled: boolean): Promise<AgentInstance | undefined> {
     const old = this.#instances.get(agentId)
     const next = enabled ? this.#create(agentId) : undefined
     if (next) this.#instances.set(agentId, next)
     else this.#instances.delete(agentId)
     await this.onStartup()
-    if (old) {
-      void old.stop().then(() => this.log.info('agent instance stopped', { agent_id: agentId, generation: old.generation }))
-    }
+    if (old) this.#retire(old)
     return next
   }
 
-  list(): AgentInstance[] {
-    return [...this.#instances.values()]
+  #follow(agentId: string, enabled: boolean): void {
+    const running = this.#instances.get(agentId)
+    if (enabled && !running) this.#instances.set(agentId, this.#create(agentId))
+    if (!enabled && running) {
+      this.#instances.delete(agentId)
+      this.#retire(running)
+    }
+  }
+
+  async #resync(): Promise<void> {
+    const enabled = new Set(await this.#enabled())
+    for (const id of this.#instances.keys()) if (!enabled.has(id)) this.#follow(id, false)
+    for (const id of enabled) this.#follow(id, true)
+  }
+
+  async #enabled(): Promise<string[]> {
+    const rows = await this.db.selectFrom('agent_configs').select('id').where('enabled', '=', true).execute()
+    return rows.map((row) => row.id)
+  }
+
+  #retire(old: AgentInstance): void {
+    void old.stop().then(() => this.log.info('agent instance stopped', { agent_id: old.agentId, generation: old.generation }))
+  }
+
+  #failed(agentId: string, error: Error): void {
+    this.log.error('an agent change from another process failed here', { agent_id: agentId, error: error.message })
   }
 
   #create(agentId: string): AgentInstance {

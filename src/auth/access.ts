@@ -2,11 +2,13 @@ import { ApiError } from '../errors.ts'
 import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
+import type { EventBus } from '../events/bus.ts'
+import { flushOn } from '../events/caches.ts'
 import type { Model, Verb } from '../models/define.ts'
 import { hasRole, type Actor, type Role } from './actor.ts'
 
-// Overrides written by another process are seen within this time; this process's own writes at once.
-const CACHE_MS = 5_000
+// Writes of overrides flush the cache in every process at once (event `cache.flush`); this is the backstop.
+const CACHE_MS = 60_000
 
 /** Per-verb model ACLs: the least role a model declares, unless a ModelAcl row overrides it. */
 export class AccessPolicy {
@@ -16,8 +18,10 @@ export class AccessPolicy {
   constructor(
     private readonly db: Db,
     clock: Clock,
+    events: EventBus,
   ) {
     this.#overrides = new TtlCache(clock, CACHE_MS)
+    flushOn(events, 'acl', () => this.#overrides.clear())
   }
 
   async leastRole(model: Model, verb: Verb): Promise<Role> {
@@ -45,9 +49,6 @@ export class AccessPolicy {
     return actor
   }
 
-  invalidate(): void {
-    this.#overrides.clear()
-  }
 }
 
 export function unauthorized(): ApiError {

@@ -3,6 +3,8 @@ import { ApiError } from '../errors.ts'
 import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
 import type { CompanyRole, Db } from '../db/schema.ts'
+import type { EventBus } from '../events/bus.ts'
+import { flushOn } from '../events/caches.ts'
 import type { Actor } from './actor.ts'
 import { hashSecret } from './secrets.ts'
 import { isLive, type SessionPolicy } from './sessions.ts'
@@ -24,9 +26,9 @@ interface Entry {
   lastWritten: number
 }
 
-// How long another process's revocation or role change may take to be seen here. This process's own changes
-// clear the cache at once.
-const CACHE_MS = 5_000
+// Sign-outs, revocations and role changes flush the cache in every process as they happen (event `cache.flush`);
+// this bound is the backstop for a change made behind the API's back.
+const CACHE_MS = 60_000
 const CACHE_MAX = 10_000
 // Sliding expiry is recorded at most this often per credential.
 const TOUCH_MS = 60_000
@@ -53,8 +55,10 @@ export class Authenticator {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly policy: SessionPolicy,
+    events: EventBus,
   ) {
     this.#cache = new TtlCache(clock, CACHE_MS, CACHE_MAX)
+    flushOn(events, 'identities', () => this.#cache.clear())
   }
 
   /** The actor for a credential, or undefined when it is unknown, revoked or expired. */
@@ -76,11 +80,6 @@ export class Authenticator {
       await this.#touch(credentials, entry.credentialId, now)
     }
     return entry.actor
-  }
-
-  /** Forgets every resolved credential: after a sign-out, a revocation, or a change of roles. */
-  invalidate(): void {
-    this.#cache.clear()
   }
 
   #live(credentials: Credentials, entry: Entry, now: number): boolean {

@@ -1,15 +1,25 @@
 import { ApiError } from '../errors.ts'
+import type { EventBus } from '../events/bus.ts'
+import type { TurnLocks } from './turn-locks.ts'
 
 /**
- * The turns running in this process, by conversation: one at a time per conversation, and the handle that
- * aborts one. (With several processes a turn is owned by one of them; reaching it from another comes with the
- * shared event bus.)
+ * The turns running in this process, by conversation, and the way to stop any turn of the deployment: the lock
+ * admits one turn per conversation across processes, and an abort for a turn running elsewhere travels on the bus
+ * to the process that runs it.
  */
 export class ActiveTurns {
   readonly #turns = new Map<string, AbortController>()
 
-  start(conversationId: string): AbortController {
-    if (this.#turns.has(conversationId)) {
+  constructor(
+    private readonly locks: TurnLocks,
+    private readonly events: EventBus,
+  ) {
+    events.subscribe('turn.abort', ({ conversation_id }) => this.#abortHere(conversation_id))
+  }
+
+  /** Admits a turn, or refuses with 409 when one runs in the conversation (in any process). */
+  async start(conversationId: string): Promise<AbortController> {
+    if (this.#turns.has(conversationId) || !(await this.locks.acquire(conversationId))) {
       throw new ApiError('conflict', 'A turn is already running in this conversation; wait for it or abort it.')
     }
     const controller = new AbortController()
@@ -17,12 +27,26 @@ export class ActiveTurns {
     return controller
   }
 
-  finish(conversationId: string, controller: AbortController): void {
-    if (this.#turns.get(conversationId) === controller) this.#turns.delete(conversationId)
+  async finish(conversationId: string, controller: AbortController): Promise<void> {
+    if (this.#turns.get(conversationId) !== controller) return
+    this.#turns.delete(conversationId)
+    await this.locks.release(conversationId)
   }
 
-  /** True when a running turn was told to stop. */
-  abort(conversationId: string): boolean {
+  /** True when a turn was running, here or in another process, and was told to stop. */
+  async abort(conversationId: string): Promise<boolean> {
+    if (this.#abortHere(conversationId)) return true
+    if (!(await this.locks.held(conversationId))) return false
+    await this.events.publish('turn.abort', { conversation_id: conversationId })
+    return true
+  }
+
+  /** Stops a turn of this process whose lock was lost to another process. */
+  lost(conversationId: string): void {
+    this.#turns.get(conversationId)?.abort(new Error('the turn lost its lock to another process'))
+  }
+
+  #abortHere(conversationId: string): boolean {
     const controller = this.#turns.get(conversationId)
     if (!controller) return false
     controller.abort(new Error('aborted by the user'))

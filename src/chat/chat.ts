@@ -45,7 +45,7 @@ export class Chat {
     if (!agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
     const conversation =
       existing?.record ?? (await createRecord(db, actor, WebchatConversation, WebchatConversation.create.parse({ agent_id, title: text.slice(0, 80) }))).record
-    const controller = turns.start(conversation.id)
+    const controller = await turns.start(conversation.id)
     // The turn runs on the agent's live instance: a reload meanwhile waits for it before stopping that instance.
     const release = agents.instance(agent.id).lease()
     const turn = { actor, agent, conversation, history: earlier, text, signal: controller.signal }
@@ -56,7 +56,7 @@ export class Chat {
         yield* runTurn(deps, turn)
       } finally {
         release()
-        turns.finish(conversation.id, controller)
+        await turns.finish(conversation.id, controller)
       }
     }
     return { events: events(), stop: (reason) => controller.abort(reason) }

@@ -2,6 +2,8 @@ import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
 import { companyScoped } from '../db/scoped.ts'
 import type { Db } from '../db/schema.ts'
+import type { EventBus } from '../events/bus.ts'
+import { flushOn } from '../events/caches.ts'
 import { McpPermission, McpServer, offeredTo } from '../models/mcp.ts'
 import type { PermissionRule } from './permissions.ts'
 import type { ServerDefinition } from './upstreams.ts'
@@ -11,8 +13,8 @@ interface Entry {
   rules: PermissionRule[]
 }
 
-/** How long another process's edits may take to be seen; this process's own writes clear the cache at once. */
-const TTL_MS = 5_000
+/** Writes of servers, programs and rules flush the cache in every process at once (event `cache.flush`); the backstop. */
+const TTL_MS = 60_000
 
 /**
  * Each company's enabled MCP servers and permission rules, read in one round trip and kept for a few seconds, so
@@ -24,8 +26,10 @@ export class McpDirectory {
   constructor(
     private readonly db: Db,
     clock: Clock,
+    events: EventBus,
   ) {
     this.#companies = new TtlCache(clock, TTL_MS)
+    flushOn(events, 'mcp', () => this.#companies.clear())
   }
 
   async server(companyId: string, name: string): Promise<ServerDefinition | undefined> {
@@ -38,11 +42,6 @@ export class McpDirectory {
 
   async rules(companyId: string): Promise<PermissionRule[]> {
     return (await this.#entry(companyId)).rules
-  }
-
-  /** After a write to McpServer or McpPermission. */
-  invalidate(): void {
-    this.#companies.clear()
   }
 
   #entry(companyId: string): Promise<Entry> {

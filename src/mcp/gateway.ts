@@ -4,6 +4,7 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  isInitializeRequest,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -12,18 +13,14 @@ import {
   type Progress,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
+import { sql } from 'kysely'
 import type { Actor } from '../auth/actor.ts'
-import type { Clock } from '../clock.ts'
+import type { Db } from '../db/schema.ts'
+import { ApiError } from '../errors.ts'
+import type { EventBus } from '../events/bus.ts'
+import { isUuid } from '../models/fields.ts'
 import type { McpCatalog } from './catalog.ts'
 import { errorResult, type Provider } from './providers.ts'
-
-interface Session {
-  transport: WebStandardStreamableHTTPServerTransport
-  userId: string
-  companyId: string | null
-  server: string
-  lastSeen: number
-}
 
 /** The name a session of the aggregate `/mcp` goes by. */
 export const AGGREGATE = ''
@@ -32,36 +29,146 @@ export const AGGREGATE = ''
 const SESSIONS_PER_USER = 32
 
 /** A host that vanished without DELETE leaves its session behind; it is closed after this long unseen. */
-const SESSION_IDLE_MS = 60 * 60 * 1000
+const SESSION_IDLE = '1 hour'
+/** A session's last use is written at most this often, as sign-in sessions are. */
+const TOUCH_AFTER = '1 minute'
+const SWEEP_EVERY_MS = 60_000
+
+/** What a request to the gateway is: a session's, or the initialize that opens one. */
+export type Admission = { kind: 'open' } | { kind: 'session'; id: string } | { kind: 'refused'; response: Response }
+
+/** The request-scoped pieces a handler gets from the SDK, as far as cancellation needs them. */
+interface HandlerExtra {
+  signal: AbortSignal
+  requestId: string | number
+}
 
 /**
- * The MCP gateway's sessions: each MCP host session is a small MCP server of ours, speaking Streamable HTTP, that
- * offers what the caller may use of one provider and forwards only that. The provider and the rules are looked up
- * on every request (both cached), so an edited server or permission applies to open sessions too.
+ * The MCP gateway's sessions, served by any process: a session is a row in the store (whose it is, on which
+ * server), and each HTTP request is served by a small MCP server of ours made for it, which offers what the caller
+ * may use of one provider and forwards only that. Upstream connections are per user and server in each process and
+ * made on demand, so nothing of a session lives in one process's memory; a host's cancellation reaches the process
+ * running the request over the event bus. The provider and the rules are looked up on every request (both cached
+ * and flushed on write), so an edited server or permission applies to open sessions too.
+ *
+ * There is no GET event stream (405, which the transport specification allows): the gateway sends nothing outside
+ * the answer to a request, so a stream held open on one process would carry nothing.
  */
 export class Gateway {
-  readonly #sessions = new Map<string, Session>()
-
+  /** Requests this process is serving, by session and JSON-RPC id, to stop when their host cancels them. */
+  readonly #running = new Map<string, AbortController>()
   #swept = 0
 
   constructor(
     private readonly catalog: McpCatalog,
-    private readonly clock: Clock,
-  ) {}
-
-  /** The session a request names, if it is this user's on this server in this company. */
-  session(id: string, actor: Actor, server: string): Session | undefined {
-    const session = this.#sessions.get(id)
-    if (!session || session.userId !== actor.userId || session.companyId !== actor.companyId || session.server !== server) return undefined
-    session.lastSeen = this.clock.now()
-    return session
+    private readonly db: Db,
+    private readonly events: EventBus,
+  ) {
+    events.subscribe('mcp.cancel', ({ session_id, request_id, reason }) => {
+      this.#running.get(runningKey(session_id, request_id))?.abort(new Error(reason ?? 'cancelled by the MCP host'))
+    })
   }
 
-  /** A new session for an initialize request. */
-  async open(actor: Actor, name: string): Promise<WebStandardStreamableHTTPServerTransport> {
+  /**
+   * Serves one HTTP request of the gateway for `actor` on `server`: an initialize opens a session; any other request
+   * must name a session of this user on this server in this company, or is answered 404 (the host starts over).
+   */
+  async handle(request: Request, actor: Actor, server: string): Promise<Response> {
+    const sessionId = request.headers.get('mcp-session-id')
+    if (sessionId !== null && !(await this.#owns(sessionId, actor, server))) throw new ApiError('not_found', 'No such MCP session; initialize a new one.')
+    if (sessionId === null && request.method !== 'POST') throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
+    if (request.method === 'DELETE') {
+      await this.db.deleteFrom('mcp_sessions').where('id', '=', sessionId).execute()
+      return new Response(null, { status: 200 })
+    }
+    if (request.method === 'GET') {
+      return new Response(null, { status: 405, headers: { allow: 'POST, DELETE' } })
+    }
+    let body: unknown
+    try {
+      body = JSON.parse(await request.text())
+    } catch {
+      return jsonRpcError(400, -32700, 'Parse error: Invalid JSON')
+    }
+    const messages: unknown[] = Array.isArray(body) ? body : [body]
+    const initialize = messages.some((message) => isInitializeRequest(message))
+    if (initialize && sessionId !== null) return jsonRpcError(400, -32600, 'Invalid Request: this session is initialized already.')
+    if (!initialize && sessionId === null) throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
+    if (sessionId !== null) await this.#announceCancellations(sessionId, messages)
+    const id = sessionId ?? crypto.randomUUID()
+    const response = await (await this.#serverFor(actor, server, id)).handleRequest(request, { parsedBody: body })
+    // Recorded once the initialize succeeded (one refused for its headers leaves nothing behind), and before the
+    // host learns the id.
+    if (initialize && response.ok) {
+      await this.#open(id, actor, server)
+      response.headers.set('mcp-session-id', id)
+    }
+    return response
+  }
+
+  /** Stops every request this process serves (at shutdown), which ends their streams. */
+  async closeAll(): Promise<void> {
+    for (const controller of this.#running.values()) controller.abort(new Error('the platform is shutting down'))
+    this.#running.clear()
+  }
+
+  /** Whether the session exists and is this user's on this server in this company; its last use is noted. */
+  async #owns(id: string, actor: Actor, server: string): Promise<boolean> {
+    if (!isUuid(id)) return false
+    const row = await this.db
+      .selectFrom('mcp_sessions')
+      .select(['user_id', 'company_id', 'server', sql<boolean>`last_seen_at < now() - ${TOUCH_AFTER}::interval`.as('stale')])
+      .where('id', '=', id.toLowerCase())
+      .executeTakeFirst()
+    if (!row || row.user_id !== actor.userId || row.company_id !== actor.companyId || row.server !== server) return false
+    if (row.stale) void this.db.updateTable('mcp_sessions').set({ last_seen_at: sql`now()` }).where('id', '=', id).execute().catch(() => {})
+    return true
+  }
+
+  /** A new session: the user's least recently used ones beyond the cap are closed, and long-idle ones swept. */
+  async #open(id: string, actor: Actor, server: string): Promise<void> {
     this.#sweep()
-    this.#makeRoom(actor.userId)
+    await this.db.insertInto('mcp_sessions').values({ id, user_id: actor.userId, company_id: actor.companyId, server, last_seen_at: sql`now()` as never }).execute()
+    await this.db
+      .deleteFrom('mcp_sessions')
+      .where('user_id', '=', actor.userId)
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('mcp_sessions').select('id').where('user_id', '=', actor.userId).orderBy('last_seen_at', 'desc').orderBy('created_at', 'desc').offset(SESSIONS_PER_USER),
+      )
+      .execute()
+  }
+
+  /** A host's `notifications/cancelled` goes to whichever process serves that request, this one included. */
+  async #announceCancellations(sessionId: string, messages: unknown[]): Promise<void> {
+    for (const message of messages) {
+      const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } }
+      if (m?.method !== 'notifications/cancelled') continue
+      const requestId = m.params?.requestId
+      if (typeof requestId !== 'string' && typeof requestId !== 'number') continue
+      const reason = typeof m.params?.reason === 'string' ? m.params.reason.slice(0, 500) : undefined
+      await this.events.publish('mcp.cancel', { session_id: sessionId, request_id: requestId, ...(reason === undefined ? {} : { reason }) })
+    }
+  }
+
+  /** The MCP server that answers one HTTP request of a session, connected to a transport made for it alone. */
+  async #serverFor(actor: Actor, name: string, sessionId: string): Promise<WebStandardStreamableHTTPServerTransport> {
     const mcp = new Server({ name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' }, { capabilities: { tools: {}, resources: {}, prompts: {} } })
+    const running = this.#running
+    /**
+     * The request's signal, which also aborts when the host cancels the request through another HTTP request, on
+     * any process; `end` forgets it once the request is answered.
+     */
+    const cancellable = (extra: HandlerExtra): { signal: AbortSignal; end: () => void } => {
+      const key = runningKey(sessionId, extra.requestId)
+      const controller = new AbortController()
+      running.set(key, controller)
+      return {
+        signal: AbortSignal.any([extra.signal, controller.signal]),
+        end: () => {
+          if (running.get(key) === controller) running.delete(key)
+        },
+      }
+    }
 
     /** The provider and the caller's judge, afresh for each request. */
     const resolve = async (): Promise<{ provider: Provider; may: (item: string) => boolean }> => {
@@ -92,9 +199,14 @@ export class Gateway {
           : (progress: Progress) => {
               relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } })).catch(() => {})
             }
-      const result = await provider.callTool(actor, request.params, { signal: extra.signal, onProgress })
-      await relayed
-      return result
+      const { signal, end } = cancellable(extra)
+      try {
+        const result = await provider.callTool(actor, request.params, { signal, onProgress })
+        await relayed
+        return result
+      } finally {
+        end()
+      }
     })
 
     // Resources and prompts are judged as `resource:<uri>` and `prompt:<name>`: a server-wide rule covers them,
@@ -125,40 +237,26 @@ export class Gateway {
       return provider.getPrompt(actor, request.params)
     })
 
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, userId: actor.userId, companyId: actor.companyId, server: name, lastSeen: this.clock.now() })
-      },
-    })
-    transport.onclose = () => {
-      if (transport.sessionId) this.#sessions.delete(transport.sessionId)
-    }
+    // Stateless as far as the SDK knows: the session is ours to keep (above), and this transport serves one request.
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     await mcp.connect(transport)
     return transport
   }
 
-  /** Keeps a user below their session cap by closing the one they used least recently. */
-  #makeRoom(userId: string): void {
-    const theirs = [...this.#sessions.values()].filter((s) => s.userId === userId)
-    if (theirs.length < SESSIONS_PER_USER) return
-    const oldest = theirs.reduce((a, b) => (a.lastSeen <= b.lastSeen ? a : b))
-    this.#sessions.delete(oldest.transport.sessionId!)
-    void oldest.transport.close().catch(() => {})
-  }
-
-  /** Closes sessions unseen for long, at most once a minute (on the way to opening a new one). */
+  /** Deletes sessions unseen for long, at most once a minute per process (on the way to opening a new one). */
   #sweep(): void {
-    const now = this.clock.now()
-    if (now - this.#swept < 60_000) return
+    const now = Date.now()
+    if (now - this.#swept < SWEEP_EVERY_MS) return
     this.#swept = now
-    for (const session of this.#sessions.values()) if (now - session.lastSeen > SESSION_IDLE_MS) void session.transport.close().catch(() => {})
+    void this.db.deleteFrom('mcp_sessions').where('last_seen_at', '<', sql<Date>`now() - ${SESSION_IDLE}::interval`).execute().catch(() => {})
   }
+}
 
-  /** Ends every host session (at shutdown). */
-  async closeAll(): Promise<void> {
-    const sessions = [...this.#sessions.values()]
-    this.#sessions.clear()
-    await Promise.all(sessions.map((s) => s.transport.close().catch(() => {})))
-  }
+function runningKey(sessionId: string, requestId: string | number): string {
+  return `${sessionId} ${typeof requestId}:${requestId}`
+}
+
+/** A JSON-RPC error answer, as the transport itself answers the requests it refuses. */
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status })
 }

@@ -7,6 +7,7 @@ import type { Config } from '../config.ts'
 import type { McpCommand, McpServer } from '../db/schema.ts'
 import type { Values } from '../models/mcp.ts'
 import type { Logger } from '../logger.ts'
+import type { SelfAddress } from '../http/self-address.ts'
 import type { OutboundPolicy } from '../net/outbound.ts'
 import type { VaultTokens } from '../vault/tokens.ts'
 import type { SecretRef, Vault } from '../vault/vault.ts'
@@ -83,11 +84,14 @@ export class Upstreams {
   constructor(
     private readonly vault: Vault,
     private readonly vaultTokens: VaultTokens,
-    private readonly config: Pick<Config, 'baseUrl' | 'mcpUpstream'>,
+    private readonly config: Pick<Config, 'mcpUpstream'>,
     private readonly clock: Clock,
     private readonly log: Logger,
-    /** Stdio servers run in it; remote ones are reached only where the outbound-address policy allows. */
-    private readonly isolation: { sandbox: Sandbox; outbound: OutboundPolicy },
+    /**
+     * Stdio servers run in the sandbox and call this process back for the vault; remote ones are reached only where
+     * the outbound-address policy allows.
+     */
+    private readonly isolation: { sandbox: Sandbox; outbound: OutboundPolicy; self: SelfAddress },
     /** Whether a server is still defined and enabled; connections to one that is not are closed by the reaper. */
     private readonly stillServed: (server: Pick<ServerDefinition, 'id' | 'company_id'>) => Promise<boolean> = async () => true,
   ) {
@@ -217,7 +221,7 @@ export class Upstreams {
   async #close(connection: Connection): Promise<void> {
     if (connection.closed) return
     connection.closed = true
-    if (connection.vaultToken) this.vaultTokens.revoke(connection.vaultToken)
+    if (connection.vaultToken) await this.vaultTokens.revoke(connection.vaultToken).catch(() => {})
     await connection.client.then((client) => client.close()).catch(() => {})
   }
 
@@ -247,21 +251,22 @@ export class Upstreams {
     // Dropped while the vault was read: no token is issued, no process started.
     if (connection.closed) throw new Error('the connection was closed while it was being made')
     const home: Record<string, string> = this.isolation.sandbox.enabled ? { HOME: '/tmp' } : {}
-    return { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin', ...home, ...this.#vaultToken(user, server, connection) }
+    return { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin', ...home, ...(await this.#vaultToken(user, server, connection)) }
   }
 
   /**
    * A token for the names the server may read: the user's own secret of a name first, else the company's. Acting
    * as an agent's service account, only the company's.
    */
-  #vaultToken(user: UpstreamUser, server: ServerDefinition, connection: Connection): Record<string, string> {
+  async #vaultToken(user: UpstreamUser, server: ServerDefinition, connection: Connection): Promise<Record<string, string>> {
     if (server.vault_secrets.length === 0) return {}
     const refs: SecretRef[] = server.vault_secrets.flatMap((name) => [
       ...(user.delegated ? [] : [{ scope: 'user' as const, ownerId: user.userId, name }]),
       { scope: 'company' as const, ownerId: server.company_id, name },
     ])
-    connection.vaultToken = this.vaultTokens.issue(refs, VAULT_TOKEN_TTL_MS)
-    return { SWITCHBOARD_VAULT_URL: `${this.config.baseUrl}/api/vault`, SWITCHBOARD_VAULT_TOKEN: connection.vaultToken }
+    connection.vaultToken = await this.vaultTokens.issue(refs, VAULT_TOKEN_TTL_MS)
+    // Its own process, over loopback: any process would accept the token, but only this one is sure to be reachable.
+    return { SWITCHBOARD_VAULT_URL: `${this.isolation.self.apiUrl}/api/vault`, SWITCHBOARD_VAULT_TOKEN: connection.vaultToken }
   }
 
   async #connect(user: UpstreamUser, server: ServerDefinition, connection: Connection): Promise<Client> {
@@ -282,7 +287,7 @@ export class Upstreams {
     }
     if (connection.closed) {
       // Dropped while it came up (a newer definition, shutdown): it must not outlive that.
-      if (connection.vaultToken) this.vaultTokens.revoke(connection.vaultToken)
+      if (connection.vaultToken) await this.vaultTokens.revoke(connection.vaultToken).catch(() => {})
       await client.close().catch(() => {})
       throw new Error('the connection was closed while it was being made')
     }

@@ -3,6 +3,8 @@ import { pathToFileURL } from 'node:url'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { requireActor } from '../auth/access.ts'
 import { TtlCache } from '../cache.ts'
+import type { EventBus } from '../events/bus.ts'
+import { flushCaches, flushOn } from '../events/caches.ts'
 import { systemClock, type Clock } from '../clock.ts'
 import type { ApiEnv } from '../http/env.ts'
 import type { Logger } from '../logger.ts'
@@ -36,12 +38,14 @@ export interface HostServices {
   vault: Vault
   /** Ages the secret cache; the system clock when not given. */
   clock?: Clock
+  /** Flushes the secret cache when a secret is written in any process; none in tests of the loader alone. */
+  events?: EventBus
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
-// A plugin's secret read through the SDK is kept this long; writes through the host clear it at once.
-const SECRET_CACHE_MS = 5_000
+// A plugin's secret read through the SDK is kept this long; writes flush it in every process at once.
+const SECRET_CACHE_MS = 60_000
 
 /** The loaded plugins: their routers to mount, their runners and their ON_STARTUP hooks, in dependency order. */
 export class PluginHost {
@@ -61,8 +65,10 @@ export class PluginHost {
     readonly toolProviders: ReadonlyMap<string, readonly VirtualTool[]>,
     private readonly vault: Vault,
     clock: Clock,
+    private readonly events: EventBus | undefined,
   ) {
     this.#secrets = new TtlCache(clock, SECRET_CACHE_MS)
+    if (events) flushOn(events, 'plugin-secrets', () => this.#secrets.clear())
   }
 
   /** Imports each plugin's entry and runs its setup; a plugin that fails names its manifest. */
@@ -121,7 +127,7 @@ export class PluginHost {
       }
       plugins.push(loaded)
     }
-    host = new PluginHost(plugins, runners, runnerPlugins, toolProviders, vault, services.clock ?? systemClock)
+    host = new PluginHost(plugins, runners, runnerPlugins, toolProviders, vault, services.clock ?? systemClock, services.events)
     return host
   }
 
@@ -138,6 +144,7 @@ export class PluginHost {
     const name = `plugins/${plugin}/${key}`
     await this.vault.set({ scope: 'global', ownerId: null, name }, value)
     this.#secrets.delete(name)
+    if (this.events) await flushCaches(this.events, 'plugin-secrets')
   }
 
   /** Mounts every router on the api app: public ones at their prefix, the others behind sign-in. */

@@ -2,6 +2,8 @@ import { sql } from 'kysely'
 import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
 import type { Db, Executor } from '../db/schema.ts'
+import type { EventBus } from '../events/bus.ts'
+import { flushCaches, flushOn } from '../events/caches.ts'
 import type { ModelEntry, Runner } from './contract.ts'
 
 export interface RegistryModel extends ModelEntry {
@@ -20,8 +22,8 @@ function toModel(row: { model_id: string; name: string; api_id: string; placehol
   return { id: row.model_id, name: row.name, api_id: row.api_id, placeholder: row.placeholder, curated: row.curated, in_catalogue: row.in_catalogue }
 }
 
-// Another process's registry edit is seen within this time; this process's own edits at once.
-const CACHE_MS = 5_000
+// Registry edits flush the cache in every process at once (event `cache.flush`); this is the backstop.
+const CACHE_MS = 60_000
 
 /** The persisted model registry of every runner (table runner_models). */
 export class RunnerModels {
@@ -30,8 +32,10 @@ export class RunnerModels {
   constructor(
     private readonly db: Db,
     clock: Clock,
+    private readonly events: EventBus,
   ) {
     this.#cache = new TtlCache(clock, CACHE_MS)
+    flushOn(events, 'runner-models', () => this.#cache.clear())
   }
 
   /**
@@ -71,7 +75,6 @@ export class RunnerModels {
 
   /** Adds or changes a model by hand: curated from now on, so refreshes keep its name and api_id. */
   async curate(runner: string, model: ModelEntry): Promise<RegistryModel> {
-    this.#cache.delete(runner)
     await this.db
       .insertInto('runner_models')
       .values({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: true })
@@ -86,6 +89,7 @@ export class RunnerModels {
         }),
       )
       .execute()
+    await flushCaches(this.events, 'runner-models')
     return (await this.list(runner)).find((m) => m.id === model.id)!
   }
 
@@ -94,8 +98,7 @@ export class RunnerModels {
    * their name and api_id, and models the catalogue omits stay (marked as not in it).
    */
   async refresh(runner: string, catalogue: ModelEntry[]): Promise<{ added: number; updated: number; kept: number; models: RegistryModel[] }> {
-    this.#cache.delete(runner)
-    return this.db.transaction().execute(async (tx) => {
+    const merged = await this.db.transaction().execute(async (tx) => {
       const existing = new Map((await tx.selectFrom('runner_models').selectAll().where('runner', '=', runner).forUpdate().execute()).map((r) => [r.model_id, r]))
       let added = 0
       let updated = 0
@@ -119,6 +122,9 @@ export class RunnerModels {
       const models = (await tx.selectFrom('runner_models').selectAll().where('runner', '=', runner).orderBy('model_id').execute()).map(toModel)
       return { added, updated, kept: omitted.length, models }
     })
+    // After the commit: a process that reloads on hearing it reads the merged registry.
+    await flushCaches(this.events, 'runner-models')
+    return merged
   }
 
   async #insert(db: Executor, runner: string, model: ModelEntry, flags: { curated: boolean; in_catalogue?: boolean }) {

@@ -29,7 +29,7 @@ export interface BucketStore {
   give(key: string, rate: Rate, now: number): Promise<void>
 }
 
-function describe(allowed: boolean, left: number, rate: Rate): Take {
+export function describe(allowed: boolean, left: number, rate: Rate): Take {
   return {
     allowed,
     remaining: Math.floor(left),
@@ -55,13 +55,13 @@ export class MemoryBucketStore implements BucketStore {
     const tokens = this.#tokens(key, rate, now)
     const allowed = tokens >= 1
     const left = allowed ? tokens - 1 : tokens
-    this.#buckets.set(key, { tokens: left, at: now, rate })
+    this.#buckets.set(key, { tokens: left, at: this.#latest(key, now), rate })
     if (this.#buckets.size > this.maxKeys) this.#sweep(now)
     return describe(allowed, left, rate)
   }
 
   async give(key: string, rate: Rate, now: number): Promise<void> {
-    this.#buckets.set(key, { tokens: Math.min(rate.burst, this.#tokens(key, rate, now) + 1), at: now, rate })
+    this.#buckets.set(key, { tokens: Math.min(rate.burst, this.#tokens(key, rate, now) + 1), at: this.#latest(key, now), rate })
   }
 
   /** Says whether a take would succeed, without taking: for looking at a bucket, not for deciding on it. */
@@ -72,7 +72,12 @@ export class MemoryBucketStore implements BucketStore {
 
   #tokens(key: string, rate: Rate, now: number): number {
     const bucket = this.#buckets.get(key)
-    return bucket ? Math.min(rate.burst, bucket.tokens + ((now - bucket.at) / 1000) * rate.perSecond) : rate.burst
+    // Concurrent requests may bring times out of order: an earlier time than the bucket's refills nothing.
+    return bucket ? Math.min(rate.burst, bucket.tokens + (Math.max(0, now - bucket.at) / 1000) * rate.perSecond) : rate.burst
+  }
+
+  #latest(key: string, now: number): number {
+    return Math.max(this.#buckets.get(key)?.at ?? now, now)
   }
 
   /** Forgets buckets that have refilled: they hold nothing a fresh bucket would not. Bounded to once a second. */

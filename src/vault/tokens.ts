@@ -1,50 +1,59 @@
-import { newSecret } from '../auth/secrets.ts'
+import { hashSecret, newSecret } from '../auth/secrets.ts'
+import type { Clock } from '../clock.ts'
+import { jsonb } from '../db/jsonb.ts'
+import type { Db } from '../db/schema.ts'
 import type { SecretRef } from './vault.ts'
 
-interface Grant {
-  refs: SecretRef[]
-  expiresAt: number
-}
+const SWEEP_EVERY_MS = 60_000
 
 /**
- * Short-lived tokens for MCP subprocesses: each may read only the secrets named when it was issued. Kept in memory,
- * since a subprocess only ever talks to the process that started it.
+ * Short-lived tokens for MCP subprocesses: each may read only the secrets named when it was issued. Stored hashed
+ * (a stolen database holds no usable token), so whichever process a subprocess reaches validates its token.
  */
 export class VaultTokens {
-  readonly #grants = new Map<string, Grant>()
+  #lastSweep = 0
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
 
-  issue(refs: SecretRef[], ttlMs: number): string {
-    this.#sweep()
+  async issue(refs: SecretRef[], ttlMs: number): Promise<string> {
+    const now = this.clock.now()
+    this.#sweep(now)
     const token = newSecret('sbv_')
-    this.#grants.set(token, { refs, expiresAt: this.now() + ttlMs })
+    await this.db
+      .insertInto('vault_tokens')
+      .values({ token_hash: hashSecret(token), refs: jsonb(refs), expires_at: new Date(now + ttlMs) })
+      .execute()
     return token
   }
 
-  /** The secrets a live token may read; undefined for an unknown or expired one. */
-  scope(token: string): SecretRef[] | undefined {
-    const grant = this.#grants.get(token)
-    if (!grant) return undefined
-    if (this.now() >= grant.expiresAt) {
-      this.#grants.delete(token)
-      return undefined
-    }
-    return grant.refs
+  /** The secrets a live token may read; undefined for an unknown, revoked or expired one. */
+  async scope(token: string): Promise<SecretRef[] | undefined> {
+    const row = await this.db
+      .selectFrom('vault_tokens')
+      .select('refs')
+      .where('token_hash', '=', hashSecret(token))
+      .where('expires_at', '>', new Date(this.clock.now()))
+      .executeTakeFirst()
+    return row ? (row.refs as SecretRef[]) : undefined
   }
 
   /** The scope of the token an `Authorization: Bearer sbv_…` header carries; undefined for anything else. */
-  scopeOfBearer(authorization: string | undefined): SecretRef[] | undefined {
+  async scopeOfBearer(authorization: string | undefined): Promise<SecretRef[] | undefined> {
     const token = /^Bearer\s+(sbv_\S+)$/i.exec(authorization ?? '')?.[1]
     return token ? this.scope(token) : undefined
   }
 
-  revoke(token: string): void {
-    this.#grants.delete(token)
+  async revoke(token: string): Promise<void> {
+    await this.db.deleteFrom('vault_tokens').where('token_hash', '=', hashSecret(token)).execute()
   }
 
-  #sweep(): void {
-    const now = this.now()
-    for (const [token, grant] of this.#grants) if (now >= grant.expiresAt) this.#grants.delete(token)
+  /** Expired tokens are gone from the store within a minute of expiring (at most one sweep a minute per process). */
+  #sweep(now: number): void {
+    if (now - this.#lastSweep < SWEEP_EVERY_MS) return
+    this.#lastSweep = now
+    void this.db.deleteFrom('vault_tokens').where('expires_at', '<=', new Date(now)).execute().catch(() => {})
   }
 }

@@ -87,6 +87,25 @@ test('401 without credentials, 404 for an unknown server, 403 when no tool of it
   await client.close()
 })
 
+test('sessions live in the store: no standalone stream (405), a bad id is a 404, DELETE ends one, a second initialize is refused', async () => {
+  const client = await connect(p.root)
+  const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!
+  const headers = { 'mcp-session-id': sessionId, accept: 'application/json, text/event-stream' }
+  expect((await p.call('GET', '/mcp/everything', { headers: { ...headers, accept: 'text/event-stream' } })).status).toBe(405)
+  const stored = await p.store.db.selectFrom('mcp_sessions').select(['user_id', 'server']).where('id', '=', sessionId).executeTakeFirst()
+  expect(stored).toEqual({ user_id: p.root.userId, server: 'everything' })
+  const again = await p.call('POST', '/mcp/everything', {
+    headers,
+    json: { jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
+  })
+  expect(again.status).toBe(400)
+  expectProblem(await p.call('POST', '/mcp/everything', { headers: { ...headers, 'mcp-session-id': 'not-a-uuid' }, json: { jsonrpc: '2.0', id: 1, method: 'ping' } }), 404, 'not_found')
+  await (client.transport as StreamableHTTPClientTransport).terminateSession()
+  await client.close()
+  expect(await p.store.db.selectFrom('mcp_sessions').select('id').where('id', '=', sessionId).executeTakeFirst()).toBeUndefined()
+  expectProblem(await p.call('POST', '/mcp/everything', { headers, json: { jsonrpc: '2.0', id: 1, method: 'ping' } }), 404, 'not_found')
+})
+
 test('two users get separate upstream processes; one killed, the next calls start a new one', async () => {
   const running = () => childProcesses('mcp-server-everything')
   await p.services.upstreams.closeAll()

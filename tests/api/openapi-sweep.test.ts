@@ -48,10 +48,10 @@ const named = (ops: Operation[]) => ops.map((op) => [op.label, op] as const)
  * public operation is called signed in too: it has no use for them, and where the document wrongly calls an
  * operation public, the check still gets past the sign-in to what it means to test.
  */
-function credentialsFor(op: Operation): Caller {
+async function credentialsFor(op: Operation): Promise<Caller> {
   if (op.schemes.length === 0 || op.schemes.includes('apiToken')) return p.root
   if (op.schemes.includes('internalSecret')) return { authorization: `Bearer ${INTERNAL_SECRET}` }
-  if (op.schemes.includes('vaultToken')) return { authorization: `Bearer ${p.services.vaultTokens.issue([], 60_000)}` }
+  if (op.schemes.includes('vaultToken')) return { authorization: `Bearer ${await p.services.vaultTokens.issue([], 60_000)}` }
   throw new Error(`${op.label} takes only ${op.schemes.join(', ')}: teach credentialsFor in the sweep how to sign in with it.`)
 }
 
@@ -82,7 +82,7 @@ describe('(b) a malformed id in the path', () => {
     const wrong: string[] = []
     for (const param of op.pathParams.filter(isIdParam)) {
       for (const bad of MALFORMED_IDS) {
-        const reply = await callOperation(p, document, op, { caller: credentialsFor(op), path: fillPath(document, op, { [param.name]: bad }) })
+        const reply = await callOperation(p, document, op, { caller: await credentialsFor(op), path: fillPath(document, op, { [param.name]: bad }) })
         wrong.push(...judgeMalformedId(reply).map((w) => `${param.name}=${JSON.stringify(bad.slice(0, 40))}: ${w}`))
       }
     }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { VaultTokens } from '../../src/vault/tokens.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { systemClock } from '../../src/clock.ts'
 
 let p: TestPlatform
 let admin: Principal
@@ -64,7 +65,7 @@ describe('subprocess tokens', () => {
   test('a token reads the secrets it was issued for, and no other name', async () => {
     await put({ scope: 'global', name: 'mcp/github/token', value: 'ghp_allowed' })
     await put({ scope: 'global', name: 'mcp/other/token', value: 'ghp_forbidden' })
-    const token = p.services.vaultTokens.issue([{ scope: 'global', ownerId: null, name: 'mcp/github/token' }], 60_000)
+    const token = await p.services.vaultTokens.issue([{ scope: 'global', ownerId: null, name: 'mcp/github/token' }], 60_000)
     const bearer = { authorization: `Bearer ${token}` }
     const read = await p.call('POST', '/api/vault/get', { as: null, headers: bearer, json: { name: 'mcp/github/token' } })
     expect(read.body).toEqual({ name: 'mcp/github/token', value: 'ghp_allowed' })
@@ -77,17 +78,29 @@ describe('subprocess tokens', () => {
   test('no token, someone else’s API token, or a revoked one: 401', async () => {
     expectProblem(await p.call('POST', '/api/vault/get', { as: null, json: { name: 'x' } }), 401, 'unauthorized')
     expectProblem(await p.call('POST', '/api/vault/get', { json: { name: 'x' } }), 401, 'unauthorized')
-    const token = p.services.vaultTokens.issue([], 60_000)
-    p.services.vaultTokens.revoke(token)
+    const token = await p.services.vaultTokens.issue([], 60_000)
+    await p.services.vaultTokens.revoke(token)
     expectProblem(await p.call('POST', '/api/vault/list', { as: null, headers: { authorization: `Bearer ${token}` }, json: {} }), 401, 'unauthorized')
   })
 
-  test('tokens expire', () => {
-    let now = 1_000
-    const tokens = new VaultTokens(() => now)
-    const token = tokens.issue([{ scope: 'global', ownerId: null, name: 'a' }], 500)
-    expect(tokens.scope(token)).toHaveLength(1)
-    now = 1_500
-    expect(tokens.scope(token)).toBeUndefined()
+  test('tokens expire', async () => {
+    let now = Date.parse('2026-11-22T09:00:00Z')
+    const tokens = new VaultTokens(p.store.db, { now: () => now })
+    const token = await tokens.issue([{ scope: 'global', ownerId: null, name: 'a' }], 500)
+    expect(await tokens.scope(token)).toHaveLength(1)
+    now += 500
+    expect(await tokens.scope(token)).toBeUndefined()
+  })
+
+  test('tokens are stored hashed, and another process on the same store validates them', async () => {
+    const token = await p.services.vaultTokens.issue([{ scope: 'global', ownerId: null, name: 'a' }], 60_000)
+    const stored = await p.store.db.selectFrom('vault_tokens').select('token_hash').execute()
+    expect(stored.map((row) => row.token_hash)).not.toContain(token)
+    expect(JSON.stringify(stored)).not.toContain(token.slice(4))
+    // A second VaultTokens on the same database stands for another process: nothing is shared but the store.
+    const elsewhere = new VaultTokens(p.store.db, systemClock)
+    expect(await elsewhere.scope(token)).toEqual([{ scope: 'global', ownerId: null, name: 'a' }])
+    await elsewhere.revoke(token)
+    expect(await p.services.vaultTokens.scope(token)).toBeUndefined()
   })
 })

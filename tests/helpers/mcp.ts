@@ -38,6 +38,7 @@ export function loopbackApi() {
     base: `http://127.0.0.1:${http.port}`,
     attach(p: TestPlatform) {
       platform = p
+      p.services.self.listening(http.port!)
     },
     stop: () => http.stop(true),
   }

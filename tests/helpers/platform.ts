@@ -119,6 +119,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, clock:
     },
     async close() {
       try {
+        await platform.close()
         await store.close()
       } finally {
         rmSync(dataDir, { recursive: true, force: true })

@@ -25,7 +25,15 @@ beforeAll(async () => {
   p = await startMcpPlatform({
     // The fixture reports its starts in a folder of this test's; a sandbox would give it a private /tmp instead
     // (tests/mcp/sandbox.test.ts proves the sandbox).
-    env: { SWITCHBOARD_MCP_BREAKER_FAILURES: '3', SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: '30', SWITCHBOARD_MCP_IDLE_SECONDS: '60', SWITCHBOARD_MCP_SANDBOX: 'none' },
+    // The public base URL leads nowhere, as behind a balancer it may lead to another process: subprocesses must call
+    // their own process back over loopback.
+    env: {
+      SWITCHBOARD_MCP_BREAKER_FAILURES: '3',
+      SWITCHBOARD_MCP_BREAKER_COOLDOWN_SECONDS: '30',
+      SWITCHBOARD_MCP_IDLE_SECONDS: '60',
+      SWITCHBOARD_MCP_SANDBOX: 'none',
+      SWITCHBOARD_BASE_URL: 'http://switchboard.invalid',
+    },
     clock,
     servers: [
       {

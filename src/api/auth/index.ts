@@ -1,3 +1,4 @@
+import { flushCaches } from '../../events/caches.ts'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { deleteCookie, setCookie } from 'hono/cookie'
@@ -26,7 +27,7 @@ function backToLogin(c: Context, error: 'invalid' | 'throttled', redirect: strin
 
 /** Sign-in and sign-out: one handler for both ports, so the console's form and scripts reach them alike. */
 export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
-  const { config, db, clock, throttles, authenticator, sessionPolicy } = services
+  const { config, db, clock, throttles, sessionPolicy } = services
   const app = createRouter()
   const secure = new URL(config.baseUrl).protocol === 'https:'
   // A redirect may name the platform's own origins in full; nowhere else.
@@ -84,7 +85,7 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
     const credentials = readCredentials(c.req.raw.headers)
     if (credentials?.kind === 'session') {
       await deleteSession(db, credentials.secret)
-      authenticator.invalidate()
+      await flushCaches(services.events, 'identities')
     }
     deleteCookie(c, SESSION_COOKIE, { path: '/', secure })
     return wantsJson(c) ? c.body(null, 204) : c.redirect('/login', 303)

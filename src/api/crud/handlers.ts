@@ -1,4 +1,6 @@
 import type { Context } from 'hono'
+import { flushCaches } from '../../events/caches.ts'
+import { AgentConfigRecord } from '../../models/agent-config.ts'
 import type { Model } from '../../models/define.ts'
 import { jsonDepth, MAX_JSON_DEPTH } from '../../models/json-depth.ts'
 import { parseListQuery } from '../../models/list-query.ts'
@@ -33,12 +35,14 @@ function expectedVersions(c: Ctx): number[] | undefined {
     .map(Number)
 }
 
-/** Drops cached identities and ACLs after a write that changes who may do what. */
-function afterWrite(c: Ctx, model: Model): void {
-  if (!model.affectsAccess) return
-  c.var.services.authenticator.invalidate()
-  c.var.services.access.invalidate()
-  c.var.services.mcpDirectory.invalidate()
+/**
+ * After a write, in every process: cached identities, ACLs and MCP rules are dropped when the write changes who may
+ * do what, and live agents follow their configuration (`enabled` false once deleted).
+ */
+async function afterWrite(c: Ctx, model: Model, id: string, record?: Record<string, unknown>): Promise<void> {
+  const { services } = c.var
+  if (model.affectsAccess) await flushCaches(services.events, 'identities', 'acl', 'mcp')
+  if (model === AgentConfigRecord) await services.agents.configured(id, record?.enabled === true)
 }
 
 /** A record as responses show it: write-only parts of fields hidden. */
@@ -76,7 +80,7 @@ export async function createHandler(c: WriteCtx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'create')
   const created = await records.createRecord(services.db, actor, model, c.req.valid('json'), services.writes)
-  afterWrite(c, model)
+  await afterWrite(c, model, String(created.record.id), created.record)
   c.header('Location', `/api/v1/${model.name}/${created.record.id}`)
   return sendRecord(c, model, created, 201)
 }
@@ -86,7 +90,7 @@ export async function replaceHandler(c: WriteCtx, model: Model) {
   const actor = await services.access.authorize(c.var.actor, model, 'update')
   const id = recordId(c)
   const replaced = await records.replaceRecord(services.db, actor, model, id, c.req.valid('json'), expectedVersions(c), services.writes)
-  afterWrite(c, model)
+  await afterWrite(c, model, id, replaced.record)
   return sendRecord(c, model, replaced, 200)
 }
 
@@ -100,14 +104,15 @@ export async function patchHandler(c: Ctx, model: Model) {
     throw new ApiError('validation_error', `The patch nests deeper than ${MAX_JSON_DEPTH} levels.`, { errors: [{ path: '(body)', message: 'too deep' }] })
   }
   const patched = await records.patchRecord(services.db, actor, model, id, patch, expectedVersions(c), services.writes)
-  afterWrite(c, model)
+  await afterWrite(c, model, id, patched.record)
   return sendRecord(c, model, patched, 200)
 }
 
 export async function deleteHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'delete')
-  await records.deleteRecord(services.db, actor, model, recordId(c), expectedVersions(c), services.writes)
-  afterWrite(c, model)
+  const id = recordId(c)
+  await records.deleteRecord(services.db, actor, model, id, expectedVersions(c), services.writes)
+  await afterWrite(c, model, id)
   return c.body(null, 204)
 }

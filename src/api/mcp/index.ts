@@ -54,14 +54,7 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
       if (!judge.server(name)) throw new ApiError('forbidden', `You may not use the MCP server ${name}.`)
     }
 
-    const sessionId = c.req.header('mcp-session-id')
-    if (sessionId) {
-      const session = gateway.session(sessionId, actor, name)
-      if (!session) throw new ApiError('not_found', 'No such MCP session; initialize a new one.')
-      return session.transport.handleRequest(c.req.raw)
-    }
-    if (c.req.method !== 'POST') throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
-    return (await gateway.open(actor, name)).handleRequest(c.req.raw)
+    return gateway.handle(c.req.raw, actor, name)
   }
 
   for (const path of ['/mcp', '/mcp/:server']) {

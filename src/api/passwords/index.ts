@@ -1,3 +1,4 @@
+import { flushCaches } from '../../events/caches.ts'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { requireActor } from '../../auth/access.ts'
 import { readCredentials } from '../../auth/authenticator.ts'
@@ -17,7 +18,7 @@ import { changePasswordRoute, issueResetRoute, useResetRoute } from './routes.ts
 export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(changePasswordRoute, async (c) => {
     const actor = requireActor(c.var.actor)
-    const { db, throttles, config, clock, authenticator } = c.var.services
+    const { db, throttles, config, clock } = c.var.services
     const body = c.req.valid('json')
     // A stolen session must not become a way to guess the password: wrong guesses cost like failed sign-ins.
     const reservation = await reserve(throttles.login, [{ key: `password:${actor.userId}`, rate: config.loginRate }], clock.now())
@@ -32,7 +33,7 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
     await reservation.release(clock.now())
     const credentials = readCredentials(c.req.raw.headers)
     await setPassword(db, actor.userId, body.password, credentials?.kind === 'session' ? credentials.secret : undefined)
-    authenticator.invalidate()
+    await flushCaches(c.var.services.events, 'identities')
     return c.body(null, 204)
   })
 
@@ -67,7 +68,7 @@ export function createPasswordResetApp(services: Services): OpenAPIHono<ApiEnv> 
       if (json || !(error instanceof ApiError)) throw error
       return c.redirect(`/reset-password?${new URLSearchParams({ error: 'expired' })}`, 303)
     }
-    services.authenticator.invalidate()
+    await flushCaches(services.events, 'identities')
     return json ? c.body(null, 204) : c.redirect('/login?reset=done', 303)
   })
   app.onError(renderProblems(services))

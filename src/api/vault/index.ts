@@ -1,3 +1,4 @@
+import { flushCaches } from '../../events/caches.ts'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { requireActor } from '../../auth/access.ts'
@@ -15,8 +16,8 @@ function secretRef(c: Ctx, place: SecretPlace): Promise<SecretRef> {
 }
 
 /** The secrets an MCP subprocess's token was issued for; 401 for a missing, unknown or expired token. */
-function tokenScope(c: Ctx): SecretRef[] {
-  const scope = c.var.services.vaultTokens.scopeOfBearer(c.req.header('authorization'))
+async function tokenScope(c: Ctx): Promise<SecretRef[]> {
+  const scope = await c.var.services.vaultTokens.scopeOfBearer(c.req.header('authorization'))
   if (!scope) throw new ApiError('unauthorized', 'Send the vault token this subprocess was started with: Authorization: Bearer sbv_…')
   return scope
 }
@@ -36,12 +37,18 @@ export function mountVault(app: OpenAPIHono<ApiEnv>): void {
 
   app.openapi(setSecret, async (c) => {
     const { value, ...input } = c.req.valid('json')
-    return c.json(await c.var.services.vault.set(await secretRef(c, input), value), 200)
+    const ref = await secretRef(c, input)
+    const stored = await c.var.services.vault.set(ref, value)
+    // Plugins read their global secrets through a cache.
+    if (ref.scope === 'global') await flushCaches(c.var.services.events, 'plugin-secrets')
+    return c.json(stored, 200)
   })
 
   app.openapi(deleteSecret, async (c) => {
     const input = c.req.valid('json')
-    if (!(await c.var.services.vault.delete(await secretRef(c, input)))) throw new ApiError('not_found', `No secret ${input.name} there.`)
+    const ref = await secretRef(c, input)
+    if (!(await c.var.services.vault.delete(ref))) throw new ApiError('not_found', `No secret ${input.name} there.`)
+    if (ref.scope === 'global') await flushCaches(c.var.services.events, 'plugin-secrets')
     return c.body(null, 204)
   })
 
@@ -49,16 +56,16 @@ export function mountVault(app: OpenAPIHono<ApiEnv>): void {
     const { name } = c.req.valid('json')
     // A name outside the token's scope is "not there", exactly like a name that does not exist. The token's
     // places for a name are tried in order (the user's own before the company's).
-    for (const ref of tokenScope(c).filter((r) => r.name === name)) {
+    for (const ref of (await tokenScope(c)).filter((r) => r.name === name)) {
       const value = await c.var.services.vault.get(ref)
       if (value !== undefined) return c.json({ name, value }, 200)
     }
     throw new ApiError('not_found', `No secret ${name} for this token.`)
   })
 
-  app.openapi(vaultList, (c) => {
+  app.openapi(vaultList, async (c) => {
     const { prefix } = c.req.valid('json')
-    const names = new Set(tokenScope(c).map((r) => r.name).filter((n) => n.startsWith(prefix)))
+    const names = new Set((await tokenScope(c)).map((r) => r.name).filter((n) => n.startsWith(prefix)))
     return c.json({ names: [...names].sort() }, 200)
   })
 }
