@@ -63,3 +63,9 @@ test('one error names every bad variable', () => {
   ])
   expect((error as Error).message).toContain('(got "eighty")')
 })
+
+test('the throttle store is chosen by name, or left to the store kind when unset; another name is refused', () => {
+  expect(loadConfig({}).throttleStore).toBeUndefined()
+  expect(loadConfig({ SWITCHBOARD_THROTTLE_STORE: 'memory' }).throttleStore).toBe('memory')
+  expect(() => loadConfig({ SWITCHBOARD_THROTTLE_STORE: 'redis' })).toThrow(/SWITCHBOARD_THROTTLE_STORE/)
+})

@@ -56,7 +56,8 @@ export async function execute<Row = Record<string, unknown>>(db: Executor, query
   return run<Row>(db, sql, parameters)
 }
 
-async function run<Row>(db: Executor, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+/** Runs one statement written as SQL with positional parameters, on the direct path where there is one. */
+export async function run<Row>(db: Executor, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
   const direct = directFor(db)
   if (direct) return (await direct(sql, parameters)) as Row[]
   return (await db.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows

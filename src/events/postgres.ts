@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import postgres from 'postgres'
 import { jsonb } from '../db/jsonb.ts'
 import type { Db } from '../db/schema.ts'
+import { run } from '../db/templates.ts'
 import type { Logger } from '../logger.ts'
 import { Subscribers, type EventBus, type EventHandler, type EventType, type Events } from './bus.ts'
 
@@ -155,6 +156,6 @@ export class PostgresBus implements EventBus {
     const now = Date.now()
     if (now - this.#lastSweep < SWEEP_EVERY_MS) return
     this.#lastSweep = now
-    void sql`DELETE FROM event_payloads WHERE created_at < now() - ${PAYLOAD_ROWS_KEPT}::interval`.execute(this.db).catch(() => {})
+    void run(this.db, `DELETE FROM event_payloads WHERE created_at < now() - interval '${PAYLOAD_ROWS_KEPT}'`, []).catch(() => {})
   }
 }

@@ -1,3 +1,4 @@
+import { execute } from '../db/templates.ts'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
@@ -121,7 +122,8 @@ export class Gateway {
       .where('id', '=', id.toLowerCase())
       .executeTakeFirst()
     if (!row || row.user_id !== actor.userId || row.company_id !== actor.companyId || row.server !== server) return false
-    if (row.stale) void this.db.updateTable('mcp_sessions').set({ last_seen_at: sql`now()` }).where('id', '=', id).execute().catch(() => {})
+    // Not awaited, so on the direct path (see #sweep).
+    if (row.stale) void execute(this.db, this.db.updateTable('mcp_sessions').set({ last_seen_at: sql`now()` }).where('id', '=', id)).catch(() => {})
     return true
   }
 
@@ -248,7 +250,9 @@ export class Gateway {
     const now = Date.now()
     if (now - this.#swept < SWEEP_EVERY_MS) return
     this.#swept = now
-    void this.db.deleteFrom('mcp_sessions').where('last_seen_at', '<', sql<Date>`now() - ${SESSION_IDLE}::interval`).execute().catch(() => {})
+    // Not awaited, so on the direct path: a query of Kysely's own still waiting for a connection when the store
+    // closes would hold the close up.
+    void execute(this.db, this.db.deleteFrom('mcp_sessions').where('last_seen_at', '<', sql<Date>`now() - ${SESSION_IDLE}::interval`)).catch(() => {})
   }
 }
 

@@ -1,3 +1,4 @@
+import { execute } from '../db/templates.ts'
 import { hashSecret, newSecret } from '../auth/secrets.ts'
 import type { Clock } from '../clock.ts'
 import { jsonb } from '../db/jsonb.ts'
@@ -54,6 +55,8 @@ export class VaultTokens {
   #sweep(now: number): void {
     if (now - this.#lastSweep < SWEEP_EVERY_MS) return
     this.#lastSweep = now
-    void this.db.deleteFrom('vault_tokens').where('expires_at', '<=', new Date(now)).execute().catch(() => {})
+    // Not awaited, so on the direct path: a query of Kysely's own still waiting for a connection when the store
+    // closes would hold the close up.
+    void execute(this.db, this.db.deleteFrom('vault_tokens').where('expires_at', '<=', new Date(now))).catch(() => {})
   }
 }
