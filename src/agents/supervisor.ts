@@ -53,11 +53,12 @@ export class AgentSupervisor {
     private readonly events: EventBus,
   ) {
     // This process acted on its own reloads and changes before announcing them.
-    events.subscribe('agent.reload', ({ agent_id, enabled }, origin) => {
-      if (origin === 'elsewhere') void this.#reloadHere(agent_id, enabled).catch((error: Error) => this.#failed(agent_id, error))
+    // Whether it is enabled is read again: two writes' events may arrive in the other order than their commits.
+    events.subscribe('agent.reload', ({ agent_id }, origin) => {
+      if (origin === 'elsewhere') void this.#isEnabled(agent_id).then((enabled) => this.#reloadHere(agent_id, enabled)).catch((error: Error) => this.#failed(agent_id, error))
     })
-    events.subscribe('agent.changed', ({ agent_id, enabled }, origin) => {
-      if (origin === 'elsewhere') this.#follow(agent_id, enabled)
+    events.subscribe('agent.changed', ({ agent_id }, origin) => {
+      if (origin === 'elsewhere') void this.#isEnabled(agent_id).then((enabled) => this.#follow(agent_id, enabled)).catch((error: Error) => this.#failed(agent_id, error))
     })
     // A change another process announced may have been missed: the store says which agents are enabled.
     events.onMissed(() => void this.#resync().catch((error: Error) => this.#failed('*', error)))
@@ -124,6 +125,11 @@ export class AgentSupervisor {
     const enabled = new Set(await this.#enabled())
     for (const id of this.#instances.keys()) if (!enabled.has(id)) this.#follow(id, false)
     for (const id of enabled) this.#follow(id, true)
+  }
+
+  async #isEnabled(agentId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('agent_configs').select('enabled').where('id', '=', agentId).executeTakeFirst()
+    return row?.enabled === true
   }
 
   async #enabled(): Promise<string[]> {

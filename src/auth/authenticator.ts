@@ -27,8 +27,8 @@ interface Entry {
 }
 
 // Sign-outs, revocations and role changes flush the cache in every process as they happen (event `cache.flush`);
-// this bound is the backstop for a change made behind the API's back.
-const CACHE_MS = 60_000
+// this bound is the backstop for a change made behind the API's back, or an event a silently dead connection lost.
+const CACHE_MS = 10_000
 const CACHE_MAX = 10_000
 // Sliding expiry is recorded at most this often per credential.
 const TOUCH_MS = 60_000

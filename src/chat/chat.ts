@@ -22,6 +22,8 @@ export interface StartedTurn {
   events: AsyncGenerator<ChatEvent>
   /** Stops the turn as an abort would (the client went away). */
   stop(reason: Error): void
+  /** Aborted once the turn is told to stop, from here or from another process. */
+  signal: AbortSignal
 }
 
 /** Conversation turns on behalf of a signed-in caller, for scripts (POST /api/chat) and the web chat alike. */
@@ -59,12 +61,13 @@ export class Chat {
         await turns.finish(conversation.id, controller)
       }
     }
-    return { events: events(), stop: (reason) => controller.abort(reason) }
+    return { events: events(), stop: (reason) => controller.abort(reason), signal: controller.signal }
   }
 
   /** Stops the conversation's running turn; true when one was running. Only a participant may, or learn of it. */
   async abort(actor: Actor, conversationId: string): Promise<boolean> {
-    await getRecord(this.deps.db, actor, WebchatConversation, conversationId)
-    return this.deps.turns.abort(conversationId)
+    // The id as stored (lower case): turns, locks and events know a conversation by it.
+    const { record } = await getRecord(this.deps.db, actor, WebchatConversation, conversationId.toLowerCase())
+    return this.deps.turns.abort(record.id)
   }
 }

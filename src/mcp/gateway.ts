@@ -34,6 +34,9 @@ const SESSION_IDLE = '1 hour'
 /** A session's last use is written at most this often, as sign-in sessions are. */
 const TOUCH_AFTER = '1 minute'
 const SWEEP_EVERY_MS = 60_000
+/** Cancellations one HTTP request may announce, and the longest request id: each one is an event to every process. */
+const CANCELS_PER_REQUEST = 16
+const REQUEST_ID_MAX = 128
 
 /** What a request to the gateway is: a session's, or the initialize that opens one. */
 export type Admission = { kind: 'open' } | { kind: 'session'; id: string } | { kind: 'refused'; response: Response }
@@ -140,14 +143,20 @@ export class Gateway {
       .execute()
   }
 
-  /** A host's `notifications/cancelled` goes to whichever process serves that request, this one included. */
+  /**
+   * A host's `notifications/cancelled` goes to whichever process serves that request, this one included. Each is an
+   * event to every process, so a request announces a few, with ids of sane length: a batch of thousands would
+   * otherwise hold up the bus for everyone.
+   */
   async #announceCancellations(sessionId: string, messages: unknown[]): Promise<void> {
+    let announced = 0
     for (const message of messages) {
       const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } }
       if (m?.method !== 'notifications/cancelled') continue
       const requestId = m.params?.requestId
-      if (typeof requestId !== 'string' && typeof requestId !== 'number') continue
-      const reason = typeof m.params?.reason === 'string' ? m.params.reason.slice(0, 500) : undefined
+      const valid = typeof requestId === 'number' || (typeof requestId === 'string' && requestId.length <= REQUEST_ID_MAX)
+      if (!valid || announced++ >= CANCELS_PER_REQUEST) continue
+      const reason = typeof m.params?.reason === 'string' ? m.params.reason.slice(0, 200) : undefined
       await this.events.publish('mcp.cancel', { session_id: sessionId, request_id: requestId, ...(reason === undefined ? {} : { reason }) })
     }
   }

@@ -29,7 +29,8 @@ const GIVE = `
     full_at = ${AT} + ceil(($2::float8 - ${GIVE_LEVEL}) / $3::float8 * 1000)::bigint
   WHERE key = $1`
 
-const SWEEP = 'DELETE FROM throttle_buckets WHERE full_at < $1::bigint'
+// A minute's margin: a process whose clock runs ahead must not delete buckets that are not full yet.
+const SWEEP = 'DELETE FROM throttle_buckets WHERE full_at < $1::bigint - 60000'
 
 /**
  * Token buckets in PostgreSQL, for several processes enforcing one limit. A take is one statement: an upsert

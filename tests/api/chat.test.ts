@@ -4,6 +4,7 @@ import { startChatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { history } from '../../src/chat/messages.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { until } from '../helpers/until.ts'
 
 let p: TestPlatform
 let demo: string
@@ -94,7 +95,7 @@ describe('abort', () => {
       events.push(event)
       if (event.type === 'stream' && events.filter((e) => e.type === 'stream').length === 2) {
         const conversation = events[0]!.conversation_id
-        expect((await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation } })).body).toEqual({ aborted: true })
+        expect((await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation.toUpperCase() } })).body).toEqual({ aborted: true })
       }
     }
     expect(events.at(-1)).toMatchObject({ type: 'aborted' })
@@ -104,6 +105,20 @@ describe('abort', () => {
     expect(stored.text).toStartWith('Echo: one')
     // Nothing left to stop.
     expect((await p.call('POST', '/api/chat/abort', { json: { conversation_id: events[0]!.conversation_id } })).body).toEqual({ aborted: false })
+  })
+
+  test('a client that stopped reading does not keep the conversation once its turn is aborted; the id may be in any case', async () => {
+    const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(' ')
+    const started = await startTurn({ agent_id: demo, text: `/slow 1 ${words}` })
+    const { value } = await started.events().next()
+    const conversation = value!.conversation_id
+    // The reader goes quiet: the stream fills and the turn's writes wait on it.
+    await Bun.sleep(100)
+    expect((await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation.toUpperCase() } })).body).toEqual({ aborted: true })
+    await until(async () => (await turn({ agent_id: demo, conversation_id: conversation, text: 'after' })).at(-1)?.type === 'message', {
+      what: 'the conversation to take a new turn',
+    })
+    expect((await messagesOf(conversation)).map((m: { status: string }) => m.status)).toContain('aborted')
   })
 
   test('one turn at a time per conversation', async () => {

@@ -106,6 +106,22 @@ test('sessions live in the store: no standalone stream (405), a bad id is a 404,
   expectProblem(await p.call('POST', '/mcp/everything', { headers, json: { jsonrpc: '2.0', id: 1, method: 'ping' } }), 404, 'not_found')
 })
 
+test('a request announces at most 16 cancellations, and none with an overlong id: each is an event to every process', async () => {
+  const client = await connect(p.root)
+  const announced: unknown[] = []
+  const stop = p.services.events.subscribe('mcp.cancel', ({ request_id }) => announced.push(request_id))
+  try {
+    const headers = { 'mcp-session-id': (client.transport as StreamableHTTPClientTransport).sessionId!, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }
+    const cancel = (requestId: unknown) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } })
+    const batch = [cancel('x'.repeat(5_000)), ...Array.from({ length: 40 }, (_, i) => cancel(i))]
+    expect((await p.call('POST', '/mcp/everything', { headers, json: batch })).status).toBe(202)
+    expect(announced).toEqual(Array.from({ length: 16 }, (_, i) => i))
+  } finally {
+    stop()
+    await client.close()
+  }
+})
+
 test('two users get separate upstream processes; one killed, the next calls start a new one', async () => {
   const running = () => childProcesses('mcp-server-everything')
   await p.services.upstreams.closeAll()

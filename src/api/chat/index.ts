@@ -15,11 +15,14 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
     return stream(c, async (out) => {
       // A client that goes away stops the turn as an abort would.
       out.onAbort(() => turn.stop(new Error('the client went away')))
+      const stopped = new Promise<void>((resolve) => turn.signal.addEventListener('abort', () => resolve(), { once: true }))
       for await (const event of turn.events) {
         const line = `${JSON.stringify(event)}\n`
-        // Before the answer streams there is nothing to hold back for a slow reader: the turn goes on at once.
-        if (event.type === 'conversation' || event.type === 'typing' || event.type === 'notice') void out.write(line)
-        else await out.write(line)
+        // Before the answer streams there is nothing to hold back for a slow reader: the turn goes on at once. Once
+        // stopped, neither: a client that stopped reading must not keep the turn (and its conversation's lock, which
+        // every process honours) from settling.
+        if (event.type === 'conversation' || event.type === 'typing' || event.type === 'notice' || turn.signal.aborted) void out.write(line)
+        else await Promise.race([out.write(line), stopped])
       }
     }) as never // a stream is not a typed JSON response; the route documents its lines
   })
