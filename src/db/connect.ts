@@ -63,7 +63,13 @@ export function openPostgres(url: string, maxConnections = 10): Store {
   const client = postgres(url, { max: maxConnections, onnotice: () => {} })
   const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) })
   directs.set(db, (sql, parameters) => client.unsafe(sql, parameters as never[], { prepare: true }))
-  return { db, kind: 'postgres', url, close: () => db.destroy() }
+  // Kysely's destroy can wait for ever on a query of its own still queued for a connection (kysely-postgres-js
+  // reserves one per query); after a grace period the pool's connections are ended regardless.
+  const close = async () => {
+    await Promise.race([db.destroy(), Bun.sleep(5_000)])
+    await client.end({ timeout: 0 })
+  }
+  return { db, kind: 'postgres', url, close }
 }
 
 export function wrapPglite(pglite: PGlite, release: () => void = () => {}): Store {
