@@ -57,10 +57,10 @@ export interface Platform {
  * otherwise) the throttles' buckets live in the database. The embedded store has one process, and keeps them in memory.
  */
 async function sharedState(config: Config, store: Store, log: Logger, onLost: (conversationId: string) => void) {
-  const shared = store.kind === 'postgres' && store.url !== undefined
-  const events: EventBus = shared ? await PostgresBus.connect(store.url!, store.db, log) : new MemoryBus(log)
-  const locks: TurnLocks = shared ? new PostgresTurnLocks(store.url!, log, onLost) : new MemoryTurnLocks()
-  const sharedBuckets = (config.throttleStore ?? (shared ? 'shared' : 'memory')) === 'shared'
+  const url = store.kind === 'postgres' ? store.url : undefined
+  const events: EventBus = url ? await PostgresBus.connect(url, store.db, log) : new MemoryBus(log)
+  const locks: TurnLocks = url ? new PostgresTurnLocks(url, log, onLost) : new MemoryTurnLocks()
+  const sharedBuckets = (config.throttleStore ?? (url ? 'shared' : 'memory')) === 'shared'
   const buckets = (): BucketStore => (sharedBuckets ? new PostgresBucketStore(store.db) : new MemoryBucketStore())
   return { events, locks, throttles: { api: buckets(), login: buckets(), mcp: buckets() } }
 }

@@ -53,7 +53,6 @@ export class AgentSupervisor {
     private readonly events: EventBus,
   ) {
     // This process acted on its own reloads and changes before announcing them.
-    // Whether it is enabled is read again: two writes' events may arrive in the other order than their commits.
     events.subscribe('agent.reload', ({ agent_id }, origin) => {
       if (origin === 'elsewhere') void this.#isEnabled(agent_id).then((enabled) => this.#reloadHere(agent_id, enabled)).catch((error: Error) => this.#failed(agent_id, error))
     })
@@ -88,14 +87,14 @@ export class AgentSupervisor {
    */
   async reload(agentId: string, enabled: boolean): Promise<AgentInstance | undefined> {
     const next = await this.#reloadHere(agentId, enabled)
-    await this.events.publish('agent.reload', { agent_id: agentId, enabled })
+    await this.events.publish('agent.reload', { agent_id: agentId })
     return next
   }
 
   /** After a write of the agent's configuration: started where it was not running, stopped where it was disabled. */
   async configured(agentId: string, enabled: boolean): Promise<void> {
     this.#follow(agentId, enabled)
-    await this.events.publish('agent.changed', { agent_id: agentId, enabled })
+    await this.events.publish('agent.changed', { agent_id: agentId })
   }
 
   list(): AgentInstance[] {

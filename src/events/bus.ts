@@ -12,10 +12,13 @@ export interface Events {
   'cache.flush': { caches: CacheName[] }
   /** Stop the conversation's running turn, wherever it runs. */
   'turn.abort': { conversation_id: string }
-  /** An agent was reloaded: every process replaces its instance (or stops it, when the agent is disabled). */
-  'agent.reload': { agent_id: string; enabled: boolean }
-  /** An agent's configuration was written (`enabled` false once deleted): every process starts or stops it. */
-  'agent.changed': { agent_id: string; enabled: boolean }
+  /**
+   * An agent was reloaded: every process replaces its instance (or stops it, when the agent is disabled). Whether
+   * it is enabled, each process reads from the store: two writes' events may arrive in the other order.
+   */
+  'agent.reload': { agent_id: string }
+  /** An agent's configuration was written (or the agent deleted): every process starts or stops it, as the store says. */
+  'agent.changed': { agent_id: string }
   /** An MCP host cancelled one of its requests; the process serving that request stops it. */
   'mcp.cancel': { session_id: string; request_id: string | number; reason?: string }
 }

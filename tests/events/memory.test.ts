@@ -29,6 +29,6 @@ test('only subscribers of the type hear it', async () => {
   const bus = new MemoryBus(silentLogger)
   const heard: string[] = []
   bus.subscribe('agent.reload', () => heard.push('reload'))
-  await bus.publish('agent.changed', { agent_id: 'a', enabled: true })
+  await bus.publish('agent.changed', { agent_id: 'a' })
   expect(heard).toEqual([])
 })
