@@ -7,6 +7,7 @@ import { createAuthApp } from './api/auth/index.ts'
 import { createPasswordResetApp } from './api/passwords/index.ts'
 import { ActiveTurns } from './chat/active-turns.ts'
 import { Chat } from './chat/chat.ts'
+import { ChatFeed } from './chat/feed.ts'
 import { AgentTools } from './chat/tools.ts'
 import { AccessPolicy } from './auth/access.ts'
 import { Authenticator } from './auth/authenticator.ts'
@@ -115,7 +116,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     catalog,
     gateway: new Gateway(catalog, store.db, events),
     tools,
-    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents }),
+    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed: new ChatFeed(events, log) }),
     agents,
   }
   const api = createApiApp(services)

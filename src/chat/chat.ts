@@ -1,19 +1,28 @@
 import type { AgentSupervisor } from '../agents/supervisor.ts'
 import type { Actor } from '../auth/actor.ts'
 import { ApiError } from '../errors.ts'
+import type { EventBus } from '../events/bus.ts'
 import { AgentConfigRecord } from '../models/agent-config.ts'
 import { createRecord, getRecord } from '../models/records.ts'
 import { WebchatConversation } from '../models/webchat.ts'
 import type { ActiveTurns } from './active-turns.ts'
-import type { ChatEvent } from './events.ts'
-import { history } from './messages.ts'
+import { TtlCache } from '../cache.ts'
+import { systemClock } from '../clock.ts'
+import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, type ConversationSummary } from './conversations.ts'
+import type { ChatEvent, FeedEvent } from './events.ts'
+import type { ChatFeed } from './feed.ts'
+import { mentions } from './mention.ts'
+import { history, insertMessage } from './messages.ts'
 import { runTurn, type TurnDeps } from './turn.ts'
 
 export interface TurnRequest {
-  agent_id: string
+  /** The agent of a new conversation; for an existing one it may be left out, and must be the conversation's. */
+  agent_id?: string
   /** Continue this conversation; left out, a new one is started. */
   conversation_id?: string
   text: string
+  /** Documents of the conversation the message refers to, by id. */
+  attachments?: string[]
 }
 
 /** A turn that has been admitted and runs as its events are read. */
@@ -26,37 +35,104 @@ export interface StartedTurn {
   signal: AbortSignal
 }
 
-/** Conversation turns on behalf of a signed-in caller, for scripts (POST /api/chat) and the web chat alike. */
+/** How often one person's typing reaches the others, at most. */
+const TYPING_INTERVAL_MS = 2_000
+
+/**
+ * Conversation turns on behalf of a signed-in caller, for scripts (POST /api/chat) and the web chat alike. Whoever
+ * starts it, what the turn says is published to the conversation's feed, so every participant's browser sees it.
+ */
 export class Chat {
-  constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor }) {}
+  /** The answer streamed so far by each turn of this process, for clients that come back mid-answer. */
+  readonly #streaming = new Map<string, () => string>()
+  readonly #typedAt = new Map<string, number>()
+  // The TTL only backs up the events that drop an entry, for rows changed behind the API's back.
+  readonly #participants = new TtlCache<string, ReadonlySet<string>>(systemClock, 60_000, 10_000)
+
+  constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus }) {
+    deps.events.subscribe('chat.resume', ({ conversation_id }) => this.#resend(conversation_id))
+    deps.events.subscribe('chat.participants', ({ conversation_id }) => this.#participants.delete(conversation_id))
+    deps.events.onMissed(() => this.#participants.clear())
+  }
 
   /**
-   * Admits a turn: the agent and the conversation must be the caller's to see, the agent enabled, and no other
-   * turn running in the conversation. A new conversation is created, titled by the message.
+   * Stores the caller's message and, unless the conversation is shared and the agent not mentioned, admits a turn:
+   * the agent must be enabled and no other turn running in the conversation. A new conversation is created, titled
+   * by the message.
    */
   async start(actor: Actor, request: TurnRequest): Promise<StartedTurn> {
-    const { db, turns, agents } = this.deps
-    const { agent_id, conversation_id, text } = request
+    const { db, turns, agents, feed } = this.deps
+    const { conversation_id, text } = request
+    if (!conversation_id && request.attachments?.length) {
+      throw new ApiError('validation_error', 'Documents belong to a conversation: upload them to it first.', { errors: [{ path: 'attachments', message: 'needs conversation_id' }] })
+    }
     // Independent reads, so concurrent: every round trip here is time before the first token. The history is
     // read alongside; if the conversation turns out not to be the caller's, it is never used.
-    const [{ record: agent }, existing, earlier] = await Promise.all([
-      getRecord(db, actor, AgentConfigRecord, agent_id),
+    const agentRead = request.agent_id ? getRecord(db, actor, AgentConfigRecord, request.agent_id) : undefined
+    agentRead?.catch(() => {})
+    const [existing, earlier, sender, attachments] = await Promise.all([
       conversation_id ? getRecord(db, actor, WebchatConversation, conversation_id) : undefined,
       conversation_id ? history(db, conversation_id) : [],
+      displayName(db, actor.userId),
+      conversation_id && request.attachments?.length ? attachmentsOf(db, actor, conversation_id, request.attachments) : [],
     ])
-    if (!agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
+    const agentId = existing ? existing.record.agent_id : request.agent_id
+    if (!agentId && !existing) throw new ApiError('validation_error', 'Name the agent to start a conversation with.', { errors: [{ path: 'agent_id', message: 'needed without conversation_id' }] })
+    if (!agentId) throw new ApiError('validation_error', 'This conversation has no agent any more (it was deleted).', { errors: [{ path: 'conversation_id', message: 'no agent' }] })
+    if (existing && request.agent_id && request.agent_id.toLowerCase() !== agentId) {
+      throw new ApiError('validation_error', 'This conversation talks to another agent.', { errors: [{ path: 'agent_id', message: 'not the conversation’s agent' }] })
+    }
+    const { record: agent } = await (agentRead ?? getRecord(db, actor, AgentConfigRecord, agentId))
+    // `shared` is computed with the record (more than one participant).
+    const shared = (existing?.record as { shared?: boolean } | undefined)?.shared === true
+    const answers = !shared || mentions(text, agent.name)
+    if (answers && !agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
+
     const conversation =
-      existing?.record ?? (await createRecord(db, actor, WebchatConversation, WebchatConversation.create.parse({ agent_id, title: text.slice(0, 80) }))).record
+      existing?.record ?? (await createRecord(db, actor, WebchatConversation, WebchatConversation.create.parse({ agent_id: agent.id, title: titleOf(text) }))).record
+    const said: Extract<FeedEvent, { type: 'user_message' }> = {
+      type: 'user_message',
+      message_id: Bun.randomUUIDv7(),
+      sender: actor.userId,
+      display_name: sender,
+      text,
+      time: new Date().toISOString(),
+      attachments,
+    }
+    if (!answers) {
+      const base = { company_id: conversation.company_id, conversation_id: conversation.id, agent_id: null, role: 'user', status: 'complete' } as const
+      await insertMessage(db, { ...base, sender_id: actor.userId, text, attachments }, said.message_id)
+      await this.#announce(conversation, said, text)
+      return quietTurn(conversation.id, `Stored. In a shared conversation ${agent.name} answers only when mentioned (@${agent.name}).`)
+    }
+
     const controller = await turns.start(conversation.id)
+    // Published once the turn is admitted (a refused one stores nothing); the turn stores it under this id.
+    await this.#announce(conversation, said, text, !existing).catch((error) => {
+      void turns.finish(conversation.id, controller)
+      throw error
+    })
     // The turn runs on the agent's live instance: a reload meanwhile waits for it before stopping that instance.
     const release = agents.instance(agent.id).lease()
-    const turn = { actor, agent, conversation, history: earlier, text, signal: controller.signal }
+    const turn = { actor, agent, conversation, history: earlier, text, message: { id: said.message_id, attachments }, signal: controller.signal }
     const deps = this.deps
+    let streamed = ''
+    this.#streaming.set(conversation.id, () => streamed)
+    const streaming = this.#streaming
     async function* events(): AsyncGenerator<ChatEvent> {
       try {
         yield { type: 'conversation', conversation_id: conversation.id }
-        yield* runTurn(deps, turn)
+        for await (const event of runTurn(deps, turn)) {
+          if (event.type === 'stream') {
+            void feed.publish(conversation.id, { type: 'stream', text: event.text, offset: streamed.length })
+            streamed += event.text
+          } else if (event.type !== 'tool_result' && event.type !== 'conversation') {
+            void feed.publish(conversation.id, event)
+          }
+          yield event
+        }
       } finally {
+        streaming.delete(conversation.id)
         release()
         await turns.finish(conversation.id, controller)
       }
@@ -70,4 +146,78 @@ export class Chat {
     const { record } = await getRecord(this.deps.db, actor, WebchatConversation, conversationId.toLowerCase())
     return this.deps.turns.abort(record.id)
   }
+
+  /** The caller's conversations, pinned first, with their unread counts. */
+  conversations(actor: Actor): Promise<ConversationSummary[]> {
+    return listConversations(this.deps.db, actor)
+  }
+
+  /** Everything so far in the conversation counts as read by the caller. */
+  read(actor: Actor, conversationId: string): Promise<void> {
+    return markRead(this.deps.db, actor, conversationId.toLowerCase())
+  }
+
+  /** Members of the caller's company, to share a conversation with. */
+  colleagues(actor: Actor, query: string) {
+    return colleagues(this.deps.db, actor, query)
+  }
+
+  /** Who takes part in the conversation (user ids); cached, and dropped on every process when it changes. */
+  participants(conversationId: string): Promise<ReadonlySet<string>> {
+    return this.#participants.get(conversationId, async () => new Set(await participantIds(this.deps.db, conversationId)))
+  }
+
+  /** After participants were added or removed: every process forgets who takes part, and the people are told. */
+  async participantsChanged(conversationId: string, removed: string[] = []): Promise<void> {
+    await this.deps.events.publish('chat.participants', { conversation_id: conversationId, ...(removed.length ? { removed } : {}) })
+    await this.deps.feed.publish(conversationId, { type: 'participants' })
+  }
+
+  /** Tells the other participants that the caller is typing; repeated notices within a short while are dropped. */
+  async typing(actor: Actor, conversationId: string): Promise<void> {
+    const { record } = await getRecord(this.deps.db, actor, WebchatConversation, conversationId.toLowerCase())
+    const key = `${actor.userId}:${record.id}`
+    const now = Date.now()
+    if (now - (this.#typedAt.get(key) ?? 0) < TYPING_INTERVAL_MS) return
+    if (this.#typedAt.size > 10_000) this.#typedAt.clear()
+    this.#typedAt.set(key, now)
+    const display_name = await displayName(this.deps.db, actor.userId)
+    await this.deps.feed.publish(record.id, { type: 'user_typing', sender: actor.userId, display_name }, actor.userId)
+  }
+
+  /** The user's message to everyone in the conversation, and its first title where it had none. */
+  async #announce(conversation: { id: string; company_id: string; title: string }, said: FeedEvent, text: string, created = false): Promise<void> {
+    const { db, feed } = this.deps
+    void feed.publish(conversation.id, said)
+    if (created) void feed.publish(conversation.id, { type: 'conversation_update', title: conversation.title })
+    else if (conversation.title === '' && (await nameUntitled(db, conversation, titleOf(text)))) {
+      void feed.publish(conversation.id, { type: 'conversation_update', title: titleOf(text) })
+    }
+  }
+
+  /** A client came back mid-answer: the answer so far, from the start; the client keeps what it lacks. */
+  #resend(conversationId: string): void {
+    const streamed = this.#streaming.get(conversationId)?.()
+    if (streamed === undefined) return
+    void this.deps.feed.publish(conversationId, { type: 'typing' })
+    if (streamed) void this.deps.feed.publish(conversationId, { type: 'stream', text: streamed, offset: 0 })
+  }
+}
+
+/** A conversation's title from its first message: the first line, shortened at a word. */
+function titleOf(text: string): string {
+  const line = text.trim().split('\n', 1)[0]!.trim()
+  if (line.length <= 80) return line
+  const cut = line.slice(0, 80)
+  const space = cut.lastIndexOf(' ')
+  return `${space > 40 ? cut.slice(0, space) : cut}…`
+}
+
+/** The answer to a message the agent does not answer: the conversation, and a notice saying why. */
+function quietTurn(conversationId: string, notice: string): StartedTurn {
+  async function* events(): AsyncGenerator<ChatEvent> {
+    yield { type: 'conversation', conversation_id: conversationId }
+    yield { type: 'notice', text: notice }
+  }
+  return { events: events(), stop: () => {}, signal: new AbortController().signal }
 }

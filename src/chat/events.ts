@@ -11,3 +11,33 @@ export type ChatEvent =
   | { type: 'message'; text: string; agent: string; message_id: string }
   | { type: 'error'; text: string; details: string; error_type: string }
   | { type: 'aborted'; message_id: string | null }
+
+/** A file attached to a message, as the message stores it. */
+export interface Attachment {
+  document_id: string
+  name: string
+  media_type: string
+  size_bytes: number
+}
+
+/**
+ * What the people of a conversation see live in the web chat, on every process: the turn's events and what the
+ * participants do. A `stream` carries where its text starts in the answer, so a client that receives a piece twice
+ * (a resume re-sends the answer so far) keeps it once.
+ */
+export type FeedEvent =
+  | Exclude<ChatEvent, { type: 'conversation' | 'stream' | 'tool_result' }>
+  | { type: 'stream'; text: string; offset: number }
+  | {
+      type: 'user_message'
+      message_id: string
+      sender: string
+      display_name: string
+      text: string
+      time: string
+      attachments: Attachment[]
+    }
+  | { type: 'user_typing'; sender: string; display_name: string }
+  | { type: 'conversation_update'; title: string }
+  /** Someone was added or removed: lists and the participants panel are stale. */
+  | { type: 'participants' }

@@ -4,11 +4,14 @@ import { companyScoped } from '../db/scoped.ts'
 import { runTemplate, slot } from '../db/templates.ts'
 import { WebchatMessage } from '../models/webchat.ts'
 import type { ChatMessage } from '../runners/contract.ts'
+import type { Attachment } from './events.ts'
 
 /** How much of a conversation a turn gives the model. */
 const HISTORY = 50
 
-export type NewMessage = Required<Pick<NewWebchatMessage, 'company_id' | 'conversation_id' | 'sender_id' | 'agent_id' | 'role' | 'text' | 'status'>>
+export type NewMessage = Required<Pick<NewWebchatMessage, 'company_id' | 'conversation_id' | 'sender_id' | 'agent_id' | 'role' | 'text' | 'status'>> & {
+  attachments?: Attachment[]
+}
 export type MessageStatus = NewMessage['status']
 
 /**
@@ -16,7 +19,7 @@ export type MessageStatus = NewMessage['status']
  * conversation's company, through the scoped builder like every tenant write.
  */
 export async function insertMessage(db: Executor, message: NewMessage, id = Bun.randomUUIDv7()): Promise<string> {
-  const { company_id, conversation_id, sender_id, agent_id, role, text, status } = message
+  const { company_id, conversation_id, sender_id, agent_id, role, text, status, attachments = [] } = message
   // Compiled once: on every turn this insert is time before the first token.
   await runTemplate(
     db,
@@ -30,9 +33,9 @@ export async function insertMessage(db: Executor, message: NewMessage, id = Bun.
         role: slot(5),
         text: slot(6),
         status: slot(7),
-        attachments: sql`'[]'::jsonb`,
+        attachments: sql`${slot(8)}::text::jsonb`,
       }),
-    [id, company_id, conversation_id, sender_id, agent_id, role, text, status],
+    [id, company_id, conversation_id, sender_id, agent_id, role, text, status, JSON.stringify(attachments)],
   )
   return id
 }

@@ -3,7 +3,7 @@ import type { AgentConfig, Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
 import type { RunnerModels } from '../runners/registry.ts'
 import type { ChatMessage, ModelEntry, Runner, RunnerEvent } from '../runners/contract.ts'
-import type { ChatEvent } from './events.ts'
+import type { Attachment, ChatEvent } from './events.ts'
 import { expiredSessionEnd, history, insertMessage, type MessageStatus } from './messages.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 
@@ -24,6 +24,8 @@ export interface Turn {
   /** The conversation so far, read while the agent and conversation were; empty for a new conversation. */
   history: ChatMessage[]
   text: string
+  /** The user's message: its id (published before it is stored) and the documents it attaches. */
+  message: { id: string; attachments: Attachment[] }
   /** Aborted by POST /api/chat/abort or by the client going away. */
   signal: AbortSignal
 }
@@ -108,7 +110,8 @@ async function prepareTurn(deps: TurnDeps, turn: Turn, signal: AbortSignal, answ
   const sessionEnd = ttl ? await expiredSessionEnd(db, conversation.id, ttl) : undefined
   const earlier = sessionEnd ? await history(db, conversation.id, { afterId: sessionEnd }) : turn.history
   const base = { company_id: agent.company_id, conversation_id: conversation.id }
-  answer.stored = insertMessage(db, { ...base, sender_id: actor.userId, agent_id: null, role: 'user', text: turn.text, status: 'complete' })
+  const { id, attachments } = turn.message
+  answer.stored = insertMessage(db, { ...base, sender_id: actor.userId, agent_id: null, role: 'user', text: turn.text, status: 'complete', attachments }, id)
   answer.stored.catch(() => {}) // awaited when the answer is stored; this only stops it counting as unhandled meanwhile
 
   const runner = deps.runners.get(agent.runner)

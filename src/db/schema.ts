@@ -75,6 +75,8 @@ export interface WebchatParticipantsTable extends Stored {
   conversation_id: string
   user_id: string
   pinned_at: Timestamp | null
+  /** Messages after this are unread for the participant. */
+  last_read_at: Timestamp | null
 }
 
 export interface WebchatMessagesTable extends Stored {

@@ -1,3 +1,4 @@
+import type { FeedEvent } from '../chat/events.ts'
 import type { Logger } from '../logger.ts'
 
 /** The caches a write may make stale; each process drops its own copy when one is named. */
@@ -19,6 +20,15 @@ export interface Events {
   'agent.reload': { agent_id: string }
   /** An agent's configuration was written (or the agent deleted): every process starts or stops it, as the store says. */
   'agent.changed': { agent_id: string }
+  /**
+   * Something the people of a conversation see live (web chat); every process passes it to its sockets of the
+   * conversation's participants, except those of `except_user` (their own typing).
+   */
+  'chat.event': { conversation_id: string; event: FeedEvent; except_user?: string }
+  /** Who takes part changed; the sockets of `removed` users on the conversation are closed (4003). */
+  'chat.participants': { conversation_id: string; removed?: string[] }
+  /** A client came back mid-answer: the process running the conversation's turn re-sends the answer so far. */
+  'chat.resume': { conversation_id: string }
   /** An MCP host cancelled one of its requests; the process serving that request stops it. */
   'mcp.cancel': { session_id: string; request_id: string | number; reason?: string }
 }

@@ -2,23 +2,26 @@ import { z } from '@hono/zod-openapi'
 import { sql } from 'kysely'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { hasRole, type Actor } from '../auth/actor.ts'
+import { ApiError } from '../errors.ts'
 import { defineModel } from './define.ts'
 import { nullableUuid } from './fields.ts'
 import { companyMember, visible } from './references.ts'
 
 /**
- * Conversations are private to their creator and participants, whatever the role: chats are not the
- * administrators' to read.
+ * Conversations are private to their participants, whatever the role: chats are not the administrators' to read.
+ * The creator is a participant like the others (a row made with the conversation).
  */
 function takesPart(eb: ExpressionBuilder<any, any>, actor: Actor, conversationId: string): Expression<SqlBool> {
-  return eb.or([
-    eb.exists(
-      eb.selectFrom('webchat_conversations as c').select('c.id').where('c.id', '=', sql.ref<string>(conversationId)).where('c.created_by', '=', actor.userId),
-    ),
-    eb.exists(
-      eb.selectFrom('webchat_participants as p').select('p.id').where('p.conversation_id', '=', sql.ref<string>(conversationId)).where('p.user_id', '=', actor.userId),
-    ),
-  ])
+  return eb.exists(
+    eb.selectFrom('webchat_participants as p').select('p.id').where('p.conversation_id', '=', sql.ref<string>(conversationId)).where('p.user_id', '=', actor.userId),
+  )
+}
+
+/** Whether the actor started the conversation: they alone may remove others from it, rename or delete it. */
+function started(eb: ExpressionBuilder<any, any>, actor: Actor, conversationId: string): Expression<SqlBool> {
+  return eb.exists(
+    eb.selectFrom('webchat_conversations as c').select('c.id').where('c.id', '=', sql.ref<string>(conversationId)).where('c.created_by', '=', actor.userId),
+  )
 }
 
 const conversation = visible(() => WebchatConversation)
@@ -26,7 +29,8 @@ const conversation = visible(() => WebchatConversation)
 export const WebchatConversation = defineModel({
   name: 'WebchatConversation',
   table: 'webchat_conversations',
-  description: 'A web chat conversation with an agent; private, or shared when it has other participants.',
+  description:
+    'A web chat conversation with an agent: private to its creator, shared once someone else is added, private again when the others are removed.',
   tenantColumn: 'company_id',
   fields: {
     agent_id: nullableUuid,
@@ -35,12 +39,27 @@ export const WebchatConversation = defineModel({
   },
   readOnly: { created_by: z.uuid().nullable() },
   stamp: (actor) => ({ created_by: actor.userId }),
-  recordRule: (eb, actor) => takesPart(eb, actor, 'webchat_conversations.id'),
+  // Participants read it; its creator (still taking part) changes or deletes it.
+  recordRule: (eb, actor, access) => {
+    const participant = takesPart(eb, actor, 'webchat_conversations.id')
+    return access === 'read' ? participant : eb.and([participant, eb('webchat_conversations.created_by', '=', actor.userId)])
+  },
+  // The creator takes part from the start: their row carries their pin and read marker like anyone's.
+  afterCreate: async (db, record, actor) => {
+    await db
+      .insertInto('webchat_participants')
+      .values({ id: Bun.randomUUIDv7(), company_id: String(record.company_id), conversation_id: String(record.id), user_id: actor.userId, pinned_at: null, last_read_at: new Date() })
+      .execute()
+  },
   computed: {
     has_plan: {
       schema: z.boolean().openapi({ description: 'The conversation has a plan that is not cancelled.' }),
       select: () =>
         sql<boolean>`exists (select 1 from plans p where p.conversation_id = webchat_conversations.id and p.status <> 'cancelled')`,
+    },
+    shared: {
+      schema: z.boolean().openapi({ description: 'Someone besides one person takes part; the agent then answers only when mentioned (@name).' }),
+      select: () => sql<boolean>`(select count(*) from webchat_participants p where p.conversation_id = webchat_conversations.id) > 1`,
     },
   },
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
@@ -50,15 +69,33 @@ export const WebchatConversation = defineModel({
 export const WebchatParticipant = defineModel({
   name: 'WebchatParticipant',
   table: 'webchat_participants',
-  description: 'A user taking part in a conversation, with their own pin.',
+  description:
+    'A user taking part in a conversation, with their own pin and read marker. Any participant may add a member of the company; ' +
+    'a participant may leave, and the creator may remove others; the pin and read marker are changed by their owner only.',
   tenantColumn: 'company_id',
   fields: {
     conversation_id: z.uuid(),
     user_id: z.uuid(),
     pinned_at: z.iso.datetime({ offset: true }).nullable().default(null),
+    last_read_at: z.iso.datetime({ offset: true }).nullable().default(null).openapi({ description: 'Messages after this are unread for this participant.' }),
   },
   references: { conversation_id: conversation, user_id: companyMember },
-  recordRule: (eb, actor) => takesPart(eb, actor, 'webchat_participants.conversation_id'),
+  recordRule: (eb, actor, access) => {
+    const participant = takesPart(eb, actor, 'webchat_participants.conversation_id')
+    if (access === 'read') return participant
+    return eb.and([participant, eb.or([eb('webchat_participants.user_id', '=', actor.userId), started(eb, actor, 'webchat_participants.conversation_id')])])
+  },
+  guard: async (_tx, actor, { before, after }) => {
+    if (!before || !after) return
+    // The creator may remove someone, never set their pin or read marker for them.
+    if (before.user_id !== actor.userId) throw new ApiError('forbidden', "A participant's pin and read marker are their own to change.")
+    const moved = (['conversation_id', 'user_id'] as const).filter((field) => after[field] !== undefined && after[field] !== before[field])
+    if (moved.length > 0) {
+      throw new ApiError('validation_error', 'A participant row stays with its conversation and user; add a new one instead.', {
+        errors: moved.map((path) => ({ path, message: 'cannot be changed' })),
+      })
+    }
+  },
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
   example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7f' },
 })

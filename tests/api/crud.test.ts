@@ -28,8 +28,9 @@ test('every model of the registry has a CRUD case here', () => {
 
 describe.each(MODELS.map((m) => m.name))('%s', (model) => {
   test('create, read, list, patch, replace, delete', async () => {
-    const { make, patch, after, replacement: replacing } = CASES[model]!
+    const { make, patch, after, replacement: replacing, changedBy } = CASES[model]!
     const input = await make(p.root)
+    const changer = changedBy?.(input) ?? p.root
     const created = await p.call('POST', `/api/v1/${model}`, { json: input })
     expect(created.status).toBe(201)
     expect(created.headers.get('etag')).toBe('"1"')
@@ -50,6 +51,7 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
     const patched = await p.call('PATCH', `/api/v1/${model}/${id}`, {
       json: patch,
       headers: { 'content-type': 'application/merge-patch+json', 'if-match': '"1"' },
+      as: changer,
     })
     expect(patched.status).toBe(200)
     expect(patched.headers.get('etag')).toBe('"2"')
@@ -57,11 +59,11 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
     expect(patched.body.created_at).toBe(created.body.created_at)
     expect((await p.call('GET', `/api/v1/${model}/${id}`)).body).toEqual(patched.body)
 
-    const stale = await p.call('PATCH', `/api/v1/${model}/${id}`, { json: patch, headers: { 'if-match': '"1"' } })
+    const stale = await p.call('PATCH', `/api/v1/${model}/${id}`, { json: patch, headers: { 'if-match': '"1"' }, as: changer })
     expectProblem(stale, 412, 'precondition_failed')
 
     const replacement = replacing ? await replacing(input) : await make(p.root)
-    const replaced = await p.call('PUT', `/api/v1/${model}/${id}`, { json: replacement, headers: { 'if-match': '"2"' } })
+    const replaced = await p.call('PUT', `/api/v1/${model}/${id}`, { json: replacement, headers: { 'if-match': '"2"' }, as: changer })
     expect(replaced.status).toBe(200)
     expect(replaced.headers.get('etag')).toBe('"3"')
     expect(replaced.body).toMatchObject(replacement)

@@ -104,7 +104,9 @@ function recordModel(op: Operation): string | undefined {
   if (!collection) return undefined
   const exact = modelNames.find((name) => name.toLowerCase() === collection)
   const prefixed = modelNames.filter((name) => name.toLowerCase().startsWith(collection))
-  return exact ?? (prefixed.length === 1 ? prefixed[0] : undefined)
+  // `/api/chat/conversations/{id}` names a WebchatConversation.
+  const suffixed = modelNames.filter((name) => name.toLowerCase().endsWith(collection))
+  return exact ?? (prefixed.length === 1 ? prefixed[0] : suffixed.length === 1 ? suffixed[0] : undefined)
 }
 
 // Operations on one record that a person may call (signed in, or public): what a user of another company could

@@ -9,6 +9,8 @@ export interface ModelCase {
   /** A merge patch, and what the record shows after it. */
   patch: Record<string, unknown>
   after: Record<string, unknown>
+  /** Who may change the record made from `input` (patch and replace); the principal that made it by default. */
+  changedBy?(input: Record<string, unknown>): Principal
 }
 
 let serial = 0
@@ -23,7 +25,12 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
   }
   const agent = async (as: Principal) => (await create('AgentConfigRecord', { name: `agent-${unique()}` }, as)).id as string
   const conversation = async (as: Principal) => (await create('WebchatConversation', { title: 'c', agent_id: await agent(as) }, as)).id as string
-  const member = async (as: Principal) => (await p.createUser({ companyId: as.companyId })).userId
+  const members = new Map<string, Principal>()
+  const member = async (as: Principal) => {
+    const made = await p.createUser({ companyId: as.companyId })
+    members.set(made.userId, made)
+    return made.userId
+  }
   // Programs are the platform's: the superadmin adds them, whoever makes the server.
   const program = async () =>
     (await create('McpCommand', { name: `program-${unique()}`, command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['TOKEN', 'DEBUG'] }, p.root)).id as string
@@ -65,8 +72,11 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
     },
     WebchatParticipant: {
       make: async (as) => ({ conversation_id: await conversation(as), user_id: await member(as) }),
-      patch: { pinned_at: '2026-11-21T10:00:00.000Z' },
-      after: { pinned_at: '2026-11-21T10:00:00.000Z' },
+      patch: { pinned_at: '2026-11-21T10:00:00.000Z', last_read_at: '2026-11-21T10:05:00.000Z' },
+      after: { pinned_at: '2026-11-21T10:00:00.000Z', last_read_at: '2026-11-21T10:05:00.000Z' },
+      // A pin and a read marker are their owner's alone to set.
+      replacement: async (input) => ({ ...input, pinned_at: null }),
+      changedBy: (input) => members.get(String(input.user_id))!,
     },
     WebchatMessage: {
       make: async (as) => ({ conversation_id: await conversation(as), text: 'Hello' }),

@@ -2,9 +2,10 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import { stream } from 'hono/streaming'
 import { WebchatMessage } from '../../models/webchat.ts'
 import type { ApiEnv } from '../../http/env.ts'
-import { abortRoute, chatRoute } from './routes.ts'
+import { WebchatConversation } from '../../models/webchat.ts'
+import { abortRoute, chatRoute, colleaguesRoute, conversationsRoute, readRoute, typingRoute } from './routes.ts'
 
-/** POST /api/chat and /api/chat/abort: the web chat's turn, for scripts. */
+/** POST /api/chat and /api/chat/abort: the web chat's turn, for scripts; and what the web chat page needs besides. */
 export function mountChat(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(chatRoute, async (c) => {
     const { services } = c.var
@@ -31,5 +32,31 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
     const { services } = c.var
     const actor = await services.access.authorize(c.var.actor, WebchatMessage, 'create')
     return c.json({ aborted: await services.chat.abort(actor, c.req.valid('json').conversation_id) }, 200)
+  })
+
+  app.openapi(conversationsRoute, async (c) => {
+    const { services } = c.var
+    const actor = await services.access.authorize(c.var.actor, WebchatConversation, 'list')
+    return c.json({ data: await services.chat.conversations(actor) }, 200)
+  })
+
+  app.openapi(readRoute, async (c) => {
+    const { services } = c.var
+    const actor = await services.access.authorize(c.var.actor, WebchatConversation, 'read')
+    await services.chat.read(actor, c.req.valid('param').id)
+    return c.body(null, 204)
+  })
+
+  app.openapi(typingRoute, async (c) => {
+    const { services } = c.var
+    const actor = await services.access.authorize(c.var.actor, WebchatMessage, 'create')
+    await services.chat.typing(actor, c.req.valid('json').conversation_id)
+    return c.body(null, 204)
+  })
+
+  app.openapi(colleaguesRoute, async (c) => {
+    const { services } = c.var
+    const actor = await services.access.authorize(c.var.actor, WebchatConversation, 'read')
+    return c.json({ data: await services.chat.colleagues(actor, c.req.valid('query').q) }, 200)
   })
 }

@@ -3,10 +3,12 @@ import { commonErrors, conflictErrors, notFoundError, signedIn, validationErrors
 
 export const TurnRequest = z
   .object({
-    agent_id: z.uuid(),
+    agent_id: z.uuid().optional().openapi({ description: 'The agent of a new conversation. For an existing one it may be left out; given, it must be the conversation’s.' }),
     conversation_id: z.uuid().optional().openapi({ description: 'Continue this conversation; left out, a new one is started.' }),
     text: z.string().trim().min(1).max(100_000),
+    attachments: z.array(z.uuid()).max(20).optional().openapi({ description: 'Documents of the conversation (uploaded to POST /api/chat/documents) this message refers to.' }),
   })
+  
   .strict()
   .openapi('ChatTurnRequest')
 
@@ -26,7 +28,9 @@ export const chatRoute = createRoute({
   path: '/api/chat',
   operationId: 'chatTurn',
   summary: 'Talk to an agent: one turn, streamed as NDJSON',
-  description: 'The same turn the web chat runs. The stream ends with `message`, `error` or `aborted`.',
+  description:
+    'The same turn the web chat runs; every participant’s web chat sees it live. The stream ends with `message`, `error` or `aborted`. ' +
+    'In a shared conversation the message is stored and the agent answers only when mentioned (`@agent-name`); otherwise the stream ends with a `notice` saying so.',
   tags: ['Chat'],
   security: signedIn,
   request: { body: { content: { 'application/json': { schema: TurnRequest } } } },
@@ -54,6 +58,81 @@ export const abortRoute = createRoute({
     },
     ...commonErrors,
     ...notFoundError,
+    ...validationErrors,
+  },
+})
+
+const ConversationId = z.object({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' } }) })
+
+const ConversationSummary = z
+  .object({
+    id: z.uuid(),
+    title: z.string(),
+    agent_id: z.uuid().nullable(),
+    agent_name: z.string().nullable(),
+    participant_id: z.uuid().openapi({ description: 'The caller’s own WebchatParticipant row: their pin and read marker.' }),
+    pinned_at: z.string().nullable(),
+    shared: z.boolean(),
+    unread: z.int().openapi({ description: 'Messages from others since the caller last read the conversation.' }),
+    last_message_at: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .openapi('ChatConversationSummary')
+
+export const conversationsRoute = createRoute({
+  method: 'get',
+  path: '/api/chat/conversations',
+  operationId: 'chatConversations',
+  summary: 'The caller’s conversations: pinned first, then the latest, with unread counts',
+  tags: ['Chat'],
+  security: signedIn,
+  responses: {
+    200: { description: 'At most 200 conversations.', content: { 'application/json': { schema: z.object({ data: z.array(ConversationSummary) }) } } },
+    ...commonErrors,
+  },
+})
+
+export const readRoute = createRoute({
+  method: 'post',
+  path: '/api/chat/conversations/{id}/read',
+  operationId: 'chatMarkRead',
+  summary: 'Mark everything in the conversation so far as read by the caller',
+  tags: ['Chat'],
+  security: signedIn,
+  request: { params: ConversationId },
+  responses: { 204: { description: 'Marked.' }, ...commonErrors, ...notFoundError },
+})
+
+export const typingRoute = createRoute({
+  method: 'post',
+  path: '/api/chat/typing',
+  operationId: 'chatTyping',
+  summary: 'Tell the other participants the caller is typing',
+  description: 'Sent on to their web chats as `user_typing`; repeated notices within two seconds are dropped.',
+  tags: ['Chat'],
+  security: signedIn,
+  request: { body: { required: true, content: { 'application/json': { schema: z.strictObject({ conversation_id: z.uuid() }).openapi('ChatTypingRequest') } } } },
+  responses: { 204: { description: 'Passed on (or dropped as too soon).' }, ...commonErrors, ...notFoundError, ...validationErrors },
+})
+
+export const colleaguesRoute = createRoute({
+  method: 'get',
+  path: '/api/chat/people',
+  operationId: 'chatPeople',
+  summary: 'Members of the caller’s company a conversation can be shared with',
+  tags: ['Chat'],
+  security: signedIn,
+  request: { query: z.object({ q: z.string().max(100).default('').openapi({ description: 'Part of a username, display name or email.' }) }) },
+  responses: {
+    200: {
+      description: 'At most 20 people.',
+      content: {
+        'application/json': {
+          schema: z.object({ data: z.array(z.object({ id: z.uuid(), username: z.string(), display_name: z.string() }).openapi('ChatPerson')) }),
+        },
+      },
+    },
+    ...commonErrors,
     ...validationErrors,
   },
 })

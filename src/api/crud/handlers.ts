@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import { flushCaches } from '../../events/caches.ts'
 import { AgentConfigRecord } from '../../models/agent-config.ts'
+import { WebchatConversation, WebchatParticipant } from '../../models/webchat.ts'
 import type { Model } from '../../models/define.ts'
 import { jsonDepth, MAX_JSON_DEPTH } from '../../models/json-depth.ts'
 import { parseListQuery } from '../../models/list-query.ts'
@@ -39,10 +40,16 @@ function expectedVersions(c: Ctx): number[] | undefined {
  * After a write, in every process: cached identities, ACLs and MCP rules are dropped when the write changes who may
  * do what, and live agents follow their configuration (`enabled` false once deleted).
  */
-async function afterWrite(c: Ctx, model: Model, id: string, record?: Record<string, unknown>): Promise<void> {
+async function afterWrite(c: Ctx, model: Model, id: string, record?: Record<string, unknown>, removed?: Record<string, unknown>): Promise<void> {
   const { services } = c.var
   if (model.affectsAccess) await flushCaches(services.events, 'identities', 'acl', 'mcp')
   if (model === AgentConfigRecord) await services.agents.configured(id, record?.enabled === true)
+  // Who takes part decides whose sockets hear the conversation; a removed participant's are closed.
+  if (model === WebchatParticipant && (removed || c.req.method === 'POST')) {
+    const row = (removed ?? record)!
+    await services.chat.participantsChanged(String(row.conversation_id), removed ? [String(removed.user_id)] : [])
+  }
+  if (model === WebchatConversation && !record) await services.chat.participantsChanged(id, ['*'])
 }
 
 /** A record as responses show it: write-only parts of fields hidden. */
@@ -112,7 +119,9 @@ export async function deleteHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'delete')
   const id = recordId(c)
+  // Who left a conversation is known only from the row, read before it goes.
+  const removed = model === WebchatParticipant ? (await records.getRecord(services.db, actor, model, id)).record : undefined
   await records.deleteRecord(services.db, actor, model, id, expectedVersions(c), services.writes)
-  await afterWrite(c, model, id)
+  await afterWrite(c, model, id, undefined, removed)
   return c.body(null, 204)
 }

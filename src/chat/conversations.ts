@@ -1,0 +1,132 @@
+import { sql } from 'kysely'
+import type { Actor } from '../auth/actor.ts'
+import type { Executor } from '../db/schema.ts'
+import { companyScoped, scoped } from '../db/scoped.ts'
+import { ApiError } from '../errors.ts'
+import { CompanyUser } from '../models/company.ts'
+import { WebchatConversation, WebchatDocument, WebchatParticipant } from '../models/webchat.ts'
+import type { Attachment } from './events.ts'
+
+/** One line of a person's conversation list: their pin and unread count, and whether others take part. */
+export interface ConversationSummary {
+  id: string
+  title: string
+  agent_id: string | null
+  agent_name: string | null
+  /** The caller's own participant row, where their pin lives. */
+  participant_id: string
+  pinned_at: string | null
+  shared: boolean
+  /** Messages from others (people and the agent) since the caller last read the conversation. */
+  unread: number
+  last_message_at: string | null
+  created_at: string
+}
+
+/** How many conversations the list shows: pinned first, then the latest. */
+const LIST_LIMIT = 200
+
+export async function listConversations(db: Executor, actor: Actor): Promise<ConversationSummary[]> {
+  const rows = await scoped(db, actor)
+    .selectFrom(WebchatParticipant)
+    .innerJoin('webchat_conversations as c', 'c.id', 'webchat_participants.conversation_id')
+    .leftJoin('agent_configs as a', 'a.id', 'c.agent_id')
+    .select([
+      'c.id',
+      'c.title',
+      'c.agent_id',
+      'a.name as agent_name',
+      'webchat_participants.id as participant_id',
+      'webchat_participants.pinned_at',
+      'c.created_at',
+      sql<boolean>`(select count(*) from webchat_participants o where o.conversation_id = c.id) > 1`.as('shared'),
+      sql<number>`(select count(*) from webchat_messages m where m.conversation_id = c.id and m.role <> 'system'
+        and m.sender_id is distinct from webchat_participants.user_id
+        and m.created_at > coalesce(webchat_participants.last_read_at, '-infinity'::timestamptz))::int`.as('unread'),
+      sql<Date | null>`(select max(m.created_at) from webchat_messages m where m.conversation_id = c.id)`.as('last_message_at'),
+    ])
+    .where('webchat_participants.user_id', '=', actor.userId)
+    .orderBy(sql`webchat_participants.pinned_at desc nulls last`)
+    .orderBy(sql`coalesce((select max(m.created_at) from webchat_messages m where m.conversation_id = c.id), c.created_at) desc`)
+    .limit(LIST_LIMIT)
+    .execute()
+  return rows.map((row) => ({
+    ...row,
+    unread: Number(row.unread),
+    pinned_at: iso(row.pinned_at),
+    last_message_at: iso(row.last_message_at),
+    created_at: iso(row.created_at)!,
+  }))
+}
+
+function iso(value: Date | string | null): string | null {
+  return value === null ? null : new Date(value).toISOString()
+}
+
+/** Everything in the conversation up to now counts as read by the caller. 404 unless they take part. */
+export async function markRead(db: Executor, actor: Actor, conversationId: string): Promise<void> {
+  const row = await scoped(db, actor)
+    .updateTable(WebchatParticipant)
+    .set({ last_read_at: sql`now()` })
+    .where('webchat_participants.conversation_id', '=', conversationId)
+    .where('webchat_participants.user_id', '=', actor.userId)
+    .returning('webchat_participants.id')
+    .executeTakeFirst()
+  if (!row) throw new ApiError('not_found', `No WebchatConversation with id ${conversationId}.`)
+}
+
+/** Who takes part in a conversation, by user id: whose sockets hear of it when they are elsewhere. */
+export async function participantIds(db: Executor, conversationId: string): Promise<string[]> {
+  const rows = await db.selectFrom('webchat_participants').select('user_id').where('conversation_id', '=', conversationId).execute()
+  return rows.map((row) => row.user_id)
+}
+
+/** The people of the caller's company a conversation may be shared with, matched on name or email. */
+export async function colleagues(db: Executor, actor: Actor, query: string): Promise<Array<{ id: string; username: string; display_name: string }>> {
+  const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  return scoped(db, actor)
+    .selectFrom(CompanyUser)
+    .innerJoin('users as u', 'u.id', 'company_users.user_id')
+    .select(['u.id', 'u.username', 'u.display_name'])
+    .where((eb) => eb.or([eb('u.username', 'ilike', pattern), eb('u.display_name', 'ilike', pattern), eb('u.email', 'ilike', pattern)]))
+    .orderBy('u.username')
+    .limit(20)
+    .execute()
+}
+
+/** The name a user goes by in the chat. */
+export async function displayName(db: Executor, userId: string): Promise<string> {
+  const row = await db
+    .selectFrom('users')
+    .select(sql<string>`coalesce(nullif(display_name, ''), username)`.as('name'))
+    .where('id', '=', userId)
+    .executeTakeFirst()
+  return row?.name ?? 'someone'
+}
+
+/** The documents a message attaches, as it stores them; each must be one of the conversation's. */
+export async function attachmentsOf(db: Executor, actor: Actor, conversationId: string, ids: string[]): Promise<Attachment[]> {
+  const wanted = [...new Set(ids.map((id) => id.toLowerCase()))]
+  const rows = await scoped(db, actor)
+    .selectFrom(WebchatDocument)
+    .select(['id', 'filename', 'media_type', 'size_bytes'])
+    .where('webchat_documents.conversation_id', '=', conversationId.toLowerCase())
+    .where('webchat_documents.id', 'in', wanted)
+    .execute()
+  if (rows.length !== wanted.length) {
+    throw new ApiError('validation_error', 'An attachment is not a document of this conversation.', { errors: [{ path: 'attachments', message: 'no such document in this conversation' }] })
+  }
+  return rows.map((row) => ({ document_id: row.id, name: row.filename, media_type: row.media_type, size_bytes: row.size_bytes }))
+}
+
+/** Gives an untitled conversation its title; false when it had one meanwhile (another message was first). */
+export async function nameUntitled(db: Executor, conversation: { id: string; company_id: string }, title: string): Promise<boolean> {
+  const row = await companyScoped(db, conversation.company_id)
+    .updateTable(WebchatConversation)
+    .set({ title, version: sql`version + 1`, updated_at: sql`now()` })
+    .where('webchat_conversations.id', '=', conversation.id)
+    .where('webchat_conversations.title', '=', '')
+    .returning('webchat_conversations.id')
+    .executeTakeFirst()
+  return row !== undefined
+}
