@@ -53,10 +53,10 @@ async function main(): Promise<void> {
     if (error instanceof PluginError || error instanceof RunnerRefused) return fail(error.message)
     throw error
   }
-  const { api, admin, bootstrap } = platform
+  const { api, admin, adminWebSocket, bootstrap } = platform
   const servers = [
     Bun.serve({ hostname: config.host, port: config.apiPort, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),
-    Bun.serve({ hostname: config.host, port: config.adminPort, fetch: admin.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS }),
+    Bun.serve({ hostname: config.host, port: config.adminPort, fetch: admin.fetch, websocket: adminWebSocket, idleTimeout: IDLE_TIMEOUT_SECONDS }),
   ]
   const [apiServer, adminServer] = servers
   platform.services.self.listening(apiServer!.port!)

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { createAdminApp } from './admin/app.tsx'
 import { createApiClient } from './admin/api-client.ts'
+import { createWebChat, type WebChat } from './admin/chat/index.ts'
 import { AgentSupervisor } from './agents/supervisor.ts'
 import { createApiApp } from './api/app.ts'
 import { createAuthApp } from './api/auth/index.ts'
@@ -48,6 +49,8 @@ export interface Platform {
   services: Services
   api: ReturnType<typeof createApiApp>
   admin: ReturnType<typeof createAdminApp>
+  /** Bun's WebSocket handler for the admin server (the web chat's `/ws/chat`). */
+  adminWebSocket: WebChat['websocket']
   bootstrap: Bootstrap
   /** Ends what the platform opened besides the store: MCP requests and upstreams, the bus's and the locks' connections. */
   close(): Promise<void>
@@ -120,13 +123,16 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     agents,
   }
   const api = createApiApp(services)
-  const admin = createAdminApp(services, createApiClient(api), [createAuthApp(services), createPasswordResetApp(services)])
+  const apiClient = createApiClient(api)
+  const webChat = createWebChat(services, apiClient)
+  const admin = createAdminApp(services, apiClient, [createAuthApp(services), createPasswordResetApp(services)], webChat)
   await plugins.startup()
   await services.agents.startAll()
   async function close(): Promise<void> {
+    webChat.close()
     await services.gateway.closeAll()
     await services.upstreams.closeAll()
     await Promise.all([events.close(), locks.close()])
   }
-  return { services, api, admin, bootstrap, close }
+  return { services, api, admin, adminWebSocket: webChat.websocket, bootstrap, close }
 }

@@ -7,12 +7,25 @@ export interface ApiReply<T = any> {
 }
 
 /**
+ * Who a call is made for: the browser's cookie, origin and address as its request carried them. Kept by a web chat
+ * socket to act for the same person later, under the same checks as each of their requests.
+ */
+export interface Credentials {
+  headers: Record<string, string>
+  address: string
+}
+
+/**
  * The admin app's only way to data: the public api app, called in process with the browser's own cookie (and
  * its origin and address), so every console action is a documented endpoint a script could call too, under the
  * same permissions, CSRF check and throttle.
  */
 export interface ApiClient {
   call<T = any>(c: Context, method: string, path: string, json?: unknown): Promise<ApiReply<T>>
+  credentials(c: Context): Credentials
+  callAs<T = any>(who: Credentials, method: string, path: string, json?: unknown): Promise<ApiReply<T>>
+  /** The raw response, for a body that is not JSON (an upload) or an answer that streams. */
+  fetchAs(who: Credentials, method: string, path: string, body?: { json: unknown } | { form: FormData }): Promise<Response>
 }
 
 const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i
@@ -21,7 +34,7 @@ const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i
  * Parsed only when the answer says it is JSON, else its text: an answer in another format (an HTML or text route)
  * is a failed call for the page to show, not a crash. Pages read `body?.detail`, which a string simply lacks.
  */
-async function bodyOf(response: Response): Promise<any> {
+export async function bodyOf(response: Response): Promise<any> {
   const text = await response.text()
   if (!text) return undefined
   if (!JSON_TYPE.test(response.headers.get('content-type') ?? '')) return text
@@ -33,21 +46,26 @@ async function bodyOf(response: Response): Promise<any> {
 }
 
 export function createApiClient(api: Pick<Hono<any>, 'request'>): ApiClient {
-  return {
-    async call(c, method, path, json) {
-      const headers: Record<string, string> = { accept: 'application/json' }
-      for (const name of ['cookie', 'origin', 'sec-fetch-site']) {
-        const value = c.req.header(name)
-        if (value !== undefined) headers[name] = value
-      }
-      if (json !== undefined) headers['content-type'] = 'application/json'
-      const address = clientAddress(c)
-      const response = await api.request(
-        path,
-        { method, headers, body: json === undefined ? undefined : JSON.stringify(json) },
-        { requestIP: () => ({ address }) },
-      )
-      return { status: response.status, body: await bodyOf(response) }
-    },
+  function credentials(c: Context): Credentials {
+    const headers: Record<string, string> = {}
+    for (const name of ['cookie', 'origin', 'sec-fetch-site']) {
+      const value = c.req.header(name)
+      if (value !== undefined) headers[name] = value
+    }
+    return { headers, address: clientAddress(c) }
   }
+
+  function fetchAs(who: Credentials, method: string, path: string, body?: { json: unknown } | { form: FormData }): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json', ...who.headers }
+    if (body && 'json' in body) headers['content-type'] = 'application/json'
+    const payload = body === undefined ? undefined : 'json' in body ? JSON.stringify(body.json) : body.form
+    return Promise.resolve(api.request(path, { method, headers, body: payload }, { requestIP: () => ({ address: who.address }) }))
+  }
+
+  async function callAs<T>(who: Credentials, method: string, path: string, json?: unknown): Promise<ApiReply<T>> {
+    const response = await fetchAs(who, method, path, json === undefined ? undefined : { json })
+    return { status: response.status, body: await bodyOf(response) }
+  }
+
+  return { call: (c, method, path, json) => callAs(credentials(c), method, path, json), credentials, callAs, fetchAs }
 }

@@ -11,20 +11,24 @@ import { requestIds } from '../http/request-id.ts'
 import { PAGE_POLICY, securityHeaders } from '../http/security-headers.ts'
 import type { Services } from '../services.ts'
 import type { ApiClient } from './api-client.ts'
-import { Layout } from './components/layout.tsx'
+import { Layout, type PageAssets } from './components/layout.tsx'
 import type { AdminEnv, Me } from './context.ts'
 import { LoginPage } from './pages/login.tsx'
 import { ResetPasswordPage } from './pages/reset-password.tsx'
 import { Overview } from './pages/overview.tsx'
 import { RESOURCES } from './resources/resource.ts'
 import { mountResource } from './resources/routes.tsx'
+import type { WebChat } from './chat/index.ts'
 
 const STATIC_DIR = join(import.meta.dir, '..', '..', 'static')
-const HTMX_DIR = join(dirname(Bun.fileURLToPath(import.meta.resolve('htmx.org/package.json'))), 'dist')
+const packageDir = (name: string) => dirname(Bun.fileURLToPath(import.meta.resolve(`${name}/package.json`)))
+const HTMX_DIR = join(packageDir('htmx.org'), 'dist')
+const MARKED_DIR = join(packageDir('marked'), 'lib')
+const PURIFY_DIR = join(packageDir('dompurify'), 'dist')
 
 declare module 'hono' {
   interface ContextRenderer {
-    (content: string | Promise<string>, props: { title: string }): Response | Promise<Response>
+    (content: string | Promise<string>, props: { title: string; assets?: PageAssets }): Response | Promise<Response>
   }
 }
 
@@ -33,13 +37,17 @@ declare module 'hono' {
  * `signIn`: the api app's sign-in, sign-out and password-reset handlers, which answer on this port too (DESIGN
  * §4); the composition root hands them over, so the console never reaches into the api layer itself.
  */
-export function createAdminApp(services: Services, api: ApiClient, signIn: readonly Hono<any>[]): Hono<AdminEnv> {
+export function createAdminApp(services: Services, api: ApiClient, signIn: readonly Hono<any>[], chat: WebChat): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>()
   const apiBaseUrl = services.config.baseUrl
   app.use(securityHeaders(PAGE_POLICY))
 
   // htmx comes from the installed package and changes only with an upgrade, so browsers may keep it a day.
-  app.get('/static/htmx.min.js', serveStatic({ root: HTMX_DIR, path: 'htmx.min.js', onFound: (_, c) => c.header('cache-control', 'public, max-age=86400') }))
+  const aDay = { onFound: (_: unknown, c: Context) => c.header('cache-control', 'public, max-age=86400') }
+  app.get('/static/htmx.min.js', serveStatic({ root: HTMX_DIR, path: 'htmx.min.js', ...aDay }))
+  // The chat renders answers as markdown and sanitizes them in the browser, with these two, served from here.
+  app.get('/static/vendor/marked.js', serveStatic({ root: MARKED_DIR, path: 'marked.umd.js', ...aDay }))
+  app.get('/static/vendor/purify.js', serveStatic({ root: PURIFY_DIR, path: 'purify.min.js', ...aDay }))
   // serveStatic refuses `..`, doubled slashes and backslashes before it looks at the disk, but hands a NUL byte to
   // Bun, which throws. A file it does not serve ends here, not at the sign-in redirect further down.
   const notHere = (c: Context) => c.text('Not found', 404)
@@ -50,8 +58,9 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   app.use(originGuard([services.config.baseUrl, services.config.adminBaseUrl]))
   // Sign-in and sign-out are the api's own handlers, answering on this port too.
   for (const routes of signIn) app.route('/', routes)
+  chat.mountSocket(app)
 
-  app.use(jsxRenderer(({ children, title }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')}>{children}</Layout>, { docType: true }))
+  app.use(jsxRenderer(({ children, title, assets }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')} assets={assets}>{children}</Layout>, { docType: true }))
 
   app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])} notice={c.req.query('reset') === 'done' ? 'Your password is set. Sign in with it.' : undefined} />, { title: 'Sign in' }))
 
@@ -83,6 +92,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
     return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} />, { title: 'Overview' })
   })
   for (const resource of RESOURCES) mountResource(app, api, resource)
+  chat.mountPages(app)
 
   app.notFound((c) => {
     c.status(404)

@@ -6,6 +6,8 @@ import { ApiError } from '../errors.ts'
 import { defineModel } from './define.ts'
 import { nullableUuid } from './fields.ts'
 import { companyMember, visible } from './references.ts'
+import { documentsAreUploaded } from '../documents/errors.ts'
+import { DOCUMENT_MEDIA_TYPES } from '../documents/media-types.ts'
 
 /**
  * Conversations are private to their participants, whatever the role: chats are not the administrators' to read.
@@ -96,6 +98,12 @@ export const WebchatParticipant = defineModel({
       })
     }
   },
+  computed: {
+    user_name: {
+      schema: z.string().nullable().openapi({ description: 'Display name of the participant.' }),
+      select: () => sql<string | null>`(select coalesce(nullif(u.display_name, ''), u.username) from users u where u.id = webchat_participants.user_id)`,
+    },
+  },
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
   example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7f' },
 })
@@ -149,34 +157,30 @@ export const WebchatMessage = defineModel({
 export const WebchatDocument = defineModel({
   name: 'WebchatDocument',
   table: 'webchat_documents',
-  description: 'A document uploaded to a conversation, with its extracted text.',
+  description:
+    'A document uploaded to a conversation with POST /api/chat/documents, and the text the platform extracted from it. ' +
+    'Only its filename can be changed here; it cannot be created here.',
   tenantColumn: 'company_id',
   fields: {
-    conversation_id: z.uuid(),
     filename: z.string().trim().min(1).max(300),
-    media_type: z.enum([
-      'application/pdf',
-      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-      'text/plain',
-      'text/csv',
-    ]),
-    size_bytes: z.int().min(0).max(2_000_000_000),
-    extracted_text: z.string().max(200 * 1024).default(''),
-    truncated: z.boolean().default(false),
   },
-  readOnly: { uploaded_by: z.uuid().nullable() },
-  stamp: (actor) => ({ uploaded_by: actor.userId }),
-  references: { conversation_id: conversation },
+  // What the document is and says comes from its bytes, read by the platform: never from a client.
+  readOnly: {
+    conversation_id: z.uuid(),
+    uploaded_by: z.uuid().nullable(),
+    media_type: z.enum(DOCUMENT_MEDIA_TYPES),
+    size_bytes: z.int().min(0),
+    extracted_text: z.string().openapi({ description: 'At most 200 KB (UTF-8 bytes) of the document’s text.' }),
+    truncated: z.boolean().openapi({ description: 'The text was cut at 200 KB.' }),
+  },
   recordRule: (eb, actor) => takesPart(eb, actor, 'webchat_documents.conversation_id'),
-  access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
-  example: {
-    conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e',
-    filename: 'notes.txt',
-    media_type: 'text/plain',
-    size_bytes: 12,
-    extracted_text: 'Hello world.',
+  // The generic create cannot make a document (there is nothing to write but a filename); the upload route answers
+  // POST /api/v1/WebchatDocument before its body is read, and this keeps any other caller of createRecord out.
+  async guard(_tx, _actor, change) {
+    if (!change.before) throw documentsAreUploaded()
   },
+  access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
+  example: { filename: 'notes.txt' },
 })
 
 export const Plan = defineModel({

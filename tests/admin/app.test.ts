@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { Hono } from 'hono'
+import { createWebChat } from '../../src/admin/chat/index.ts'
 import { createApiClient } from '../../src/admin/api-client.ts'
 import { createAdminApp } from '../../src/admin/app.tsx'
 import { ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
@@ -177,7 +178,8 @@ test('the edit row offers no password: the console never sets someone’s passwo
 test('a record id that is not a UUID answers 404 and never reaches another model', async () => {
   const requested: string[] = []
   const spy = { request: (...args: Parameters<typeof p.api.request>) => (requested.push(String(args[0])), p.api.request(...args)) }
-  const console_ = createAdminApp(p.services, createApiClient(spy), [])
+  const client = createApiClient(spy)
+  const console_ = createAdminApp(p.services, client, [], createWebChat(p.services, client))
   const company = await p.call('GET', `/api/v1/Company/${p.root.companyId}`)
   const traversal = `..%2FCompany%2F${p.root.companyId}`
   const calls: Array<[string, string, Record<string, string>]> = [
@@ -201,7 +203,8 @@ test('an API answer that is not JSON is shown as a failure, not a 500', async ()
     request: (...args: Parameters<typeof p.api.request>) =>
       String(args[0]).startsWith('/api/v1/User/') ? new Response('<html>upstream down</html>', { status: 502, headers: { 'content-type': 'text/html' } }) : p.api.request(...args),
   }
-  const console_ = createAdminApp(p.services, createApiClient(html), [])
+  const htmlClient = createApiClient(html)
+  const console_ = createAdminApp(p.services, htmlClient, [], createWebChat(p.services, htmlClient))
   const reply = await console_.request(`/users/${p.root.userId}/row`, { headers: { cookie, origin: ORIGIN, ...htmx } })
   expect(reply.status).toBe(404)
   expect(await reply.text()).toContain('<tr>')

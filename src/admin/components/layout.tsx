@@ -4,6 +4,7 @@ import type { Me } from '../context.ts'
 
 const NAV = [
   { href: '/', label: 'Overview' },
+  { href: '/chat', label: 'Chat' },
   { href: '/users', label: 'Users' },
   { href: '/companies', label: 'Companies' },
 ]
@@ -17,7 +18,13 @@ function SignedIn({ me }: { me: Me }) {
   )
 }
 
-export function Layout({ title, apiBaseUrl, me, children }: { title: string; apiBaseUrl: string; me?: Me; children?: Child }) {
+/** Files a page needs besides the console's own, served from this origin. */
+export interface PageAssets {
+  scripts?: string[]
+  styles?: string[]
+}
+
+export function Layout({ title, apiBaseUrl, me, assets = {}, children }: { title: string; apiBaseUrl: string; me?: Me; assets?: PageAssets; children?: Child }) {
   return (
     <html lang="en">
       <head>
@@ -25,7 +32,13 @@ export function Layout({ title, apiBaseUrl, me, children }: { title: string; api
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · Switchboard`}</title>
         <link rel="stylesheet" href="/static/css/admin.css" />
+        {(assets.styles ?? []).map((href) => (
+          <link rel="stylesheet" href={href} />
+        ))}
         <script src="/static/htmx.min.js" defer></script>
+        {(assets.scripts ?? []).map((src) => (
+          <script src={src} defer></script>
+        ))}
       </head>
       <body>
         <header class="top">

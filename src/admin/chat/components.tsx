@@ -1,0 +1,242 @@
+/** @jsxImportSource hono/jsx */
+import type { ConversationSummary } from '../../chat/conversations.ts'
+
+export interface Message {
+  id: string
+  role: 'user' | 'agent' | 'system'
+  status: 'complete' | 'aborted' | 'error'
+  text: string
+  sender_id: string | null
+  sender_name: string | null
+  attachments: Array<{ document_id?: string; name: string; media_type: string; size_bytes?: number }>
+  created_at: string
+}
+
+export interface Participant {
+  id: string
+  user_id: string
+  user_name: string | null
+}
+
+export interface ChatDocument {
+  id: string
+  filename: string
+  media_type: string
+  size_bytes: number
+  truncated: boolean
+}
+
+export interface Conversation {
+  id: string
+  title: string
+  created_by: string | null
+  shared: boolean
+  context_prompt: string
+}
+
+/** The people's conversations, pinned first; refreshed whenever the socket says something changed elsewhere. */
+export function ConversationList({ conversations, current }: { conversations: ConversationSummary[]; current?: string }) {
+  return (
+    <nav id="conversation-list" aria-label="Conversations" hx-get={`/chat/list${current ? `?current=${current}` : ''}`} hx-trigger="chat-list-stale from:body" hx-swap="outerHTML">
+      {conversations.length === 0 ? <p class="muted">No conversations yet.</p> : null}
+      <ul>
+        {conversations.map((c) => (
+          <li class={`conversation${c.id === current ? ' current' : ''}`} data-id={c.id}>
+            <a href={`/chat/${c.id}`} aria-current={c.id === current ? 'page' : undefined}>
+              <span class="conversation-title">{c.title || 'New conversation'}</span>
+              {c.shared ? <span class="tag">shared</span> : null}
+              {c.unread > 0 && c.id !== current ? (
+                <span class="badge" aria-label={`${c.unread} unread`}>
+                  {c.unread > 99 ? '99+' : c.unread}
+                </span>
+              ) : null}
+            </a>
+            <form method="post" action={`/chat/${c.id}/${c.pinned_at ? 'unpin' : 'pin'}`} hx-post={`/chat/${c.id}/${c.pinned_at ? 'unpin' : 'pin'}`} hx-target="#conversation-list" hx-swap="outerHTML">
+              <input type="hidden" name="current" value={current ?? ''} />
+              <button type="submit" class="pin" aria-pressed={c.pinned_at ? 'true' : 'false'} title={c.pinned_at ? 'Unpin' : 'Pin'}>
+                {c.pinned_at ? '★' : '☆'}
+                <span class="visually-hidden">{c.pinned_at ? `Unpin ${c.title}` : `Pin ${c.title}`}</span>
+              </button>
+            </form>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  )
+}
+
+function Attachments({ attachments }: { attachments: Message['attachments'] }) {
+  if (!attachments.length) return null
+  return (
+    <ul class="attachments">
+      {attachments.map((a) => (
+        <li class="chip">{a.name}</li>
+      ))}
+    </ul>
+  )
+}
+
+/** One stored message. An agent's answer is markdown, rendered (and sanitized) in the browser like a live one. */
+export function MessageItem({ message, me }: { message: Message; me: string }) {
+  const mine = message.role === 'user' && message.sender_id === me
+  return (
+    <li class={`msg msg-${message.role}${mine ? ' mine' : ''}`} data-id={message.id} data-status={message.status}>
+      {message.role === 'system' ? null : <div class="who">{message.sender_name ?? (message.role === 'agent' ? 'Agent' : 'Someone')}</div>}
+      {message.role === 'agent' ? <div class="body md" data-md="">{message.text}</div> : <div class="body text">{message.text}</div>}
+      <Attachments attachments={message.attachments ?? []} />
+      {message.status === 'aborted' ? <div class="flag">Stopped before the end</div> : null}
+      {message.status === 'error' ? <div class="flag">The answer failed</div> : null}
+    </li>
+  )
+}
+
+/** Who takes part; any participant adds a colleague, the creator removes people, anyone may leave. */
+export function ParticipantsPanel({ conversation, participants, me, problem }: { conversation: Conversation; participants: Participant[]; me: string; problem?: string }) {
+  const creator = conversation.created_by === me
+  return (
+    <section id="participants" class="panel" aria-labelledby="participants-title" hx-get={`/chat/${conversation.id}/participants`} hx-trigger="chat-people-stale from:body" hx-swap="outerHTML">
+      <h2 id="participants-title">
+        People <span class="tag">{participants.length > 1 ? 'shared' : 'private'}</span>
+      </h2>
+      <ul>
+        {participants.map((p) => (
+          <li data-user={p.user_id}>
+            <span>{p.user_name ?? 'someone'}</span>
+            {p.user_id === conversation.created_by ? <span class="muted"> (started it)</span> : null}
+            {(creator && p.user_id !== me) || (p.user_id === me && !creator) ? (
+              <form method="post" action={`/chat/${conversation.id}/participants/${p.id}/remove`} hx-post={`/chat/${conversation.id}/participants/${p.id}/remove`} hx-target="#participants" hx-swap="outerHTML">
+                <button type="submit">{p.user_id === me ? 'Leave' : 'Remove'}</button>
+              </form>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+      <form class="add-person" method="post" action={`/chat/${conversation.id}/participants`} hx-post={`/chat/${conversation.id}/participants`} hx-target="#participants" hx-swap="outerHTML">
+        <label for="person">
+          Add a colleague (username or email)
+          <input id="person" name="person" required autocomplete="off" />
+        </label>
+        <button type="submit">Add</button>
+      </form>
+      {problem ? (
+        <p class="problem" role="alert">
+          {problem}
+        </p>
+      ) : null}
+    </section>
+  )
+}
+
+export function DocumentsPanel({ documents }: { documents: ChatDocument[] }) {
+  return (
+    <section id="documents" class="panel" aria-labelledby="documents-title">
+      <h2 id="documents-title">Documents</h2>
+      {documents.length === 0 ? <p class="muted">None yet. The agent reads every document of the conversation.</p> : null}
+      <ul>
+        {documents.map((d) => (
+          <li data-id={d.id}>
+            {d.filename}
+            {d.truncated ? <span class="muted"> (text cut at 200 KB)</span> : null}
+          </li>
+        ))}
+      </ul>
+    </section>
+  )
+}
+
+/** The composer: the script sends its text over the socket; Stop aborts the running turn. */
+function Composer({ conversationId }: { conversationId: string }) {
+  return (
+    <form id="composer" class="composer" data-conversation={conversationId}>
+      <ul id="pending-attachments" class="attachments" aria-label="Attached to the next message"></ul>
+      <label for="composer-text" class="visually-hidden">
+        Message
+      </label>
+      <textarea id="composer-text" name="text" rows={3} placeholder="Write a message. In a shared conversation, @mention the agent to have it answer." required></textarea>
+      <div class="composer-actions">
+        <label class="upload">
+          Attach a document
+          <input id="upload" type="file" accept=".pdf,.docx,.xlsx,.txt,.csv,application/pdf,text/plain,text/csv" />
+        </label>
+        <button type="button" id="stop" class="stop" hidden>
+          Stop
+        </button>
+        <button type="submit" id="send">
+          Send
+        </button>
+      </div>
+    </form>
+  )
+}
+
+export interface ChatView {
+  me: string
+  conversations: ConversationSummary[]
+  agents: Array<{ id: string; name: string }>
+  conversation?: Conversation
+  messages?: Message[]
+  participants?: Participant[]
+  documents?: ChatDocument[]
+  problem?: string
+}
+
+function NewConversation({ agents }: { agents: ChatView['agents'] }) {
+  return (
+    <form method="post" action="/chat/new" class="new-chat">
+      <label for="new-agent">
+        Talk to
+        <select id="new-agent" name="agent_id" required>
+          {agents.map((a) => (
+            <option value={a.id}>{a.name}</option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" disabled={agents.length === 0}>
+        New conversation
+      </button>
+    </form>
+  )
+}
+
+/** The chat page: the list, the open conversation with its composer, and its people and documents. */
+export function ChatPage({ view }: { view: ChatView }) {
+  const { conversation, me } = view
+  const messages = view.messages ?? []
+  return (
+    <div class="chat" data-me={me} data-conversation={conversation?.id ?? ''} data-after={messages.at(-1)?.id ?? ''}>
+      <aside class="chat-side">
+        <NewConversation agents={view.agents} />
+        <ConversationList conversations={view.conversations} current={conversation?.id} />
+      </aside>
+      {conversation ? (
+        <section class="chat-main" aria-labelledby="chat-title">
+          <h1 id="chat-title">{conversation.title || 'New conversation'}</h1>
+          <p id="connection" class="muted" role="status"></p>
+          <ol id="messages" aria-live="polite">
+            {messages.map((m) => (
+              <MessageItem message={m} me={me} />
+            ))}
+          </ol>
+          <p id="typing" class="muted" aria-live="polite"></p>
+          <Composer conversationId={conversation.id} />
+        </section>
+      ) : (
+        <section class="chat-main">
+          <h1>Chat</h1>
+          {view.problem ? (
+            <p class="problem" role="alert">
+              {view.problem}
+            </p>
+          ) : null}
+          <p class="muted">Choose a conversation, or start one with an agent.</p>
+        </section>
+      )}
+      {conversation ? (
+        <aside class="chat-aside">
+          <ParticipantsPanel conversation={conversation} participants={view.participants ?? []} me={me} />
+          <DocumentsPanel documents={view.documents ?? []} />
+        </aside>
+      ) : null}
+    </div>
+  )
+}

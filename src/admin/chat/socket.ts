@@ -1,0 +1,165 @@
+import type { WebSocketHandler } from 'bun'
+import type { Context } from 'hono'
+import { z } from 'zod'
+import type { EventBus } from '../../events/bus.ts'
+import type { Logger } from '../../logger.ts'
+import { isUuid } from '../../models/fields.ts'
+import type { ApiClient } from '../api-client.ts'
+import type { AdminEnv, Me } from '../context.ts'
+import type { ChatSocket, ChatSocketData, ChatSockets } from './sockets.ts'
+
+/** The largest client message taken: a message's text is at most 100 000 characters. */
+const MAX_MESSAGE_BYTES = 512 * 1024
+/** Messages of a reconnect's catch-up, at most; a client further behind reloads the page. */
+const CATCH_UP = 500
+
+const conversationId = z.uuid()
+/** What a browser may send (DESIGN §4, Web chat), plus `read`: the client has seen the conversation so far. */
+const ClientMessage = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('message'),
+    conversation_id: conversationId,
+    text: z.string(),
+    attachments: z.array(z.uuid()).max(20).optional(),
+    context_prompt: z.string().optional(),
+  }),
+  z.object({ type: z.literal('user_typing'), conversation_id: conversationId }),
+  z.object({ type: z.literal('stop'), conversation_id: conversationId }),
+  z.object({ type: z.literal('read'), conversation_id: conversationId }),
+])
+type ClientMessage = z.infer<typeof ClientMessage>
+
+/**
+ * The handshake of `/ws/chat`. It is accepted whatever the verdict, so that the browser learns why it was refused
+ * from the close code: 4001 without a valid session, 4003 for another site's page or a conversation the user does
+ * not take part in. Nothing is sent or run before that close.
+ */
+export async function upgradeChatSocket(c: Context<AdminEnv>, api: ApiClient, origins: readonly string[]): Promise<Response> {
+  const server = c.env as { upgrade?(request: Request, options: { data: ChatSocketData }): boolean } | undefined
+  if (c.req.header('upgrade')?.toLowerCase() !== 'websocket' || !server?.upgrade) {
+    return c.text('This address takes WebSocket connections (the web chat).', 426, { upgrade: 'websocket' })
+  }
+  const data = await judge(c, api, origins)
+  if (server.upgrade(c.req.raw, { data })) return new Response(null)
+  return c.text('The WebSocket handshake failed.', 400)
+}
+
+async function judge(c: Context<AdminEnv>, api: ApiClient, origins: readonly string[]): Promise<ChatSocketData> {
+  const who = api.credentials(c)
+  const requested = c.req.query('conversation_id')
+  const after = c.req.query('after')
+  const data: ChatSocketData = { userId: '', conversationId: null, who, ...(after && isUuid(after) ? { after: after.toLowerCase() } : {}) }
+  // A page of another site may open a socket here with the user's cookie; its Origin gives it away.
+  if (!origins.includes(c.req.header('origin') ?? '')) return { ...data, refused: { code: 4003, reason: 'This page may not open the chat.' } }
+  const me = await api.call<Me>(c, 'GET', '/api/me')
+  if (me.status !== 200) return { ...data, refused: { code: 4001, reason: 'Sign in to chat.' } }
+  data.userId = me.body.user.id
+  if (requested === undefined || requested === '') return data
+  const conversation = isUuid(requested) ? await api.call(c, 'GET', `/api/v1/WebchatConversation/${requested}`) : { status: 404 }
+  if (conversation.status === 401) return { ...data, refused: { code: 4001, reason: 'Sign in to chat.' } }
+  if (conversation.status !== 200) return { ...data, refused: { code: 4003, reason: 'You do not take part in this conversation.' } }
+  return { ...data, conversationId: requested.toLowerCase() }
+}
+
+/** Bun's handler for the admin port's sockets: the web chat's. */
+export function chatSocketHandler(sockets: ChatSockets, api: ApiClient, events: EventBus, log: Logger): WebSocketHandler<ChatSocketData> {
+  return {
+    maxPayloadLength: MAX_MESSAGE_BYTES,
+    // Bun pings a quiet socket and closes one that does not answer: a dead peer is dropped within two minutes.
+    idleTimeout: 120,
+    sendPings: true,
+    open(ws) {
+      if (ws.data.refused) {
+        ws.close(ws.data.refused.code, ws.data.refused.reason)
+        return
+      }
+      sockets.add(ws)
+      if (ws.data.conversationId) void resume(ws, api, events, log)
+    },
+    message(ws, raw) {
+      if (ws.data.refused) return
+      void receive(ws, raw, api, log)
+    },
+    close(ws) {
+      sockets.remove(ws)
+    },
+  }
+}
+
+/**
+ * A socket on a conversation is sent what it missed: the stored messages after the last one it has, and, from the
+ * process running a turn there, the answer so far.
+ */
+async function resume(ws: ChatSocket, api: ApiClient, events: EventBus, log: Logger): Promise<void> {
+  const { conversationId, after, who } = ws.data
+  try {
+    if (after) {
+      const query = new URLSearchParams({ conversation_id: `eq.${conversationId}`, id: `gt.${after}`, order: 'id.asc', limit: String(CATCH_UP) })
+      const missed = await api.callAs(who, 'GET', `/api/v1/WebchatMessage?${query}`)
+      if (missed.status === 200 && missed.body.data.length > 0) ws.send(JSON.stringify({ type: 'history', conversation_id: conversationId, messages: missed.body.data }))
+    }
+    await events.publish('chat.resume', { conversation_id: conversationId! })
+  } catch (error) {
+    log.warn('web chat resume failed', { conversation_id: conversationId, error: String(error) })
+  }
+}
+
+async function receive(ws: ChatSocket, raw: string | Buffer, api: ApiClient, log: Logger): Promise<void> {
+  let message: ClientMessage
+  try {
+    message = ClientMessage.parse(JSON.parse(String(raw)))
+  } catch {
+    return sendError(ws, undefined, 'That message could not be understood.', 'Expected JSON with a type of message, user_typing, stop or read.', 'bad_request')
+  }
+  try {
+    await act(ws, message, api)
+  } catch (error) {
+    log.error('web chat message failed', { type: message.type, error: String((error as Error)?.stack ?? error) })
+    sendError(ws, message.conversation_id, 'The message could not be handled on our side.', '', 'internal_error')
+  }
+}
+
+/** Each client message is a call to the public API as the socket's user. */
+async function act(ws: ChatSocket, message: ClientMessage, api: ApiClient): Promise<void> {
+  const { who } = ws.data
+  const conversation_id = message.conversation_id
+  switch (message.type) {
+    case 'message': {
+      if (message.context_prompt !== undefined) {
+        const patched = await api.callAs(who, 'PATCH', `/api/v1/WebchatConversation/${conversation_id}`, { context_prompt: message.context_prompt })
+        if (patched.status !== 200) return refused(ws, conversation_id, patched)
+      }
+      const body = { conversation_id, text: message.text, ...(message.attachments?.length ? { attachments: message.attachments } : {}) }
+      const response = await api.fetchAs(who, 'POST', '/api/chat', { json: body })
+      if (response.status !== 200) return refused(ws, conversation_id, { status: response.status, body: await response.json().catch(() => undefined) })
+      // Everyone in the conversation, this socket too, hears the turn from the bus; the stream is only drained.
+      for await (const _ of response.body ?? []) void _
+      return
+    }
+    case 'stop':
+      return checked(ws, conversation_id, await api.callAs(who, 'POST', '/api/chat/abort', { conversation_id }))
+    case 'user_typing':
+      return checked(ws, conversation_id, await api.callAs(who, 'POST', '/api/chat/typing', { conversation_id }))
+    case 'read':
+      return checked(ws, conversation_id, await api.callAs(who, 'POST', `/api/chat/conversations/${conversation_id}/read`))
+  }
+}
+
+function checked(ws: ChatSocket, conversationId: string, reply: { status: number; body: any }): void {
+  if (reply.status >= 300) refused(ws, conversationId, reply)
+}
+
+/** The API refused what the socket asked: the person sees why; an ended session closes the socket (4001). */
+function refused(ws: ChatSocket, conversationId: string, reply: { status: number; body: any }): void {
+  if (reply.status === 401) {
+    ws.close(4001, 'Your session has ended; sign in again.')
+    return
+  }
+  const problem = reply.body ?? {}
+  const details = Array.isArray(problem.errors) ? problem.errors.map((e: { path: string; message: string }) => `${e.path}: ${e.message}`).join('; ') : ''
+  sendError(ws, conversationId, problem.detail ?? `The request failed (${reply.status}).`, details, problem.code ?? 'error')
+}
+
+function sendError(ws: ChatSocket, conversationId: string | undefined, text: string, details: string, errorType: string): void {
+  ws.send(JSON.stringify({ type: 'error', text, details, error_type: errorType, ...(conversationId ? { conversation_id: conversationId } : {}) }))
+}

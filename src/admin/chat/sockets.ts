@@ -1,0 +1,128 @@
+import type { ServerWebSocket } from 'bun'
+import type { EventBus, Events } from '../../events/bus.ts'
+import type { Credentials } from '../api-client.ts'
+
+/** What a web chat socket remembers: whose it is, the conversation it shows, and how to act for its user. */
+export interface ChatSocketData {
+  userId: string
+  /** The conversation the page shows; null on the page without one (the list still updates). */
+  conversationId: string | null
+  who: Credentials
+  /** Set when the handshake was refused: the socket is closed with it as soon as it opens. */
+  refused?: { code: 4001 | 4003; reason: string }
+  /** The last stored message the client has: a reconnect is sent what came after it. */
+  after?: string
+}
+
+export type ChatSocket = ServerWebSocket<ChatSocketData>
+
+/** How long a socket may stay silent before the client should assume it is dead; it hears a heartbeat well within. */
+export const HEARTBEAT_MS = 25_000
+/** A socket this far behind (bytes queued) is closed: the client reconnects and resumes from what it has. */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024
+
+/** Events that tell people elsewhere (another conversation open, or the list alone) that something changed. */
+const ELSEWHERE = new Set(['user_message', 'message', 'conversation_update', 'participants'])
+
+/**
+ * This process's web chat sockets, by conversation and by user, fed from the bus: whatever process a turn or a
+ * message happens on, every socket of every participant hears it.
+ */
+export class ChatSockets {
+  readonly #onConversation = new Map<string, Set<ChatSocket>>()
+  readonly #ofUser = new Map<string, Set<ChatSocket>>()
+  readonly #unsubscribe: Array<() => void>
+  readonly #heartbeat: ReturnType<typeof setInterval>
+
+  constructor(
+    events: EventBus,
+    /** Who takes part in a conversation, by user id (the kernel caches it). */
+    private readonly participants: (conversationId: string) => Promise<ReadonlySet<string>>,
+  ) {
+    this.#unsubscribe = [events.subscribe('chat.event', (payload) => this.#deliver(payload)), events.subscribe('chat.participants', (payload) => this.#removed(payload))]
+    // One timer for all sockets: a timer each would cost every idle socket memory.
+    this.#heartbeat = setInterval(() => this.#beat(), HEARTBEAT_MS)
+    this.#heartbeat.unref?.()
+  }
+
+  get size(): number {
+    let n = 0
+    for (const set of this.#ofUser.values()) n += set.size
+    return n
+  }
+
+  add(ws: ChatSocket): void {
+    const { userId, conversationId } = ws.data
+    addTo(this.#ofUser, userId, ws)
+    if (conversationId) addTo(this.#onConversation, conversationId, ws)
+  }
+
+  remove(ws: ChatSocket): void {
+    const { userId, conversationId } = ws.data
+    removeFrom(this.#ofUser, userId, ws)
+    if (conversationId) removeFrom(this.#onConversation, conversationId, ws)
+  }
+
+  close(): void {
+    clearInterval(this.#heartbeat)
+    for (const unsubscribe of this.#unsubscribe) unsubscribe()
+    for (const set of this.#ofUser.values()) for (const ws of set) ws.close(1001, 'The server is shutting down.')
+  }
+
+  #deliver({ conversation_id, event, except_user }: Events['chat.event']): void {
+    const wire = JSON.stringify({ ...event, conversation_id })
+    for (const ws of this.#onConversation.get(conversation_id) ?? []) if (ws.data.userId !== except_user) send(ws, wire)
+    if (ELSEWHERE.has(event.type) && this.#ofUser.size > 0) void this.#tellElsewhere(conversation_id, event)
+  }
+
+  /** Participants' sockets on other pages learn of it: an unread badge, a new title, a list to refresh. */
+  async #tellElsewhere(conversationId: string, event: Events['chat.event']['event']): Promise<void> {
+    const people = await this.participants(conversationId).catch(() => new Set<string>())
+    const unread = event.type === 'user_message' || event.type === 'message'
+    // Nobody has unread what they wrote themselves.
+    const author = event.type === 'user_message' ? event.sender : undefined
+    const notice = JSON.stringify(unread ? { type: 'unread', conversation_id: conversationId } : { ...event, conversation_id: conversationId })
+    for (const userId of people) {
+      if (unread && userId === author) continue
+      for (const ws of this.#ofUser.get(userId) ?? []) if (ws.data.conversationId !== conversationId) send(ws, notice)
+    }
+  }
+
+  /** Removed people lose the conversation at once: their sockets on it close with 4003, their lists refresh. */
+  #removed({ conversation_id, removed }: Events['chat.participants']): void {
+    if (!removed?.length) return
+    const everyone = removed.includes('*')
+    for (const ws of [...(this.#onConversation.get(conversation_id) ?? [])]) {
+      if (everyone || removed.includes(ws.data.userId)) ws.close(4003, everyone ? 'This conversation was deleted.' : 'You no longer take part in this conversation.')
+    }
+    const stale = JSON.stringify({ type: 'participants', conversation_id })
+    for (const userId of everyone ? [] : removed) for (const ws of this.#ofUser.get(userId) ?? []) if (ws.data.conversationId !== conversation_id) send(ws, stale)
+  }
+
+  #beat(): void {
+    const beat = JSON.stringify({ type: 'heartbeat' })
+    for (const set of this.#ofUser.values()) for (const ws of set) send(ws, beat)
+  }
+}
+
+function send(ws: ChatSocket, wire: string): void {
+  if (ws.readyState !== 1) return
+  if (ws.getBufferedAmount() > MAX_BUFFERED_BYTES) {
+    ws.close(4008, 'The connection fell behind; reconnect to resume.')
+    return
+  }
+  ws.send(wire)
+}
+
+function addTo(map: Map<string, Set<ChatSocket>>, key: string, ws: ChatSocket): void {
+  let set = map.get(key)
+  if (!set) map.set(key, (set = new Set()))
+  set.add(ws)
+}
+
+function removeFrom(map: Map<string, Set<ChatSocket>>, key: string, ws: ChatSocket): void {
+  const set = map.get(key)
+  if (!set) return
+  set.delete(ws)
+  if (set.size === 0) map.delete(key)
+}

@@ -1,0 +1,362 @@
+// The web chat's socket: sends what the person writes, shows what everyone in the conversation says, live.
+// Answers are markdown, rendered with marked and sanitized with DOMPurify before they touch the page.
+;(() => {
+  const root = document.querySelector('.chat')
+  if (!root) return
+  const me = root.dataset.me
+  const conversationId = root.dataset.conversation || null
+  const messages = document.getElementById('messages')
+  const composer = document.getElementById('composer')
+  const text = document.getElementById('composer-text')
+  const stopButton = document.getElementById('stop')
+  const typingLine = document.getElementById('typing')
+  const status = document.getElementById('connection')
+  const pending = document.getElementById('pending-attachments')
+  const upload = document.getElementById('upload')
+
+  // ---- markdown, sanitized -------------------------------------------------------------------------------------
+  const PURIFY = {
+    FORBID_TAGS: ['style', 'svg', 'math', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed'],
+    FORBID_ATTR: ['style'],
+  }
+  DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    if (node.tagName === 'A') {
+      node.setAttribute('rel', 'noopener noreferrer nofollow')
+      node.setAttribute('target', '_blank')
+    }
+  })
+  function renderMarkdown(el, source) {
+    el.innerHTML = DOMPurify.sanitize(marked.parse(source, { gfm: true, breaks: true }), PURIFY)
+  }
+  for (const el of document.querySelectorAll('[data-md]')) renderMarkdown(el, el.textContent)
+
+  if (!conversationId) return
+
+  // ---- what the page holds -------------------------------------------------------------------------------------
+  let after = root.dataset.after || ''
+  let socket
+  let retry = 0
+  let lastTyped = 0
+  let attachments = []
+  /** The answer being streamed: its element and text so far. */
+  let streaming = null
+
+  const scrollDown = () => messages.lastElementChild?.scrollIntoView({ block: 'end' })
+  const byId = (id) => (id ? messages.querySelector(`li[data-id="${CSS.escape(id)}"]`) : null)
+
+  function item(role, { id, who, status: state, mine } = {}) {
+    const li = document.createElement('li')
+    li.className = `msg msg-${role}${mine ? ' mine' : ''}`
+    if (id) li.dataset.id = id
+    if (state) li.dataset.status = state
+    if (who) {
+      const name = document.createElement('div')
+      name.className = 'who'
+      name.textContent = who
+      li.append(name)
+    }
+    const body = document.createElement('div')
+    body.className = role === 'agent' ? 'body md' : 'body text'
+    li.append(body)
+    messages.append(li)
+    return { li, body }
+  }
+
+  function chips(li, list) {
+    if (!list?.length) return
+    const ul = document.createElement('ul')
+    ul.className = 'attachments'
+    for (const a of list) {
+      const chip = document.createElement('li')
+      chip.className = 'chip'
+      chip.textContent = a.name
+      ul.append(chip)
+    }
+    li.append(ul)
+  }
+
+  function flag(li, words) {
+    const note = document.createElement('div')
+    note.className = 'flag'
+    note.textContent = words
+    li.append(note)
+  }
+
+  function notice(words) {
+    const { body } = item('system')
+    body.textContent = words
+    scrollDown()
+  }
+
+  function showStored(m) {
+    if (byId(m.id)) return
+    if (m.role === 'agent' && streaming) {
+      finishStream(m.id, m.text, m.status)
+      return
+    }
+    const { li, body } = item(m.role, { id: m.id, who: m.role === 'system' ? '' : m.sender_name, status: m.status, mine: m.sender_id === me })
+    if (m.role === 'agent') renderMarkdown(body, m.text)
+    else body.textContent = m.text
+    chips(li, m.attachments)
+    if (m.status === 'aborted') flag(li, 'Stopped before the end')
+    if (m.status === 'error') flag(li, 'The answer failed')
+  }
+
+  // ---- the answer as it streams --------------------------------------------------------------------------------
+  let renderQueued = false
+  function ensureStream(agent) {
+    if (!streaming) {
+      const { li, body } = item('agent', { who: agent || 'Agent' })
+      li.classList.add('streaming')
+      streaming = { li, body, text: '' }
+    }
+    return streaming
+  }
+  function renderStream() {
+    renderQueued = false
+    if (streaming) renderMarkdown(streaming.body, streaming.text)
+    scrollDown()
+  }
+  /** A piece at `offset`: a piece seen before (a resume re-sends from the start) changes nothing. */
+  function streamPiece(piece, offset) {
+    const s = ensureStream()
+    if (offset > s.text.length) return
+    if (offset + piece.length > s.text.length) s.text = s.text.slice(0, offset) + piece
+    if (!renderQueued) {
+      renderQueued = true
+      requestAnimationFrame(renderStream)
+    }
+  }
+  function finishStream(id, full, state) {
+    const s = streaming
+    streaming = null
+    if (!s) return
+    s.li.classList.remove('streaming')
+    if (id) {
+      if (byId(id)) return s.li.remove()
+      s.li.dataset.id = id
+    }
+    s.li.dataset.status = state
+    if (full !== undefined) s.text = full
+    renderMarkdown(s.body, s.text)
+    if (state === 'aborted') flag(s.li, 'Stopped before the end')
+    if (state === 'error') flag(s.li, 'The answer failed')
+  }
+
+  // ---- typing, busy ----------------------------------------------------------------------------------------------
+  let typingTimer
+  function typingNote(words, ms = 4000) {
+    typingLine.textContent = words
+    clearTimeout(typingTimer)
+    if (ms) typingTimer = setTimeout(() => (typingLine.textContent = ''), ms)
+  }
+  function busy(on) {
+    stopButton.hidden = !on
+    if (!on) typingNote('', 0)
+  }
+
+  // ---- list and panels ---------------------------------------------------------------------------------------
+  let staleTimer
+  function listStale() {
+    clearTimeout(staleTimer)
+    staleTimer = setTimeout(() => document.body.dispatchEvent(new CustomEvent('chat-list-stale')), 150)
+  }
+  let readTimer
+  function markRead() {
+    clearTimeout(readTimer)
+    readTimer = setTimeout(() => {
+      if (document.visibilityState === 'visible') send({ type: 'read', conversation_id: conversationId })
+    }, 500)
+  }
+
+  // ---- events from the server ------------------------------------------------------------------------------
+  const handlers = {
+    history(e) {
+      for (const m of e.messages) showStored(m)
+      if (e.messages.length) after = e.messages.at(-1).id
+      scrollDown()
+      markRead()
+    },
+    user_message(e) {
+      if (!byId(e.message_id)) {
+        const { li, body } = item('user', { id: e.message_id, who: e.display_name, status: 'complete', mine: e.sender === me })
+        body.textContent = e.text
+        chips(li, e.attachments)
+        scrollDown()
+      }
+      after = e.message_id
+      markRead()
+    },
+    typing() {
+      ensureStream()
+      busy(true)
+      typingNote('The agent is writing…', 0)
+    },
+    tool_call(e) {
+      typingNote(`The agent is using ${e.tool}…`, 0)
+    },
+    stream(e) {
+      busy(true)
+      streamPiece(e.text, e.offset)
+    },
+    stream_end() {},
+    message(e) {
+      if (streaming) finishStream(e.message_id, e.text, 'complete')
+      else showStored({ id: e.message_id, role: 'agent', text: e.text, status: 'complete', sender_name: e.agent })
+      after = e.message_id
+      busy(false)
+      scrollDown()
+      markRead()
+    },
+    aborted(e) {
+      if (streaming && !e.message_id && !streaming.text) {
+        streaming.li.remove()
+        streaming = null
+      } else finishStream(e.message_id, undefined, 'aborted')
+      if (e.message_id) after = e.message_id
+      busy(false)
+    },
+    error(e) {
+      if (streaming) finishStream(undefined, undefined, 'error')
+      busy(false)
+      const { li, body } = item('error')
+      li.setAttribute('role', 'alert')
+      body.textContent = e.text
+      const details = document.createElement('details')
+      const summary = document.createElement('summary')
+      summary.textContent = 'Details'
+      const more = document.createElement('p')
+      more.textContent = e.details || 'No details.'
+      const kind = document.createElement('p')
+      kind.className = 'error-type'
+      kind.textContent = `Error type: ${e.error_type}`
+      details.append(summary, more, kind)
+      li.append(details)
+      scrollDown()
+    },
+    notice(e) {
+      notice(e.text)
+    },
+    user_typing(e) {
+      typingNote(`${e.display_name} is typing…`)
+    },
+    conversation_update(e) {
+      if (e.conversation_id === conversationId) {
+        document.getElementById('chat-title').textContent = e.title
+        document.title = `${e.title} · Switchboard`
+      }
+      listStale()
+    },
+    participants(e) {
+      if (e.conversation_id === conversationId) document.body.dispatchEvent(new CustomEvent('chat-people-stale'))
+      listStale()
+    },
+    unread() {
+      listStale()
+    },
+    heartbeat() {},
+  }
+
+  // ---- the socket -------------------------------------------------------------------------------------------
+  function send(message) {
+    if (socket?.readyState !== WebSocket.OPEN) return false
+    socket.send(JSON.stringify(message))
+    return true
+  }
+
+  function connect() {
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws'
+    const query = new URLSearchParams({ conversation_id: conversationId })
+    if (after) query.set('after', after)
+    socket = new WebSocket(`${scheme}://${location.host}/ws/chat?${query}`)
+    socket.onopen = () => {
+      retry = 0
+      status.textContent = ''
+      markRead()
+    }
+    socket.onmessage = (message) => {
+      const event = JSON.parse(message.data)
+      if (event.conversation_id && event.conversation_id !== conversationId && event.type !== 'unread' && event.type !== 'participants' && event.type !== 'conversation_update') return
+      handlers[event.type]?.(event)
+    }
+    socket.onclose = (closed) => {
+      if (closed.code === 4001) {
+        status.textContent = 'Your session has ended. '
+        const link = document.createElement('a')
+        link.href = `/login?${new URLSearchParams({ post_login_redirect: location.pathname })}`
+        link.textContent = 'Sign in again'
+        status.append(link)
+        return
+      }
+      if (closed.code === 4003) {
+        status.textContent = closed.reason || 'You no longer take part in this conversation.'
+        composer.querySelectorAll('textarea, button, input').forEach((el) => (el.disabled = true))
+        listStale()
+        return
+      }
+      // The answer in progress is re-sent whole on reconnect; pieces already here are kept once.
+      status.textContent = 'Connection lost; reconnecting…'
+      setTimeout(connect, Math.min(5000, 250 * 2 ** retry++))
+    }
+  }
+
+  // ---- what the person does ----------------------------------------------------------------------------------
+  composer.addEventListener('submit', (event) => {
+    event.preventDefault()
+    const words = text.value.trim()
+    if (!words) return
+    const message = { type: 'message', conversation_id: conversationId, text: words }
+    if (attachments.length) message.attachments = attachments.map((a) => a.id)
+    if (!send(message)) {
+      status.textContent = 'Not connected yet; your message is kept. Try again in a moment.'
+      return
+    }
+    text.value = ''
+    attachments = []
+    pending.replaceChildren()
+  })
+  text.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey) {
+      event.preventDefault()
+      composer.requestSubmit()
+    }
+  })
+  text.addEventListener('input', () => {
+    const now = Date.now()
+    if (now - lastTyped < 2000) return
+    lastTyped = now
+    send({ type: 'user_typing', conversation_id: conversationId })
+  })
+  stopButton.addEventListener('click', () => send({ type: 'stop', conversation_id: conversationId }))
+  document.addEventListener('visibilitychange', markRead)
+
+  upload.addEventListener('change', async () => {
+    const file = upload.files?.[0]
+    if (!file) return
+    const form = new FormData()
+    form.set('file', file, file.name)
+    status.textContent = `Uploading ${file.name}…`
+    const response = await fetch(`/chat/${conversationId}/documents`, { method: 'POST', body: form }).catch(() => undefined)
+    upload.value = ''
+    status.textContent = ''
+    const body = response ? await response.json().catch(() => ({})) : {}
+    if (!response || response.status !== 201) {
+      handlers.error({ text: body.detail || `${file.name} could not be uploaded.`, details: body.errors?.map((e) => e.message).join('; ') || '', error_type: body.code || 'upload_failed' })
+      return
+    }
+    attachments.push({ id: body.id, name: body.filename })
+    const chip = document.createElement('li')
+    chip.className = 'chip'
+    chip.textContent = body.filename
+    pending.append(chip)
+    const list = document.querySelector('#documents ul')
+    const entry = document.createElement('li')
+    entry.dataset.id = body.id
+    entry.textContent = body.filename
+    list?.append(entry)
+    if (body.notice) notice(body.notice)
+  })
+
+  connect()
+  scrollDown()
+})()

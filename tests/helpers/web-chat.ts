@@ -1,0 +1,98 @@
+import { startTestPlatform, useStarted, type Principal, type TestPlatform } from './platform.ts'
+import { until } from './until.ts'
+
+/** One frame from the server, as the browser's script reads it. */
+export type Frame = Record<string, any> & { type: string }
+
+/** A web chat socket as a test drives it: what it received, and its close. */
+export interface ChatClient {
+  frames: Frame[]
+  send(message: Record<string, unknown>): void
+  /** The first received frame (from now on or already received, `since` the index given) matching. */
+  next(match: (frame: Frame) => boolean, what: string, since?: number): Promise<Frame>
+  closed: Promise<{ code: number; reason: string }>
+  opened: Promise<void>
+  close(): void
+}
+
+export interface ChatPlatform extends TestPlatform {
+  /** The admin port's own address: what the browser's Origin is. */
+  adminUrl: string
+  /** A member of the root company with a session cookie, as a browser has after signing in. */
+  person(options?: { companyId?: string | null }): Promise<Principal & { cookie: string }>
+  socket(cookie: string | null, options?: { conversationId?: string; after?: string; origin?: string }): ChatClient
+}
+
+async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(null) })
+  const port = probe.port!
+  await probe.stop(true)
+  return port
+}
+
+/** A test platform whose admin app is really served (WebSockets need a server), with people who can sign in. */
+export async function startChatPlatform(env: Record<string, string> = {}): Promise<ChatPlatform> {
+  const adminPort = await freePort()
+  const p = await startTestPlatform({ SWITCHBOARD_ADMIN_PORT: String(adminPort), ...env })
+  const server = Bun.serve({ hostname: '127.0.0.1', port: adminPort, fetch: p.admin.fetch, websocket: p.adminWebSocket, idleTimeout: 60 })
+  const adminUrl = `http://127.0.0.1:${adminPort}`
+  const clients = new Set<WebSocket>()
+  return {
+    ...p,
+    adminUrl,
+    async person({ companyId = p.root.companyId } = {}) {
+      const password = 'chat-person-password'
+      const made = await p.createUser({ companyId, password })
+      const login = await fetch(`${adminUrl}/auth/login`, {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', origin: adminUrl },
+        body: new URLSearchParams({ username: made.username, password }),
+        redirect: 'manual',
+      })
+      const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+      if (!cookie) throw new Error(`signing in ${made.username} answered ${login.status}`)
+      return { ...made, cookie }
+    },
+    socket(cookie, { conversationId, after, origin = adminUrl } = {}) {
+      const query = new URLSearchParams({ ...(conversationId ? { conversation_id: conversationId } : {}), ...(after ? { after } : {}) })
+      const headers: Record<string, string> = { origin, ...(cookie ? { cookie } : {}) }
+      const ws = new WebSocket(`ws://127.0.0.1:${adminPort}/ws/chat?${query}`, { headers } as never)
+      clients.add(ws)
+      const frames: Frame[] = []
+      ws.onmessage = (message) => frames.push(JSON.parse(String(message.data)))
+      const closed = new Promise<{ code: number; reason: string }>((resolve) => (ws.onclose = (e) => resolve({ code: e.code, reason: e.reason })))
+      const opened = new Promise<void>((resolve, reject) => {
+        ws.onopen = () => resolve()
+        ws.onerror = () => reject(new Error('the socket failed to open'))
+      })
+      opened.catch(() => {})
+      return {
+        frames,
+        send: (message) => ws.send(JSON.stringify(message)),
+        next: async (match, what, since = 0) => {
+          await until(() => frames.slice(since).some(match), { what })
+          return frames.slice(since).find(match)!
+        },
+        closed,
+        opened,
+        close: () => ws.close(),
+      }
+    },
+    async close() {
+      for (const ws of clients) ws.close()
+      await server.stop(true)
+      await p.close()
+    },
+  }
+}
+
+export function useChatPlatform(env: Record<string, string> = {}): () => ChatPlatform {
+  return useStarted(() => startChatPlatform(env), 'the web chat platform')
+}
+
+/** An enabled agent on the echo runner, in the root company. */
+export async function echoAgent(p: TestPlatform, name = `echo-${crypto.randomUUID().slice(0, 8)}`): Promise<{ id: string; name: string }> {
+  const created = await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name, runner: 'echo', model: 'echo-1' } })
+  if (created.status !== 201) throw new Error(`creating the agent answered ${created.status}: ${JSON.stringify(created.body)}`)
+  return { id: created.body.id, name }
+}
