@@ -1,0 +1,183 @@
+import { describe, expect, test } from 'bun:test'
+import { chatTurn } from '../helpers/chat.ts'
+import { usePlatform, type Principal } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
+
+const p = usePlatform()
+
+async function agent(): Promise<{ id: string; name: string }> {
+  const name = `agent-${crypto.randomUUID().slice(0, 8)}`
+  const created = await p().call('POST', '/api/v1/AgentConfigRecord', { json: { name } })
+  return { id: created.body.id, name }
+}
+
+async function conversationOf(owner: Principal, agentId: string): Promise<string> {
+  const created = await p().call('POST', '/api/v1/WebchatConversation', { json: { agent_id: agentId }, as: owner })
+  expect(created.status).toBe(201)
+  return created.body.id
+}
+
+async function rows(conversationId: string, as: Principal) {
+  return (await p().call('GET', `/api/v1/WebchatParticipant?conversation_id=eq.${conversationId}&order=created_at.asc`, { as })).body.data as any[]
+}
+
+describe('participant rows', () => {
+  test('the creator is a participant; adding someone shares the conversation, removing them makes it private again', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const id = await conversationOf(a, (await agent()).id)
+    const mine = await rows(id, a)
+    expect(mine.map((r) => [r.user_id, r.user_name])).toEqual([[a.userId, a.username]])
+    expect((await p().call('GET', `/api/v1/WebchatConversation/${id}`, { as: a })).body.shared).toBe(false)
+    const added = await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: b.userId }, as: a })
+    expect(added.status).toBe(201)
+    expect((await p().call('GET', `/api/v1/WebchatConversation/${id}`, { as: b })).body.shared).toBe(true)
+    expect((await p().call('DELETE', `/api/v1/WebchatParticipant/${added.body.id}`, { as: a })).status).toBe(204)
+    expect((await p().call('GET', `/api/v1/WebchatConversation/${id}`, { as: a })).body.shared).toBe(false)
+    expectProblem(await p().call('GET', `/api/v1/WebchatConversation/${id}`, { as: b }), 404, 'not_found')
+  })
+
+  test('pins and read markers are each participant’s own: not even the creator sets someone else’s', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const id = await conversationOf(a, (await agent()).id)
+    const bRow = (await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: b.userId }, as: a })).body
+    const aRow = (await rows(id, a)).find((r) => r.user_id === a.userId)
+    const pin = { pinned_at: '2026-11-22T10:00:00.000Z' }
+    expectProblem(await p().call('PATCH', `/api/v1/WebchatParticipant/${aRow.id}`, { json: pin, as: b }), 403, 'forbidden')
+    expectProblem(await p().call('PATCH', `/api/v1/WebchatParticipant/${bRow.id}`, { json: pin, as: a }), 403, 'forbidden')
+    expectProblem(await p().call('PUT', `/api/v1/WebchatParticipant/${aRow.id}`, { json: { conversation_id: id, user_id: a.userId, ...pin }, as: b }), 403, 'forbidden')
+    expect((await p().call('PATCH', `/api/v1/WebchatParticipant/${aRow.id}`, { json: pin, as: a })).status).toBe(200)
+    expect((await rows(id, b)).find((r) => r.user_id === b.userId).pinned_at).toBeNull()
+    // A row stays with its user and conversation: no taking over someone's seat, no moving one's own.
+    const moved = expectProblem(await p().call('PATCH', `/api/v1/WebchatParticipant/${aRow.id}`, { json: { user_id: b.userId }, as: a }), 422, 'validation_error')
+    expect(moved.errors?.[0]?.path).toBe('user_id')
+  })
+
+  test('only the creator removes others; anyone may leave; nobody removes the creator', async () => {
+    const [a, b, c] = [await p().createUser(), await p().createUser(), await p().createUser()]
+    const id = await conversationOf(a, (await agent()).id)
+    const bRow = (await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: b.userId }, as: a })).body
+    // Any participant may add a colleague.
+    const cRow = (await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: c.userId }, as: b })).body
+    expect(cRow.user_id).toBe(c.userId)
+    const aRow = (await rows(id, a)).find((r) => r.user_id === a.userId)
+    expectProblem(await p().call('DELETE', `/api/v1/WebchatParticipant/${aRow.id}`, { as: b }), 403, 'forbidden')
+    expectProblem(await p().call('DELETE', `/api/v1/WebchatParticipant/${cRow.id}`, { as: b }), 403, 'forbidden')
+    expect((await p().call('DELETE', `/api/v1/WebchatParticipant/${bRow.id}`, { as: b })).status).toBe(204)
+    expect((await rows(id, a)).map((r) => r.user_id).sort()).toEqual([a.userId, c.userId].sort())
+  })
+
+  test('a participant who did not start the conversation may not rename or delete it', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const id = await conversationOf(a, (await agent()).id)
+    await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: b.userId }, as: a })
+    expectProblem(await p().call('PATCH', `/api/v1/WebchatConversation/${id}`, { json: { title: 'mine now' }, as: b }), 403, 'forbidden')
+    expectProblem(await p().call('DELETE', `/api/v1/WebchatConversation/${id}`, { as: b }), 403, 'forbidden')
+  })
+
+  test('nobody outside the company can be added, and another company’s conversation is not there', async () => {
+    const a = await p().createUser()
+    const outsider = await p().createUser({ companyId: await p().createCompany() })
+    const id = await conversationOf(a, (await agent()).id)
+    const refused = expectProblem(await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: outsider.userId }, as: a }), 422, 'validation_error')
+    expect(refused.errors?.[0]?.path).toBe('user_id')
+    const intrusion = await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: outsider.userId }, as: outsider })
+    expectProblem(intrusion, 422, 'validation_error')
+  })
+})
+
+describe('GET /api/chat/conversations', () => {
+  test('pinned first, then the latest; unread counts others’ messages since the read marker', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const { id: agentId, name } = await agent()
+    const first = await conversationOf(a, agentId)
+    const second = await conversationOf(a, agentId)
+    await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: first, user_id: b.userId }, as: a })
+    await chatTurn(p(), { conversation_id: first, text: 'no mention here' }, { as: b })
+    await chatTurn(p(), { conversation_id: first, text: `@${name} now answer` }, { as: b })
+    const list = (await p().call('GET', '/api/chat/conversations', { as: a })).body.data
+    expect(list.map((c: any) => c.id)).toEqual([first, second])
+    // Two messages of B and the agent's answer.
+    expect(list[0]).toMatchObject({ unread: 3, shared: true, agent_name: name, title: 'no mention here' })
+    expect(list[1]).toMatchObject({ unread: 0, shared: false })
+    const pinned = list[1].participant_id
+    expect((await p().call('PATCH', `/api/v1/WebchatParticipant/${pinned}`, { json: { pinned_at: new Date().toISOString() }, as: a })).status).toBe(200)
+    expect((await p().call('GET', '/api/chat/conversations', { as: a })).body.data.map((c: any) => c.id)).toEqual([second, first])
+    expect((await p().call('POST', `/api/chat/conversations/${first}/read`, { as: a })).status).toBe(204)
+    expect((await p().call('GET', '/api/chat/conversations', { as: a })).body.data.find((c: any) => c.id === first).unread).toBe(0)
+    // B's own messages are never unread for B; the agent's answer is.
+    expect((await p().call('GET', '/api/chat/conversations', { as: b })).body.data.find((c: any) => c.id === first).unread).toBe(1)
+  })
+
+  test('401 without credentials, 403 when the role is below the ACL, nothing of other people or companies', async () => {
+    expectProblem(await p().call('GET', '/api/chat/conversations', { as: null }), 401, 'unauthorized')
+    const outsider = await p().createUser({ companyId: await p().createCompany() })
+    expect((await p().call('GET', '/api/chat/conversations', { as: outsider })).body.data).toEqual([])
+    const acl = await p().call('POST', '/api/v1/ModelAcl', { json: { model: 'WebchatConversation', verb: 'list', min_role: 'admin' } })
+    try {
+      expectProblem(await p().call('GET', '/api/chat/conversations', { as: await p().createUser() }), 403, 'forbidden')
+    } finally {
+      await p().call('DELETE', `/api/v1/ModelAcl/${acl.body.id}`)
+    }
+  })
+})
+
+describe('POST /api/chat in a shared conversation', () => {
+  test('without a mention the message is stored and the stream says why nobody answers', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const { id: agentId, name } = await agent()
+    const id = await conversationOf(a, agentId)
+    await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: b.userId }, as: a })
+    const events = await chatTurn(p(), { conversation_id: id, text: 'hello B' }, { as: a })
+    expect(events).toEqual([
+      { type: 'conversation', conversation_id: id },
+      { type: 'notice', text: `Stored. In a shared conversation ${name} answers only when mentioned (@${name}).` },
+    ])
+    const stored = (await p().call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${id}`, { as: b })).body.data
+    expect(stored.map((m: any) => [m.role, m.text, m.sender_id])).toEqual([['user', 'hello B', a.userId]])
+  })
+
+  test('an agent_id that is not the conversation’s, or attachments not of the conversation, are 422', async () => {
+    const a = await p().createUser()
+    const id = await conversationOf(a, (await agent()).id)
+    const other = await agent()
+    const wrongAgent = expectProblem(await p().call('POST', '/api/chat', { json: { conversation_id: id, agent_id: other.id, text: 'hi' }, as: a }), 422, 'validation_error')
+    expect(wrongAgent.errors?.[0]?.path).toBe('agent_id')
+    const noAgent = expectProblem(await p().call('POST', '/api/chat', { json: { text: 'hi' }, as: a }), 422, 'validation_error')
+    expect(noAgent.errors?.[0]?.path).toBe('agent_id')
+    const stranger = expectProblem(
+      await p().call('POST', '/api/chat', { json: { conversation_id: id, text: 'see this', attachments: ['01936f3e-6d2a-7c41-9b1e-000000000000'] }, as: a }),
+      422,
+      'validation_error',
+    )
+    expect(stranger.errors?.[0]?.path).toBe('attachments')
+    expect((await p().call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${id}`, { as: a })).body.data).toEqual([])
+  })
+})
+
+describe('typing, read markers and colleagues', () => {
+  test('each answers 204 for a participant, 404 otherwise (another company’s too), 401 without credentials, 422 for a bad body', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const outsider = await p().createUser({ companyId: await p().createCompany() })
+    const id = await conversationOf(a, (await agent()).id)
+    expect((await p().call('POST', '/api/chat/typing', { json: { conversation_id: id }, as: a })).status).toBe(204)
+    expect((await p().call('POST', `/api/chat/conversations/${id}/read`, { as: a })).status).toBe(204)
+    for (const who of [b, outsider]) {
+      expectProblem(await p().call('POST', '/api/chat/typing', { json: { conversation_id: id }, as: who }), 404, 'not_found')
+      expectProblem(await p().call('POST', `/api/chat/conversations/${id}/read`, { as: who }), 404, 'not_found')
+    }
+    expectProblem(await p().call('POST', '/api/chat/typing', { json: { conversation_id: id }, as: null }), 401, 'unauthorized')
+    expectProblem(await p().call('POST', '/api/chat/typing', { json: { conversation: id }, as: a }), 422, 'validation_error')
+  })
+
+  test('colleagues are members of the caller’s company only', async () => {
+    const a = await p().createUser()
+    const colleague = await p().createUser()
+    const outsider = await p().createUser({ companyId: await p().createCompany() })
+    const found = (await p().call('GET', `/api/chat/people?q=${colleague.username}`, { as: a })).body.data
+    expect(found).toEqual([{ id: colleague.userId, username: colleague.username, display_name: '' }])
+    expect((await p().call('GET', `/api/chat/people?q=${outsider.username}`, { as: a })).body.data).toEqual([])
+    // A pattern character is matched as itself.
+    expect((await p().call('GET', '/api/chat/people?q=%25', { as: a })).body.data).toEqual([])
+    expectProblem(await p().call('GET', '/api/chat/people', { as: null }), 401, 'unauthorized')
+  })
+})
