@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPostgresDatabase, TEST_DATABASE_URL } from './database.ts'
 import { collect, untilReady } from './main-process.ts'
+import { freePort } from './ports.ts'
 import type { Principal, Reply } from './platform.ts'
 
 /**
@@ -108,8 +109,9 @@ async function startProcess(index: number, env: Record<string, string>): Promise
     env: {
       PATH: process.env.PATH ?? '',
       SWITCHBOARD_DATA_DIR: dataDir,
-      SWITCHBOARD_API_PORT: '0',
-      SWITCHBOARD_ADMIN_PORT: '0',
+      // Real ports, not 0: the configuration derives the base URLs (and so the Origins it accepts) from them.
+      SWITCHBOARD_API_PORT: String(freePort()),
+      SWITCHBOARD_ADMIN_PORT: String(freePort()),
       SWITCHBOARD_ADMIN_PASSWORD: CLUSTER_ADMIN_PASSWORD,
       SWITCHBOARD_MASTER_KEY: MASTER_KEY,
       ...(HAS_BWRAP ? {} : { SWITCHBOARD_MCP_SANDBOX: 'none' }),

@@ -69,13 +69,7 @@ export function childProcesses(pattern: string): number[] {
   return Bun.spawnSync(['pgrep', '-P', String(process.pid), '-f', pattern]).stdout.toString().trim().split('\n').filter(Boolean).map(Number)
 }
 
-/** A loopback port nothing listens on just now, for a child server that must be told its port. */
-export function freePort(): number {
-  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
+export { freePort } from './ports.ts'
 
 export interface McpTestPlatform extends TestPlatform {
   /** Where the api app answers over HTTP (MCP hosts and subprocesses call it here). */

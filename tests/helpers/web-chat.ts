@@ -1,3 +1,4 @@
+import { freePort } from './ports.ts'
 import { startTestPlatform, useStarted, type Principal, type TestPlatform } from './platform.ts'
 import { until } from './until.ts'
 
@@ -23,20 +24,13 @@ export interface ChatPlatform extends TestPlatform {
   socket(cookie: string | null, options?: { conversationId?: string; after?: string; origin?: string }): ChatClient
 }
 
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(null) })
-  const port = probe.port!
-  await probe.stop(true)
-  return port
-}
-
 /** A test platform whose admin app is really served (WebSockets need a server), with people who can sign in. */
 export async function startChatPlatform(env: Record<string, string> = {}): Promise<ChatPlatform> {
-  const adminPort = await freePort()
+  const adminPort = freePort()
   const p = await startTestPlatform({ SWITCHBOARD_ADMIN_PORT: String(adminPort), ...env })
   const server = Bun.serve({ hostname: '127.0.0.1', port: adminPort, fetch: p.admin.fetch, websocket: p.adminWebSocket, idleTimeout: 60 })
   const adminUrl = `http://127.0.0.1:${adminPort}`
-  const clients = new Set<WebSocket>()
+  const clients = new Set<ChatClient>()
   return {
     ...p,
     adminUrl,
@@ -53,36 +47,42 @@ export async function startChatPlatform(env: Record<string, string> = {}): Promi
       if (!cookie) throw new Error(`signing in ${made.username} answered ${login.status}`)
       return { ...made, cookie }
     },
-    socket(cookie, { conversationId, after, origin = adminUrl } = {}) {
-      const query = new URLSearchParams({ ...(conversationId ? { conversation_id: conversationId } : {}), ...(after ? { after } : {}) })
-      const headers: Record<string, string> = { origin, ...(cookie ? { cookie } : {}) }
-      const ws = new WebSocket(`ws://127.0.0.1:${adminPort}/ws/chat?${query}`, { headers } as never)
-      clients.add(ws)
-      const frames: Frame[] = []
-      ws.onmessage = (message) => frames.push(JSON.parse(String(message.data)))
-      const closed = new Promise<{ code: number; reason: string }>((resolve) => (ws.onclose = (e) => resolve({ code: e.code, reason: e.reason })))
-      const opened = new Promise<void>((resolve, reject) => {
-        ws.onopen = () => resolve()
-        ws.onerror = () => reject(new Error('the socket failed to open'))
-      })
-      opened.catch(() => {})
-      return {
-        frames,
-        send: (message) => ws.send(JSON.stringify(message)),
-        next: async (match, what, since = 0) => {
-          await until(() => frames.slice(since).some(match), { what })
-          return frames.slice(since).find(match)!
-        },
-        closed,
-        opened,
-        close: () => ws.close(),
-      }
+    socket(cookie, options = {}) {
+      const client = openChatSocket(adminUrl, cookie, options)
+      clients.add(client)
+      return client
     },
     async close() {
-      for (const ws of clients) ws.close()
+      for (const client of clients) client.close()
       await server.stop(true)
       await p.close()
     },
+  }
+}
+
+/** A web chat socket to the admin server at `adminUrl`, as a browser signed in with `cookie` opens it. */
+export function openChatSocket(adminUrl: string, cookie: string | null, { conversationId, after, origin = adminUrl }: { conversationId?: string; after?: string; origin?: string } = {}): ChatClient {
+  const query = new URLSearchParams({ ...(conversationId ? { conversation_id: conversationId } : {}), ...(after ? { after } : {}) })
+  const headers: Record<string, string> = { origin, ...(cookie ? { cookie } : {}) }
+  const ws = new WebSocket(`${adminUrl.replace(/^http/, 'ws')}/ws/chat?${query}`, { headers } as never)
+  const frames: Frame[] = []
+  ws.onmessage = (message) => frames.push(JSON.parse(String(message.data)))
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => (ws.onclose = (e) => resolve({ code: e.code, reason: e.reason })))
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve()
+    ws.onerror = () => reject(new Error('the socket failed to open'))
+  })
+  opened.catch(() => {})
+  return {
+    frames,
+    send: (message) => ws.send(JSON.stringify(message)),
+    next: async (match, what, since = 0) => {
+      await until(() => frames.slice(since).some(match), { what })
+      return frames.slice(since).find(match)!
+    },
+    closed,
+    opened,
+    close: () => ws.close(),
   }
 }
 
