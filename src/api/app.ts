@@ -10,6 +10,7 @@ import { authenticate } from './authenticate.ts'
 import type { ApiEnv } from '../http/env.ts'
 import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
+import { DOCUMENT_UPLOAD_PATH, documentBodyLimit, mountDocuments } from './documents/index.ts'
 import { mountRunners } from './runners/index.ts'
 import { mountVault } from './vault/index.ts'
 import { mountMcp } from './mcp/index.ts'
@@ -37,19 +38,23 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
     c.set('services', services)
     await next()
   })
-  app.use(
-    bodyLimit({
-      maxSize: config.bodyLimitBytes,
-      onError: () => {
-        throw new ApiError('payload_too_large', `The body is larger than ${config.bodyLimitBytes} bytes.`)
-      },
-    }),
-  )
+  const generalBodyLimit = bodyLimit({
+    maxSize: config.bodyLimitBytes,
+    onError: () => {
+      throw new ApiError('payload_too_large', `The body is larger than ${config.bodyLimitBytes} bytes.`)
+    },
+  })
+  // A document upload has its own, larger limit instead of the general one.
+  const uploadBodyLimit = documentBodyLimit(config.documentMaxBytes)
+  app.use((c, next) => (c.req.path === DOCUMENT_UPLOAD_PATH ? uploadBodyLimit : generalBodyLimit)(c, next))
   app.use(originGuard([config.baseUrl, config.adminBaseUrl]))
   app.use(authenticate(services))
   // One bucket per user for /api/v1/* and the plugin routes alike.
   const apiRate = apiThrottle(services)
   app.use('/api/v1/*', apiRate)
+  // Chat writes store messages and start turns: a socket or script sending in a loop is held to the same bucket.
+  app.use('/api/chat', apiRate)
+  app.use('/api/chat/*', apiRate)
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',
@@ -69,6 +74,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountPasswords(app)
   mountPluginList(app)
   mountChat(app)
+  mountDocuments(app)
   mountAgents(app)
   mountRunners(app)
   mountVault(app)

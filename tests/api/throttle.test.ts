@@ -39,6 +39,16 @@ test('anonymous callers are throttled per address, before they learn they need c
   expect((await anonymous('192.0.2.11')).status).toBe(401)
 })
 
+test('chat writes share the user’s bucket: typing in a loop is refused once it is spent', async () => {
+  const user = await p().createUser()
+  const conversation = await p().call('POST', '/api/v1/WebchatConversation', { json: {}, as: user })
+  expect(conversation.status).toBe(201)
+  for (let i = 0; i < 4; i++) expect((await p().call('POST', '/api/chat/typing', { json: { conversation_id: conversation.body.id }, as: user })).status).toBe(204)
+  expectProblem(await p().call('POST', '/api/chat/typing', { json: { conversation_id: conversation.body.id }, as: user }), 429, 'rate_limited')
+  expectProblem(await p().call('POST', '/api/chat', { json: { conversation_id: conversation.body.id, text: 'hi' }, as: user }), 429, 'rate_limited')
+  clock.advance(10_000)
+})
+
 test('the docs are not throttled', async () => {
   for (let i = 0; i < 8; i++) expect((await p().call('GET', '/api/openapi.json', { as: null, address: '192.0.2.20' })).status).toBe(200)
 })
