@@ -20,6 +20,8 @@ export interface Config {
   sessionMaxDays: number
   /** Largest request body the api app reads, in bytes. */
   bodyLimitBytes: number
+  /** Largest document an upload may carry (POST /api/chat/documents), in bytes; that route's own body limit. */
+  documentMaxBytes: number
   /** The first superadmin, created on the first start when there is none. */
   initialAdmin: { email: string; password: string | undefined }
   /** Throttle of /api/v1/* per user (per address when anonymous). */
@@ -73,6 +75,7 @@ const env = z.object({
   SWITCHBOARD_SESSION_INACTIVITY_HOURS: positive.default(72),
   SWITCHBOARD_SESSION_MAX_DAYS: positive.default(30),
   SWITCHBOARD_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  SWITCHBOARD_DOCUMENT_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   SWITCHBOARD_ADMIN_EMAIL: z.email().default('admin@switchboard.local'),
   SWITCHBOARD_ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
   SWITCHBOARD_API_RATE_BURST: z.coerce.number().int().min(1).default(300),
@@ -139,6 +142,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     sessionInactivityHours: e.SWITCHBOARD_SESSION_INACTIVITY_HOURS,
     sessionMaxDays: e.SWITCHBOARD_SESSION_MAX_DAYS,
     bodyLimitBytes: e.SWITCHBOARD_BODY_LIMIT_BYTES,
+    documentMaxBytes: e.SWITCHBOARD_DOCUMENT_MAX_BYTES,
     initialAdmin: { email: e.SWITCHBOARD_ADMIN_EMAIL, password: e.SWITCHBOARD_ADMIN_PASSWORD },
     apiRate: { burst: e.SWITCHBOARD_API_RATE_BURST, perSecond: e.SWITCHBOARD_API_RATE_PER_SECOND },
     loginRate: { burst: e.SWITCHBOARD_LOGIN_RATE_BURST, perSecond: e.SWITCHBOARD_LOGIN_RATE_PER_MINUTE / 60 },

@@ -79,6 +79,11 @@ export interface ModelSpec<T extends TableName = any> extends TenantScope<T> {
   guard?(tx: Executor, actor: Actor, change: Change<T>, context: WriteContext): Promise<void>
   /** Writes change who may do what (roles, memberships, ACLs), so cached identities are dropped after them. */
   affectsAccess?: boolean
+  /**
+   * Set when records are not created through the generic API, saying how they are (a document is uploaded): the
+   * generic create is then left out of the document and answers 405 with this text.
+   */
+  createdElsewhere?: string
   /** The least role allowed per verb; ModelAcl rows may override it. */
   access: Record<Verb, Role>
   /** Turns validated input into column values (hashing a password). */

@@ -6,7 +6,8 @@ import { ApiError } from '../errors.ts'
 import { defineModel } from './define.ts'
 import { nullableUuid } from './fields.ts'
 import { companyMember, visible } from './references.ts'
-import { documentsAreUploaded } from '../documents/errors.ts'
+import { DOCUMENTS_ARE_UPLOADED, documentsAreUploaded } from '../documents/errors.ts'
+import { hasInvisibleCharacters } from '../documents/filename.ts'
 import { DOCUMENT_MEDIA_TYPES } from '../documents/media-types.ts'
 
 /**
@@ -162,7 +163,9 @@ export const WebchatDocument = defineModel({
     'Only its filename can be changed here; it cannot be created here.',
   tenantColumn: 'company_id',
   fields: {
-    filename: z.string().trim().min(1).max(300),
+    // A rename may not bring in what an upload's name loses (line breaks, bidirectional overrides): the name heads
+    // the document's text in the model's context.
+    filename: z.string().trim().min(1).max(300).refine((name) => !hasInvisibleCharacters(name), 'no control or invisible characters'),
   },
   // What the document is and says comes from its bytes, read by the platform: never from a client.
   readOnly: {
@@ -174,8 +177,9 @@ export const WebchatDocument = defineModel({
     truncated: z.boolean().openapi({ description: 'The text was cut at 200 KB.' }),
   },
   recordRule: (eb, actor) => takesPart(eb, actor, 'webchat_documents.conversation_id'),
-  // The generic create cannot make a document (there is nothing to write but a filename); the upload route answers
-  // POST /api/v1/WebchatDocument before its body is read, and this keeps any other caller of createRecord out.
+  // The generic create cannot make a document (there is nothing to write but a filename): it is left out and answers
+  // 405, and this keeps any other caller of createRecord out.
+  createdElsewhere: DOCUMENTS_ARE_UPLOADED,
   async guard(_tx, _actor, change) {
     if (!change.before) throw documentsAreUploaded()
   },

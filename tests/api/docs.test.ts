@@ -44,21 +44,26 @@ test('servers names the configured base URL so "Try it out" reaches this instanc
   expect(document.servers).toEqual([{ url: 'https://switchboard.example.com', description: 'This instance' }])
 })
 
-test.each(MODELS.map((m) => [m.name, m.generated ? `${m.name}Created` : m.name]))('%s has its own schemas and six typed operations', (model, createdSchema) => {
+test.each(MODELS.map((m) => [m.name, m.generated ? `${m.name}Created` : m.name, Boolean(m.createdElsewhere)] as const))('%s has its own schemas and its typed operations', (model, createdSchema, createdElsewhere) => {
   const schemas = document.components.schemas
   for (const suffix of ['', 'Create', 'Patch', 'List']) expect(schemas).toHaveProperty(`${model}${suffix}`)
   const collection = document.paths[`/api/v1/${model}`]
   const item = document.paths[`/api/v1/${model}/{id}`]
   expect(collection.get.operationId).toBe(`list${model}`)
   expect(collection.get.responses['200'].content['application/json'].schema).toEqual(ref(`${model}List`))
-  expect(collection.post.operationId).toBe(`create${model}`)
-  expect(collection.post.requestBody.content['application/json'].schema).toEqual(ref(`${model}Create`))
-  expect(collection.post.responses['201'].content['application/json'].schema).toEqual(ref(createdSchema))
+  if (createdElsewhere) {
+    // Its records are made another way (documents are uploaded): no generic create is offered.
+    expect(collection.post).toBeUndefined()
+  } else {
+    expect(collection.post.operationId).toBe(`create${model}`)
+    expect(collection.post.requestBody.content['application/json'].schema).toEqual(ref(`${model}Create`))
+    expect(collection.post.responses['201'].content['application/json'].schema).toEqual(ref(createdSchema))
+  }
   expect(item.get.responses['200'].content['application/json'].schema).toEqual(ref(model))
   expect(item.put.requestBody.content['application/json'].schema).toEqual(ref(`${model}Create`))
   expect(item.patch.requestBody.content['application/merge-patch+json'].schema).toEqual(ref(`${model}Patch`))
   expect(item.delete.operationId).toBe(`delete${model}`)
-  for (const operation of [collection.get, collection.post, item.get, item.put, item.patch, item.delete]) {
+  for (const operation of [collection.get, collection.post, item.get, item.put, item.patch, item.delete].filter(Boolean)) {
     expect(operation.responses['401'].content['application/problem+json'].schema).toEqual(ref('Problem'))
   }
   // Every stored field can be filtered on, and the list parameters are documented.

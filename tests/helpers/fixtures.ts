@@ -9,6 +9,8 @@ export interface ModelCase {
   /** A merge patch, and what the record shows after it. */
   patch: Record<string, unknown>
   after: Record<string, unknown>
+  /** Makes a record where the generic create does not (a document is uploaded), as `as`; the API's answer. */
+  create?(as: Principal): Promise<Record<string, any>>
   /** Who may change the record made from `input` (patch and replace); the principal that made it by default. */
   changedBy?(input: Record<string, unknown>): Principal
 }
@@ -84,9 +86,18 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       after: { text: 'Hello, edited', role: 'user', status: 'complete' },
     },
     WebchatDocument: {
-      make: async (as) => ({ conversation_id: await conversation(as), filename: 'notes.txt', media_type: 'text/plain', size_bytes: 5 }),
-      patch: { extracted_text: 'notes', truncated: true },
-      after: { extracted_text: 'notes', truncated: true, filename: 'notes.txt' },
+      // A replace's body: the filename is all a client writes. Records are uploaded.
+      make: async () => ({ filename: `notes-${unique()}.txt` }),
+      create: async (as) => {
+        const form = new FormData()
+        form.set('conversation_id', await conversation(as))
+        form.set('file', new File(['Meeting notes: ship on Friday.'], 'notes.txt', { type: 'text/plain' }))
+        const reply = await p.call('POST', '/api/chat/documents', { body: form, as })
+        if (reply.status !== 201) throw new Error(`uploading a document: ${reply.status} ${JSON.stringify(reply.body)}`)
+        return reply.body
+      },
+      patch: { filename: 'renamed.txt' },
+      after: { filename: 'renamed.txt', media_type: 'text/plain', extracted_text: 'Meeting notes: ship on Friday.', truncated: false },
     },
     Plan: {
       make: async (as) => ({ conversation_id: await conversation(as), title: 'Write it' }),

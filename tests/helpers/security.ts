@@ -9,13 +9,13 @@ export interface Route {
   body: boolean
 }
 
-/** The six generic routes of a model. */
+/** The generic routes of a model: six, or five where records are created elsewhere (the create answers 405). */
 export function crudRoutes(model: Model): Route[] {
   const collection = () => `/api/v1/${model.name}`
   const item = (id: string) => `/api/v1/${model.name}/${id}`
   return [
     { method: 'GET', path: collection, body: false },
-    { method: 'POST', path: collection, body: true },
+    ...(model.createdElsewhere ? [] : [{ method: 'POST' as const, path: collection, body: true }]),
     { method: 'GET', path: item, body: false },
     { method: 'PUT', path: item, body: true },
     { method: 'PATCH', path: item, body: true },

@@ -1,0 +1,72 @@
+import type { Context, MiddlewareHandler } from 'hono'
+import { requireActor } from '../../auth/access.ts'
+import { DocumentError } from '../../documents/errors.ts'
+import { detectDocumentType } from '../../documents/detect.ts'
+import { extractText } from '../../documents/extract.ts'
+import { sanitizeFilename } from '../../documents/filename.ts'
+import { insertDocument } from '../../documents/store.ts'
+import { EXTRACTED_TEXT_CAP, KB } from '../../documents/text-cap.ts'
+import { ApiError } from '../../errors.ts'
+import type { ApiEnv } from '../../http/env.ts'
+import { getRecord } from '../../models/records.ts'
+import { WebchatConversation, WebchatDocument } from '../../models/webchat.ts'
+import { describeBytes } from './body-limit.ts'
+
+/**
+ * Runs before the body is read: who may upload is settled before up to 20 MiB is buffered, and a body that is not
+ * a form is told what to send rather than that fields are missing.
+ */
+export const mayUpload: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  await c.var.services.access.authorize(c.var.actor, WebchatDocument, 'create')
+  if (!/^multipart\/form-data\s*;/i.test(c.req.header('content-type') ?? '')) {
+    throw new ApiError('unsupported_media_type', 'Send the document as multipart/form-data with the fields conversation_id and file.')
+  }
+  await next()
+}
+
+/** A document refused for what it is (415) or because it could not be read (422), with the reader's message. */
+function refusal(error: DocumentError): ApiError {
+  if (error.kind === 'unsupported') return new ApiError('unsupported_media_type', error.message)
+  return new ApiError('validation_error', error.message, { errors: [{ path: 'file', message: error.message }] })
+}
+
+async function read(bytes: Uint8Array, filename: string) {
+  try {
+    const mediaType = await detectDocumentType(bytes, filename)
+    return { mediaType, ...(await extractText(bytes, mediaType)) }
+  } catch (error) {
+    throw error instanceof DocumentError ? refusal(error) : error
+  }
+}
+
+type UploadContext = Context<ApiEnv, string, { out: { form: { conversation_id: string; file: File } } }>
+
+/** POST /api/chat/documents: judge the file by its bytes, extract its text in isolation, store both. */
+export async function uploadDocument(c: UploadContext) {
+  const { db, config } = c.var.services
+  const actor = requireActor(c.var.actor)
+  const { conversation_id, file } = c.req.valid('form')
+  // Another company's conversation, or one the caller takes no part in, is not there (404).
+  const conversation = (await getRecord(db, actor, WebchatConversation, conversation_id)).record
+  const filename = sanitizeFilename(file.name)
+  if (file.size > config.documentMaxBytes) {
+    throw new ApiError('payload_too_large', `${filename} is ${describeBytes(file.size)}; a document may be at most ${describeBytes(config.documentMaxBytes)}.`)
+  }
+
+  const { mediaType, text, truncated } = await read(new Uint8Array(await file.arrayBuffer()), filename)
+  const id = await insertDocument(db, {
+    companyId: conversation.company_id,
+    conversationId: conversation.id,
+    uploadedBy: actor.userId,
+    filename,
+    mediaType,
+    sizeBytes: file.size,
+    extractedText: text,
+    truncated,
+  })
+  const stored = await getRecord(db, actor, WebchatDocument, id)
+  c.header('Location', `/api/v1/${WebchatDocument.name}/${id}`)
+  c.header('ETag', `"${stored.version}"`)
+  const notice = truncated ? `Only the first ${EXTRACTED_TEXT_CAP / KB} KB of text of ${filename} was kept.` : undefined
+  return c.json({ ...stored.record, ...(notice ? { notice } : {}) }, 201)
+}
