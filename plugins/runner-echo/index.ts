@@ -4,9 +4,23 @@ import { definePlugin, type ChatMessage, type Runner, type RunnerEvent, type Run
  * Answers "Echo: <what the user said>", one word at a time. Two commands make it useful for demos and tests:
  *   /tool <name> [json arguments]   asks for that tool, then reports what it answered
  *   /slow <ms> <text>               waits that long before each word (to watch streaming, or to abort)
+ *   /quote <phrase>                 answers the first line of its context (system messages: the personality,
+ *                                   the conversation's documents) that holds the phrase: proof of what it was given
  */
 const TOOL = /^\/tool\s+(\S+)\s*(\{.*\})?\s*$/s
 const SLOW = /^\/slow\s+(\d{1,5})\s+(.*)$/s
+const QUOTE = /^\/quote\s+(.+)$/s
+
+/** The first line of the system messages holding `phrase` (case ignored). */
+function quote(messages: ChatMessage[], phrase: string): string {
+  const wanted = phrase.trim().toLowerCase()
+  for (const m of messages) {
+    if (m.role !== 'system') continue
+    const line = m.content.split('\n').find((l) => l.toLowerCase().includes(wanted))
+    if (line !== undefined) return `Quoted: ${line.trim()}`
+  }
+  return `Not in my context: ${phrase.trim()}`
+}
 
 function words(messages: ChatMessage[]): number {
   return messages.reduce((sum, m) => sum + m.content.split(/\s+/).filter(Boolean).length, 0)
@@ -34,8 +48,9 @@ async function* echo(request: RunnerRequest): AsyncGenerator<RunnerEvent> {
       return
     }
     const slow = SLOW.exec(text)
+    const quoted = QUOTE.exec(text)
     pause = slow ? Number(slow[1]) : 0
-    reply = `Echo: ${slow ? slow[2] : text}`
+    reply = quoted ? quote(request.messages, quoted[1]!) : `Echo: ${slow ? slow[2] : text}`
   }
   for (const [i, word] of reply.split(' ').entries()) {
     if (pause > 0) await Bun.sleep(pause)

@@ -5,6 +5,7 @@ import type { RunnerModels } from '../runners/registry.ts'
 import type { ChatMessage, ModelEntry, Runner, RunnerEvent } from '../runners/contract.ts'
 import type { Attachment, ChatEvent } from './events.ts'
 import { expiredSessionEnd, history, insertMessage, type MessageStatus } from './messages.ts'
+import { documentContext } from '../documents/context.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 
 /** How many times one turn may go back to the model with tool results. */
@@ -58,7 +59,7 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
   yield { type: 'typing' }
   try {
     const prepared = await prepareTurn(deps, turn, AbortSignal.any([turn.signal, timeout]), answer)
-    if (prepared.notice) yield { type: 'notice', text: prepared.notice }
+    for (const text of prepared.notices) yield { type: 'notice', text }
     for await (const event of toolRounds(prepared, answer)) yield event
     yield* settleTurn(turn, answer, timeout)
   } catch (error) {
@@ -94,8 +95,8 @@ interface PreparedTurn {
   messages: ChatMessage[]
   tools: TurnTools
   signal: AbortSignal
-  /** Said to the people in the conversation before the answer (a session that expired); never the model's. */
-  notice?: string
+  /** Said to the people in the conversation before the answer (a session that expired, documents cut); never the model's. */
+  notices: string[]
 }
 
 /**
@@ -116,20 +117,24 @@ async function prepareTurn(deps: TurnDeps, turn: Turn, signal: AbortSignal, answ
 
   const runner = deps.runners.get(agent.runner)
   if (!runner) throw failure(`The agent's runner "${agent.runner}" is not installed.`, `Installed runners: ${[...deps.runners.keys()].join(', ') || 'none'}.`, 'runner_unavailable')
-  const [model, tools] = await Promise.all([
+  const [model, tools, documents] = await Promise.all([
     deps.models.resolve(agent.runner, agent.model),
     deps.tools.forTurn(actor, agent, signal).catch((error) => {
       throw error instanceof ToolSetupError ? failure(error.message, `agent ${agent.id}`, 'tool_setup') : error
     }),
+    // Every document of the conversation, on every turn: what was attached earlier stays in view.
+    documentContext(db, conversation.id),
   ])
   if (!model) {
     const known = (await deps.models.list(runner.name)).map((m) => m.id)
     throw failure(`The runner "${runner.name}" has no model "${agent.model}".`, `Models: ${known.join(', ')}.`, 'model_not_found')
   }
 
-  const system = [agent.personality, conversation.context_prompt].filter(Boolean).join('\n\n')
+  const attached = documents.text ? `Documents attached to this conversation:\n\n${documents.text}` : ''
+  const system = [agent.personality, conversation.context_prompt, attached].filter(Boolean).join('\n\n')
   const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...earlier, { role: 'user', content: turn.text }]
-  return { runner, model, messages, tools, signal, notice: sessionEnd ? sessionNotice(db, turn, answer, ttl!) : undefined }
+  const notices = [sessionEnd ? sessionNotice(db, turn, answer, ttl!) : undefined, documents.notice].filter((n) => n !== undefined)
+  return { runner, model, messages, tools, signal, notices }
 }
 
 /**
