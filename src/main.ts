@@ -78,6 +78,8 @@ async function main(): Promise<void> {
     }
     stopping = true
     log.info('shutting down', { signal })
+    // Bun's graceful stop waits for open WebSockets: the chat's are told to go first, and their pages reconnect.
+    platform.closeSockets()
     // stop() refuses new connections and resolves once the requests in flight have been answered. A long MCP tool
     // call may hold its stream open, so after a grace period the gateway's requests are stopped, which ends them.
     const stopped = Promise.all(servers.map((server) => server.stop()))

@@ -52,6 +52,8 @@ export interface Platform {
   /** Bun's WebSocket handler for the admin server (the web chat's `/ws/chat`). */
   adminWebSocket: WebChat['websocket']
   bootstrap: Bootstrap
+  /** Tells the web chat's sockets to go (1001): a server's graceful stop waits for open WebSockets. */
+  closeSockets(): void
   /** Ends what the platform opened besides the store: MCP requests and upstreams, the bus's and the locks' connections. */
   close(): Promise<void>
 }
@@ -134,5 +136,5 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     await services.upstreams.closeAll()
     await Promise.all([events.close(), locks.close()])
   }
-  return { services, api, admin, adminWebSocket: webChat.websocket, bootstrap, close }
+  return { services, api, admin, adminWebSocket: webChat.websocket, bootstrap, close, closeSockets: () => webChat.close() }
 }

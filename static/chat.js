@@ -30,7 +30,31 @@
   }
   for (const el of document.querySelectorAll('[data-md]')) renderMarkdown(el, el.textContent)
 
-  if (!conversationId) return
+  // ---- the list, kept fresh on every chat page -----------------------------------------------------------------
+  let staleTimer
+  function listStale() {
+    clearTimeout(staleTimer)
+    staleTimer = setTimeout(() => document.body.dispatchEvent(new CustomEvent('chat-list-stale')), 150)
+  }
+  const socketUrl = (query) => `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/chat${query ? `?${query}` : ''}`
+
+  if (!conversationId) {
+    // With no conversation open the socket only says which conversations changed elsewhere: the list refreshes.
+    let retries = 0
+    const watch = () => {
+      const ws = new WebSocket(socketUrl(''))
+      ws.onopen = () => (retries = 0)
+      ws.onmessage = (message) => {
+        const type = JSON.parse(message.data).type
+        if (type === 'unread' || type === 'participants' || type === 'conversation_update') listStale()
+      }
+      ws.onclose = (closed) => {
+        if (closed.code !== 4001 && closed.code !== 4003) setTimeout(watch, Math.min(5000, 250 * 2 ** retries++))
+      }
+    }
+    watch()
+    return
+  }
 
   // ---- what the page holds -------------------------------------------------------------------------------------
   let after = root.dataset.after || ''
@@ -155,12 +179,7 @@
     if (!on) typingNote('', 0)
   }
 
-  // ---- list and panels ---------------------------------------------------------------------------------------
-  let staleTimer
-  function listStale() {
-    clearTimeout(staleTimer)
-    staleTimer = setTimeout(() => document.body.dispatchEvent(new CustomEvent('chat-list-stale')), 150)
-  }
+  // ---- read markers ----------------------------------------------------------------------------------------
   let readTimer
   function markRead() {
     clearTimeout(readTimer)
@@ -265,10 +284,9 @@
   }
 
   function connect() {
-    const scheme = location.protocol === 'https:' ? 'wss' : 'ws'
     const query = new URLSearchParams({ conversation_id: conversationId })
     if (after) query.set('after', after)
-    socket = new WebSocket(`${scheme}://${location.host}/ws/chat?${query}`)
+    socket = new WebSocket(socketUrl(query))
     socket.onopen = () => {
       retry = 0
       status.textContent = ''

@@ -65,4 +65,24 @@ describe('the chat page', () => {
     const again = await page(a.cookie, `/chat/${id}/participants`, form({ person: b.username }))
     expect(again.text).toContain(`${b.username} already takes part.`)
   })
+
+  test('an upload through the page goes to the API as it came; one over the limit is refused before it is read whole', async () => {
+    const agent = await echoAgent(p())
+    const a = await p().person()
+    const id = (await p().call('POST', '/api/v1/WebchatConversation', { json: { agent_id: agent.id }, as: a })).body.id
+    const upload = async (file: File) => {
+      const form = new FormData()
+      form.set('file', file)
+      const response = await fetch(`${p().adminUrl}/chat/${id}/documents`, { method: 'POST', body: form, headers: { cookie: a.cookie, origin: p().adminUrl } })
+      return { status: response.status, body: await response.json() }
+    }
+    const ok = await upload(new File(['Minutes: the budget is approved.'], 'minutes.txt', { type: 'text/plain' }))
+    expect(ok.status).toBe(201)
+    expect(ok.body).toMatchObject({ conversation_id: id, filename: 'minutes.txt', media_type: 'text/plain' })
+    const huge = await upload(new File([new Uint8Array(p().services.config.documentMaxBytes + 128 * 1024)], 'huge.txt'))
+    expect(huge.status).toBe(413)
+    expect(huge.body.detail).toContain('the most a document may be')
+    const listed = await p().call('GET', `/api/v1/WebchatDocument?conversation_id=eq.${id}&select=filename`, { as: a })
+    expect(listed.body.data).toEqual([{ filename: 'minutes.txt' }])
+  })
 })

@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Context, Hono, MiddlewareHandler } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
 import { isUuid } from '../../models/fields.ts'
 import type { ApiClient, ApiReply } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
@@ -61,7 +62,7 @@ function backTo(c: Ctx, path: string) {
 }
 
 /** The web chat page (`/chat`): every read and write through the public API as the signed-in user. */
-export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient): void {
+export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentBytes: number): void {
   app.get('/chat', async (c) => c.render(<ChatPage view={(await chatView(c, api, undefined, c.req.query('problem')))!} />, { title: 'Chat', assets: ASSETS }))
 
   app.post('/chat/new', async (c) => {
@@ -137,7 +138,12 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient): void {
   })
 
   // The script uploads here; the document goes on to the API as it came, and the API's answer comes back as is.
-  app.post('/chat/:id/documents', async (c) => {
+  // Read whole before it goes on, so held to the document limit (and room for the form around the file) here too.
+  const uploadLimit = bodyLimit({
+    maxSize: maxDocumentBytes + 64 * 1024,
+    onError: (c) => c.json({ detail: `The file is larger than ${Math.floor(maxDocumentBytes / 1024 / 1024)} MiB, the most a document may be.`, code: 'payload_too_large' }, 413),
+  })
+  app.post('/chat/:id/documents', uploadLimit, async (c) => {
     const id = c.req.param('id')!
     const incoming = await c.req.formData().catch(() => undefined)
     const file = incoming?.get('file')
