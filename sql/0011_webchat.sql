@@ -10,6 +10,9 @@ FROM webchat_conversations c
 WHERE c.created_by IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM webchat_participants p WHERE p.conversation_id = c.id AND p.user_id = c.created_by);
 
+-- Everyone else has read what came before the upgrade too: a list full of old messages marked unread helps nobody.
+UPDATE webchat_participants SET last_read_at = now() WHERE last_read_at IS NULL;
+
 -- A person's conversations, for the chat's list.
 CREATE INDEX webchat_participants_user_conversation_idx ON webchat_participants (user_id, conversation_id);
 DROP INDEX webchat_participants_user_idx;

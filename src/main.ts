@@ -85,7 +85,9 @@ async function main(): Promise<void> {
     const stopped = Promise.all(servers.map((server) => server.stop()))
     await Promise.race([stopped, Bun.sleep(5_000)])
     await platform.services.gateway.closeAll()
-    await stopped
+    // Whatever still holds a connection after the grace period (a socket opened meanwhile) is cut.
+    await Promise.race([stopped, Bun.sleep(2_000)])
+    for (const server of servers) server.stop(true)
     await platform.close()
     await store.close()
     process.exit(0)

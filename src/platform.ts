@@ -9,6 +9,7 @@ import { createPasswordResetApp } from './api/passwords/index.ts'
 import { ActiveTurns } from './chat/active-turns.ts'
 import { Chat } from './chat/chat.ts'
 import { ChatFeed } from './chat/feed.ts'
+import { stopExtractions } from './documents/extract.ts'
 import { AgentTools } from './chat/tools.ts'
 import { AccessPolicy } from './auth/access.ts'
 import { Authenticator } from './auth/authenticator.ts'
@@ -97,6 +98,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders)
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
+  const feed = new ChatFeed(events, log)
   const services: Services = {
     config,
     db: store.db,
@@ -121,7 +123,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     catalog,
     gateway: new Gateway(catalog, store.db, events),
     tools,
-    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed: new ChatFeed(events, log) }),
+    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed }),
     agents,
   }
   const api = createApiApp(services)
@@ -132,8 +134,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   await services.agents.startAll()
   async function close(): Promise<void> {
     webChat.close()
+    stopExtractions()
     await services.gateway.closeAll()
     await services.upstreams.closeAll()
+    await feed.drain()
     await Promise.all([events.close(), locks.close()])
   }
   return { services, api, admin, adminWebSocket: webChat.websocket, bootstrap, close, closeSockets: () => webChat.close() }

@@ -15,9 +15,12 @@
   const upload = document.getElementById('upload')
 
   // ---- markdown, sanitized -------------------------------------------------------------------------------------
+  // No data-* attributes: htmx acts on `data-hx-*`, so an answer could otherwise make the reader's browser send
+  // requests as them. The message list also carries hx-ignore, in case an attribute slips through some day.
   const PURIFY = {
     FORBID_TAGS: ['style', 'svg', 'math', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed'],
     FORBID_ATTR: ['style'],
+    ALLOW_DATA_ATTR: false,
   }
   DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     if (node.tagName === 'A') {
@@ -49,7 +52,7 @@
         if (type === 'unread' || type === 'participants' || type === 'conversation_update') listStale()
       }
       ws.onclose = (closed) => {
-        if (closed.code !== 4001 && closed.code !== 4003) setTimeout(watch, Math.min(5000, 250 * 2 ** retries++))
+        if (closed.code !== 4001 && closed.code !== 4003 && closed.code !== 4029) setTimeout(watch, Math.min(5000, 250 * 2 ** retries++))
       }
     }
     watch()
@@ -304,6 +307,10 @@
         link.href = `/login?${new URLSearchParams({ post_login_redirect: location.pathname })}`
         link.textContent = 'Sign in again'
         status.append(link)
+        return
+      }
+      if (closed.code === 4029) {
+        status.textContent = closed.reason
         return
       }
       if (closed.code === 4003) {

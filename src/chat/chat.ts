@@ -50,7 +50,7 @@ export class Chat {
   readonly #participants = new TtlCache<string, ReadonlySet<string>>(systemClock, 60_000, 10_000)
 
   constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus }) {
-    deps.events.subscribe('chat.resume', ({ conversation_id }) => this.#resend(conversation_id))
+    deps.events.subscribe('chat.resume', ({ conversation_id, socket }) => this.#resend(conversation_id, socket))
     deps.events.subscribe('chat.participants', ({ conversation_id }) => this.#participants.delete(conversation_id))
     deps.events.onMissed(() => this.#participants.clear())
   }
@@ -127,6 +127,8 @@ export class Chat {
             void feed.publish(conversation.id, { type: 'stream', text: event.text, offset: streamed.length })
             streamed += event.text
           } else if (event.type !== 'tool_result' && event.type !== 'conversation') {
+            // Once the answer is settled, a client coming back gets it from the store, not as a stream after it.
+            if (event.type === 'message' || event.type === 'aborted' || event.type === 'error') streaming.delete(conversation.id)
             void feed.publish(conversation.id, event)
           }
           yield event
@@ -173,6 +175,11 @@ export class Chat {
     await this.deps.feed.publish(conversationId, { type: 'participants' })
   }
 
+  /** A conversation's title was written: every participant's list and page show the new one. */
+  async renamed(conversationId: string, title: string): Promise<void> {
+    await this.deps.feed.publish(conversationId, { type: 'conversation_update', title })
+  }
+
   /** Tells the other participants that the caller is typing; repeated notices within a short while are dropped. */
   async typing(actor: Actor, conversationId: string): Promise<void> {
     const { record } = await getRecord(this.deps.db, actor, WebchatConversation, conversationId.toLowerCase())
@@ -182,7 +189,7 @@ export class Chat {
     if (this.#typedAt.size > 10_000) this.#typedAt.clear()
     this.#typedAt.set(key, now)
     const display_name = await displayName(this.deps.db, actor.userId)
-    await this.deps.feed.publish(record.id, { type: 'user_typing', sender: actor.userId, display_name }, actor.userId)
+    await this.deps.feed.publish(record.id, { type: 'user_typing', sender: actor.userId, display_name }, { exceptUser: actor.userId })
   }
 
   /** The user's message to everyone in the conversation, and its first title where it had none. */
@@ -195,12 +202,12 @@ export class Chat {
     }
   }
 
-  /** A client came back mid-answer: the answer so far, from the start; the client keeps what it lacks. */
-  #resend(conversationId: string): void {
+  /** A socket came (back) mid-answer: the answer so far, from the start, to that socket; it keeps what it lacks. */
+  #resend(conversationId: string, socket: string): void {
     const streamed = this.#streaming.get(conversationId)?.()
     if (streamed === undefined) return
-    void this.deps.feed.publish(conversationId, { type: 'typing' })
-    if (streamed) void this.deps.feed.publish(conversationId, { type: 'stream', text: streamed, offset: 0 })
+    void this.deps.feed.publish(conversationId, { type: 'typing' }, { toSocket: socket })
+    if (streamed) void this.deps.feed.publish(conversationId, { type: 'stream', text: streamed, offset: 0 }, { toSocket: socket })
   }
 }
 

@@ -81,14 +81,17 @@ export async function participantIds(db: Executor, conversationId: string): Prom
   return rows.map((row) => row.user_id)
 }
 
-/** The people of the caller's company a conversation may be shared with, matched on name or email. */
+/**
+ * The people of the caller's company a conversation may be shared with, matched on part of a name, or on a whole
+ * email address: a member may not read colleagues' records, so a part of an address must not reveal it.
+ */
 export async function colleagues(db: Executor, actor: Actor, query: string): Promise<Array<{ id: string; username: string; display_name: string }>> {
   const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
   return scoped(db, actor)
     .selectFrom(CompanyUser)
     .innerJoin('users as u', 'u.id', 'company_users.user_id')
     .select(['u.id', 'u.username', 'u.display_name'])
-    .where((eb) => eb.or([eb('u.username', 'ilike', pattern), eb('u.display_name', 'ilike', pattern), eb('u.email', 'ilike', pattern)]))
+    .where((eb) => eb.or([eb('u.username', 'ilike', pattern), eb('u.display_name', 'ilike', pattern), eb(eb.fn('lower', ['u.email']), '=', query.toLowerCase())]))
     .orderBy('u.username')
     .limit(20)
     .execute()

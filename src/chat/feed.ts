@@ -15,9 +15,15 @@ export class ChatFeed {
     private readonly log: Logger,
   ) {}
 
+  /** Resolves once every event published so far has gone out (the platform is stopping). */
+  async drain(): Promise<void> {
+    while (this.#queues.size > 0) await Promise.all(this.#queues.values())
+  }
+
   /** Returns once the event is published; a failure is logged, since the turn goes on regardless. */
-  publish(conversationId: string, event: FeedEvent, exceptUser?: string): Promise<void> {
-    const payload = { conversation_id: conversationId, event, ...(exceptUser ? { except_user: exceptUser } : {}) }
+  publish(conversationId: string, event: FeedEvent, audience: { exceptUser?: string; toSocket?: string } = {}): Promise<void> {
+    const { exceptUser, toSocket } = audience
+    const payload = { conversation_id: conversationId, event, ...(exceptUser ? { except_user: exceptUser } : {}), ...(toSocket ? { to_socket: toSocket } : {}) }
     const previous = this.#queues.get(conversationId) ?? Promise.resolve()
     const next = previous
       .then(() => this.events.publish('chat.event', payload))

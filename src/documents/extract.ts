@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { DocumentError } from './errors.ts'
 import { DOCUMENT_NAMES, type DocumentMediaType } from './media-types.ts'
 import { watchMemory } from './memory-watchdog.ts'
+import { watchScratch } from './scratch-watchdog.ts'
 import { Slots } from './slots.ts'
 import { EXTRACTED_TEXT_CAP, KB } from './text-cap.ts'
 
@@ -12,6 +13,8 @@ export interface ExtractionLimits {
   timeoutMs: number
   /** Resident memory the reader may use (see memory-watchdog.ts for why this is a watchdog). */
   memoryBytes: number
+  /** What the reader may write to its scratch directory. */
+  scratchBytes: number
   /** The extracted text is cut to this many UTF-8 bytes. */
   maxTextBytes: number
   /** The program that reads; tests put a misbehaving one here. */
@@ -22,6 +25,7 @@ export const DEFAULT_LIMITS: ExtractionLimits = {
   timeoutMs: 20_000,
   // Measured: Bun with the libraries ~60 MB; mammoth on a 600-page DOCX 250 MB; a streamed 6 MB workbook 165 MB.
   memoryBytes: 512 * 1024 * 1024,
+  scratchBytes: 256 * 1024 * 1024,
   maxTextBytes: EXTRACTED_TEXT_CAP,
   worker: join(import.meta.dir, 'extract-worker.ts'),
 }
@@ -34,6 +38,14 @@ export interface Extracted {
 
 // Each reader may take up to its memory cap: a burst of uploads queues rather than adding up.
 const readers = new Slots(2)
+/** Readers running now: a child is its own process, and would outlive this one unless killed when it stops. */
+const running = new Set<Bun.Subprocess>()
+
+/** Kills every reader still running (the platform is stopping). */
+export function stopExtractions(): void {
+  for (const child of running) child.kill('SIGKILL')
+  running.clear()
+}
 
 /**
  * The text of a document whose type has been judged by its bytes, read in a child process of its own: the bytes go
@@ -49,7 +61,7 @@ export function extractText(bytes: Uint8Array, type: DocumentMediaType, limits: 
 // Text of 200 KB is at most 1.2 MB of JSON (a control character escapes to six bytes); more is not a reader's answer.
 const maxOutputBytes = (limits: ExtractionLimits) => limits.maxTextBytes * 6 + 64 * KB
 
-type StopReason = 'timeout' | 'memory' | 'output'
+type StopReason = 'timeout' | 'memory' | 'scratch' | 'output'
 
 async function runReader(bytes: Uint8Array, type: DocumentMediaType, limits: ExtractionLimits): Promise<Extracted> {
   const scratch = await mkdtemp(join(tmpdir(), 'switchboard-extract-'))
@@ -65,8 +77,10 @@ async function runReader(bytes: Uint8Array, type: DocumentMediaType, limits: Ext
     stopped ??= reason
     child.kill('SIGKILL')
   }
+  running.add(child)
   const timer = setTimeout(() => stop('timeout'), limits.timeoutMs)
   const unwatch = watchMemory(child.pid, limits.memoryBytes, () => stop('memory'))
+  const unwatchScratch = watchScratch(scratch, limits.scratchBytes, () => stop('scratch'))
   try {
     const output = await readCapped(child.stdout, maxOutputBytes(limits), () => stop('output'))
     await child.exited
@@ -75,7 +89,9 @@ async function runReader(bytes: Uint8Array, type: DocumentMediaType, limits: Ext
   } finally {
     clearTimeout(timer)
     unwatch()
+    unwatchScratch()
     child.kill('SIGKILL')
+    running.delete(child)
     await rm(scratch, { recursive: true, force: true })
   }
 }
@@ -101,6 +117,8 @@ function stoppedError(reason: StopReason, type: DocumentMediaType, limits: Extra
       return new DocumentError('timeout', `Reading this document took longer than ${seconds(limits.timeoutMs)}, so it was stopped. Try a smaller file, or split it.`)
     case 'memory':
       return new DocumentError('memory', `Reading this document needed more than ${Math.round(limits.memoryBytes / 1024 / 1024)} MB of memory, so it was stopped. Try a smaller file, or split it.`)
+    case 'scratch':
+      return new DocumentError('memory', `Reading this document needed more than ${Math.round(limits.scratchBytes / 1024 / 1024)} MB of scratch space, so it was stopped. Try a smaller file, or split it.`)
     case 'output':
       return unreadable(type, 'the reader gave more output than any document’s text may take')
   }

@@ -35,9 +35,16 @@ export interface TableShape {
   parseable: boolean
 }
 
+/**
+ * What of a text is looked at to tell a table from prose: papaparse runs here, in the platform's own process, so
+ * on a bounded start (cut at a line break) — a 20 MB field of quotes would otherwise hold the event loop for seconds.
+ */
+const SAMPLE_CHARS = 64 * 1024
+
 /** How the start of `text` reads as a delimited table, the delimiter guessed by papaparse (, ; tab |). */
 export function tableShape(text: string): TableShape {
-  const result = Papa.parse<string[]>(text, { preview: SAMPLE_ROWS, skipEmptyLines: true, delimitersToGuess: [',', '\t', ';', '|'] })
+  const start = text.length > SAMPLE_CHARS ? text.slice(0, Math.max(text.lastIndexOf('\n', SAMPLE_CHARS), 1)) : text
+  const result = Papa.parse<string[]>(start, { preview: SAMPLE_ROWS, skipEmptyLines: true, delimitersToGuess: [',', '\t', ';', '|'] })
   const rows = result.data
   const columns = rows[0]?.length ?? 0
   const parseable = !result.errors.some((e) => e.type === 'Quotes' || e.code === 'UndetectableDelimiter')

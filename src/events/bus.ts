@@ -22,13 +22,13 @@ export interface Events {
   'agent.changed': { agent_id: string }
   /**
    * Something the people of a conversation see live (web chat); every process passes it to its sockets of the
-   * conversation's participants, except those of `except_user` (their own typing).
+   * conversation's participants, except those of `except_user` (their own typing), or to the one socket `to_socket`.
    */
-  'chat.event': { conversation_id: string; event: FeedEvent; except_user?: string }
+  'chat.event': { conversation_id: string; event: FeedEvent; except_user?: string; to_socket?: string }
   /** Who takes part changed; the sockets of `removed` users on the conversation are closed (4003). */
   'chat.participants': { conversation_id: string; removed?: string[] }
-  /** A client came back mid-answer: the process running the conversation's turn re-sends the answer so far. */
-  'chat.resume': { conversation_id: string }
+  /** A socket came (back) mid-answer: the process running the conversation's turn re-sends it the answer so far. */
+  'chat.resume': { conversation_id: string; socket: string }
   /** An MCP host cancelled one of its requests; the process serving that request stops it. */
   'mcp.cancel': { session_id: string; request_id: string | number; reason?: string }
 }

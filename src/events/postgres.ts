@@ -1,6 +1,4 @@
-import { sql } from 'kysely'
 import postgres from 'postgres'
-import { jsonb } from '../db/jsonb.ts'
 import type { Db } from '../db/schema.ts'
 import { run } from '../db/templates.ts'
 import type { Logger } from '../logger.ts'
@@ -74,11 +72,13 @@ export class PostgresBus implements EventBus {
     let wire = JSON.stringify({ o: this.#origin, t: type, p: payload } satisfies Wire)
     if (Buffer.byteLength(wire) > INLINE_BYTES) {
       const id = Bun.randomUUIDv7()
-      await this.db.insertInto('event_payloads').values({ id, type, payload: jsonb(payload) }).execute()
+      await run(this.db, 'INSERT INTO event_payloads (id, type, payload) VALUES ($1, $2, $3::text::jsonb)', [id, type, JSON.stringify(payload)])
       wire = JSON.stringify({ o: this.#origin, t: type, r: id } satisfies Wire)
       this.#sweep()
     }
-    await sql`SELECT pg_notify(${CHANNEL}, ${wire})`.execute(this.db)
+    // The direct path: publishers may not wait (the chat feed publishes in the background), and a Kysely query still
+    // running when the store closes would hold its connection reserved and the close with it.
+    await run(this.db, 'SELECT pg_notify($1, $2)', [CHANNEL, wire])
   }
 
   subscribe<T extends EventType>(type: T, handler: EventHandler<T>): () => void {

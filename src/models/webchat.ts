@@ -89,6 +89,13 @@ export const WebchatParticipant = defineModel({
     return eb.and([participant, eb.or([eb('webchat_participants.user_id', '=', actor.userId), started(eb, actor, 'webchat_participants.conversation_id')])])
   },
   guard: async (_tx, actor, { before, after }) => {
+    // Adding someone gives them a seat, not a pin or a read marker chosen for them.
+    if (!before && after && after.user_id !== actor.userId) {
+      const chosen = (['pinned_at', 'last_read_at'] as const).filter((field) => after[field] != null)
+      if (chosen.length > 0) {
+        throw new ApiError('validation_error', "A participant's pin and read marker are their own to set.", { errors: chosen.map((path) => ({ path, message: 'only its owner sets it' })) })
+      }
+    }
     if (!before || !after) return
     // The creator may remove someone, never set their pin or read marker for them.
     if (before.user_id !== actor.userId) throw new ApiError('forbidden', "A participant's pin and read marker are their own to change.")
@@ -176,7 +183,12 @@ export const WebchatDocument = defineModel({
     extracted_text: z.string().openapi({ description: 'At most 200 KB (UTF-8 bytes) of the document’s text.' }),
     truncated: z.boolean().openapi({ description: 'The text was cut at 200 KB.' }),
   },
-  recordRule: (eb, actor) => takesPart(eb, actor, 'webchat_documents.conversation_id'),
+  // Participants read it; who uploaded it, or the conversation's creator, renames or deletes it.
+  recordRule: (eb, actor, access) => {
+    const participant = takesPart(eb, actor, 'webchat_documents.conversation_id')
+    if (access === 'read') return participant
+    return eb.and([participant, eb.or([eb('webchat_documents.uploaded_by', '=', actor.userId), started(eb, actor, 'webchat_documents.conversation_id')])])
+  },
   // The generic create cannot make a document (there is nothing to write but a filename): it is left out and answers
   // 405, and this keeps any other caller of createRecord out.
   createdElsewhere: DOCUMENTS_ARE_UPLOADED,

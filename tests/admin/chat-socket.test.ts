@@ -54,6 +54,33 @@ describe('the handshake', () => {
   })
 })
 
+describe('after the handshake', () => {
+  test('a socket whose session ends (sign-out) is closed with 4001 at once', async () => {
+    const a = await p().person()
+    const client = p().socket(a.cookie)
+    await client.opened
+    const out = await fetch(`${p().adminUrl}/auth/logout`, { method: 'POST', headers: { cookie: a.cookie, origin: p().adminUrl, accept: 'application/json' } })
+    expect(out.status).toBeLessThan(400)
+    expect((await client.closed).code).toBe(4001)
+  })
+
+  test('a person may have at most 20 chat pages open on a process', async () => {
+    const a = await p().person()
+    const clients = Array.from({ length: 20 }, () => p().socket(a.cookie))
+    await Promise.all(clients.map((c) => c.opened))
+    const extra = p().socket(a.cookie)
+    expect((await extra.closed).code).toBe(4029)
+    clients[0]!.close()
+    await clients[0]!.closed
+    const again = p().socket(a.cookie)
+    await again.opened
+    await Bun.sleep(100)
+    expect(again.frames.some((f) => f.type === 'error')).toBe(false)
+    for (const c of clients) c.close()
+    again.close()
+  })
+})
+
 describe('a private conversation', () => {
   test('the answer streams to the socket and is stored; the title comes from the first message', async () => {
     const agent = await echoAgent(p())
@@ -211,5 +238,23 @@ describe('resuming', () => {
     expect(final.text).toBe(text)
     await Bun.sleep(200)
     expect(second.frames.filter(kind('message'))).toHaveLength(1)
+  })
+
+  test('the answer so far goes to the socket that came back, not to everyone again', async () => {
+    const agent = await echoAgent(p())
+    const a = await p().person()
+    const id = await conversation(a, agent.id)
+    const watching = p().socket(a.cookie, { conversationId: id })
+    await watching.opened
+    watching.send({ type: 'message', conversation_id: id, text: '/slow 80 one two three four five six' })
+    await until(() => watching.frames.filter(kind('stream')).length >= 2, { what: 'two pieces' })
+    const late = p().socket(a.cookie, { conversationId: id })
+    await late.next((f) => f.type === 'stream' && f.offset === 0 && f.text.length > 5, 'the answer so far at the late socket')
+    await watching.next(kind('message'), 'the end of the answer')
+    // The watcher got each piece once, at its own offset: no second copy from the start.
+    const pieces = watching.frames.filter(kind('stream'))
+    expect(pieces.filter((f) => f.offset === 0)).toHaveLength(1)
+    expect(pieces.map((f) => f.text).join('')).toBe('Echo: one two three four five six')
+    late.close()
   })
 })

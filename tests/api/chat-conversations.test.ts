@@ -52,6 +52,29 @@ describe('participant rows', () => {
     expect(moved.errors?.[0]?.path).toBe('user_id')
   })
 
+  test('adding someone gives them a seat, never a pin or a read marker chosen for them', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const id = await conversationOf(a, (await agent()).id)
+    const forged = { conversation_id: id, user_id: b.userId, pinned_at: '2099-01-01T00:00:00.000Z', last_read_at: '2099-01-01T00:00:00.000Z' }
+    const refused = expectProblem(await p().call('POST', '/api/v1/WebchatParticipant', { json: forged, as: a }), 422, 'validation_error')
+    expect(refused.errors?.map((e) => e.path)).toEqual(['pinned_at', 'last_read_at'])
+    expect((await rows(id, a)).map((r) => r.user_id)).toEqual([a.userId])
+  })
+
+  test('a document is renamed or deleted by who uploaded it or the conversation’s creator, not by another participant', async () => {
+    const [a, b, c] = [await p().createUser(), await p().createUser(), await p().createUser()]
+    const id = await conversationOf(a, (await agent()).id)
+    for (const who of [b, c]) await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: who.userId }, as: a })
+    const form = new FormData()
+    form.set('conversation_id', id)
+    form.set('file', new File(['B’s notes.'], 'b.txt', { type: 'text/plain' }))
+    const uploaded = (await p().call('POST', '/api/chat/documents', { body: form, as: b })).body
+    expectProblem(await p().call('PATCH', `/api/v1/WebchatDocument/${uploaded.id}`, { json: { filename: 'mine.txt' }, as: c }), 403, 'forbidden')
+    expectProblem(await p().call('DELETE', `/api/v1/WebchatDocument/${uploaded.id}`, { as: c }), 403, 'forbidden')
+    expect((await p().call('PATCH', `/api/v1/WebchatDocument/${uploaded.id}`, { json: { filename: 'b-notes.txt' }, as: b })).status).toBe(200)
+    expect((await p().call('DELETE', `/api/v1/WebchatDocument/${uploaded.id}`, { as: a })).status).toBe(204)
+  })
+
   test('only the creator removes others; anyone may leave; nobody removes the creator', async () => {
     const [a, b, c] = [await p().createUser(), await p().createUser(), await p().createUser()]
     const id = await conversationOf(a, (await agent()).id)
@@ -176,6 +199,10 @@ describe('typing, read markers and colleagues', () => {
     const found = (await p().call('GET', `/api/chat/people?q=${colleague.username}`, { as: a })).body.data
     expect(found).toEqual([{ id: colleague.userId, username: colleague.username, display_name: '' }])
     expect((await p().call('GET', `/api/chat/people?q=${outsider.username}`, { as: a })).body.data).toEqual([])
+    // An email address is matched whole only: a part of one would reveal it letter by letter.
+    const email = `${colleague.username}@example.com`
+    expect((await p().call('GET', `/api/chat/people?q=${encodeURIComponent(email)}`, { as: a })).body.data.map((u: any) => u.id)).toEqual([colleague.userId])
+    expect((await p().call('GET', `/api/chat/people?q=${encodeURIComponent(email.slice(0, -3))}`, { as: a })).body.data).toEqual([])
     // A pattern character is matched as itself.
     expect((await p().call('GET', '/api/chat/people?q=%25', { as: a })).body.data).toEqual([])
     expectProblem(await p().call('GET', '/api/chat/people', { as: null }), 401, 'unauthorized')

@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DocumentError } from '../../src/documents/errors.ts'
-import { DEFAULT_LIMITS, extractText, type ExtractionLimits } from '../../src/documents/extract.ts'
+import { DEFAULT_LIMITS, stopExtractions, extractText, type ExtractionLimits } from '../../src/documents/extract.ts'
 import { CSV, DOCX, PDF, TXT, XLSX, type DocumentMediaType } from '../../src/documents/media-types.ts'
 import { EXTRACTED_TEXT_CAP } from '../../src/documents/text-cap.ts'
 import { docxWithText, pdfWithText, xlsxWithSheets, zipBombDocx, zipOf } from '../helpers/documents.ts'
+import { until } from '../helpers/until.ts'
 
 const text = (s: string) => new TextEncoder().encode(s)
 const MiB = 1024 * 1024
@@ -125,6 +126,23 @@ describe('isolation: limits on time and memory, enforced on a child process', ()
     expect(error.message).toBe('Reading this document took longer than 1 s, so it was stopped. Try a smaller file, or split it.')
     expect(performance.now() - started).toBeLessThan(5_000)
     expect(running(hanging)).toBe(false)
+  })
+
+  test('a reader that fills its scratch directory (a zip bomb spooled to disk) is killed at the scratch cap', async () => {
+    const spooling = script('spooling', "await Bun.stdin.bytes()\nconst chunk = new Uint8Array(1024 * 1024)\nconst file = Bun.file(process.env.TMPDIR + '/spool').writer()\nfor (;;) { file.write(chunk); await file.flush(); await Bun.sleep(1) }\n")
+    const error = await failure(text('hello'), TXT, { worker: spooling, scratchBytes: 8 * 1024 * 1024, timeoutMs: 15_000 })
+    expect(error.kind).toBe('memory')
+    expect(error.message).toBe('Reading this document needed more than 8 MB of scratch space, so it was stopped. Try a smaller file, or split it.')
+    expect(running(spooling)).toBe(false)
+  })
+
+  test('stopping the platform kills the readers still running', async () => {
+    const sleeping = script('left-running', 'await new Promise(() => setInterval(() => {}, 1000))\n')
+    const pending = failure(text('hello'), TXT, { worker: sleeping, timeoutMs: 15_000 })
+    await until(() => running(sleeping), { what: 'the reader to start' })
+    stopExtractions()
+    await pending
+    expect(running(sleeping)).toBe(false)
   })
 
   test('a reader that waits forever without using the processor is killed as well', async () => {

@@ -287,7 +287,12 @@ test.skipIf(!HAS_CHROMIUM)(
       '<a href=" JaVaScRiPt:window.__pwned=7">mixed case</a> <details open ontoggle="window.__pwned=8">d</details>',
       '',
       '<math><mi xlink:href="javascript:window.__pwned=9">m</mi></math> <form action="javascript:window.__pwned=10"><button>go</button></form>',
+      '',
+      // htmx acts on data-hx-* too: an answer must not make the reader's browser send requests as them.
+      '<a data-hx-post="/chat/pwn" data-hx-trigger="load" hx-get="/chat/pwn" hx-trigger="load">quiet</a> <img data-hx-get="/chat/pwn" data-hx-trigger="load">',
     ].join('\n')
+    const sentForTheAnswer: string[] = []
+    page.on('request', (request) => request.url().includes('/chat/pwn') && sentForTheAnswer.push(`${request.method()} ${request.url()}`))
     await say(page, hostile)
     await page.locator('#messages li.msg-agent[data-status=complete]').waitFor()
 
@@ -305,6 +310,7 @@ test.skipIf(!HAS_CHROMIUM)(
           eventAttributes: all.flatMap((el) => [...el.attributes].filter((at) => at.name.toLowerCase().startsWith('on')).map((at) => `${el.tagName} ${at.name}`)),
           scriptUrls: all.flatMap((el) => urlAttributes.map((name) => el.getAttribute(name)).filter((v): v is string => v !== null && /^\s*(javascript|data|vbscript):/i.test(v))),
           forbidden: [...md.querySelectorAll('svg, script, iframe, object, embed, math, form, style')].map((el) => el.tagName),
+          dataAttributes: [...md.querySelectorAll('*')].flatMap((el) => [...el.attributes].filter((at) => /^(data-|hx-)/i.test(at.name)).map((at) => at.name)),
           bold: [...md.querySelectorAll('strong')].map((el) => el.textContent),
           items: [...md.querySelectorAll('ul > li')].map((el) => el.textContent),
           code: md.querySelector('pre code')?.textContent,
@@ -317,6 +323,8 @@ test.skipIf(!HAS_CHROMIUM)(
       expect(seen.eventAttributes).toEqual([])
       expect(seen.scriptUrls).toEqual([])
       expect(seen.forbidden).toEqual([])
+      expect(seen.dataAttributes).toEqual([])
+      expect(sentForTheAnswer).toEqual([])
       // Ordinary markdown still renders: bold, a list, a code block whose markup stays text.
       expect(seen.bold).toEqual(['bold'])
       expect(seen.items).toEqual(['first item', 'second item'])

@@ -212,7 +212,7 @@ export function ChatPage({ view }: { view: ChatView }) {
         <section class="chat-main" aria-labelledby="chat-title">
           <h1 id="chat-title">{conversation.title || 'New conversation'}</h1>
           <p id="connection" class="muted" role="status"></p>
-          <ol id="messages" aria-live="polite">
+          <ol id="messages" aria-live="polite" hx-ignore="">
             {messages.map((m) => (
               <MessageItem message={m} me={me} />
             ))}

@@ -3,12 +3,16 @@ import type { Services } from '../../services.ts'
 import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { mountChatPages } from './routes.tsx'
-import { chatSocketHandler, upgradeChatSocket } from './socket.ts'
+import { chatSocketHandler, upgradeChatSocket, verifySocket } from './socket.ts'
 import { ChatSockets } from './sockets.ts'
 
 /** The web chat of the admin port: its page, and `/ws/chat` with the sockets of this process. */
 export function createWebChat(services: Services, api: ApiClient) {
-  const sockets = new ChatSockets(services.events, (id) => services.chat.participants(id))
+  const sockets = new ChatSockets(
+    services.events,
+    (id) => services.chat.participants(id),
+    (ws) => verifySocket(ws, api),
+  )
   const origins = [services.config.adminBaseUrl, services.config.baseUrl]
   return {
     sockets,

@@ -113,7 +113,9 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     const id = c.req.param('id')!
     const person = String((await c.req.parseBody()).person ?? '').trim()
     const found = await api.call(c, 'GET', `/api/chat/people?${new URLSearchParams({ q: person })}`)
-    const match = (found.body?.data ?? []).find((p: { username: string; id: string }) => p.username.toLowerCase() === person.toLowerCase()) ?? (found.body?.data?.length === 1 ? found.body.data[0] : undefined)
+    // Exactly that username, or the one person with that email: a near name must not let someone else in to read.
+    const people: Array<{ username: string; id: string }> = found.body?.data ?? []
+    const match = people.find((p) => p.username.toLowerCase() === person.toLowerCase()) ?? (person.includes('@') && people.length === 1 ? people[0] : undefined)
     if (!person || !match) return participantsPanel(c, id, `Nobody in your company matches "${person}".`)
     const added = await api.call(c, 'POST', '/api/v1/WebchatParticipant', { conversation_id: id, user_id: match.id })
     const problem = added.status === 201 ? undefined : added.status === 409 ? `${match.username} already takes part.` : (added.body?.detail ?? `Adding failed (${added.status}).`)

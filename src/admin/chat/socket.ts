@@ -45,20 +45,49 @@ export async function upgradeChatSocket(c: Context<AdminEnv>, api: ApiClient, or
 }
 
 async function judge(c: Context<AdminEnv>, api: ApiClient, origins: readonly string[]): Promise<ChatSocketData> {
-  const who = api.credentials(c)
-  const requested = c.req.query('conversation_id')
+  const requested = c.req.query('conversation_id') || null
   const after = c.req.query('after')
-  const data: ChatSocketData = { userId: '', conversationId: null, who, ...(after && isUuid(after) ? { after: after.toLowerCase() } : {}) }
+  const data: ChatSocketData = {
+    id: crypto.randomUUID(),
+    userId: '',
+    conversationId: requested && isUuid(requested) ? requested.toLowerCase() : null,
+    who: api.credentials(c),
+    ...(after && isUuid(after) ? { after: after.toLowerCase() } : {}),
+  }
   // A page of another site may open a socket here with the user's cookie; its Origin gives it away.
   if (!origins.includes(c.req.header('origin') ?? '')) return { ...data, refused: { code: 4003, reason: 'This page may not open the chat.' } }
-  const me = await api.call<Me>(c, 'GET', '/api/me')
-  if (me.status !== 200) return { ...data, refused: { code: 4001, reason: 'Sign in to chat.' } }
-  data.userId = me.body.user.id
-  if (requested === undefined || requested === '') return data
-  const conversation = isUuid(requested) ? await api.call(c, 'GET', `/api/v1/WebchatConversation/${requested}`) : { status: 404 }
-  if (conversation.status === 401) return { ...data, refused: { code: 4001, reason: 'Sign in to chat.' } }
-  if (conversation.status !== 200) return { ...data, refused: { code: 4003, reason: 'You do not take part in this conversation.' } }
-  return { ...data, conversationId: requested.toLowerCase() }
+  if (requested && !data.conversationId) return { ...data, refused: NOT_YOURS }
+  const verdict = await standing(api, data)
+  return typeof verdict === 'string' ? { ...data, userId: verdict } : { ...data, refused: verdict }
+}
+
+type Refusal = NonNullable<ChatSocketData['refused']>
+const SIGN_IN: Refusal = { code: 4001, reason: 'Sign in to chat.' }
+const NOT_YOURS: Refusal = { code: 4003, reason: 'You do not take part in this conversation.' }
+// Anything else (a throttle, a failure on our side) is no verdict on the person: the page tries again later.
+const LATER: Refusal = { code: 1013, reason: 'The chat is busy; trying again shortly.' }
+
+/** Whose the socket is (their user id) as the API sees its credentials now, or why it may not stay open. */
+async function standing(api: ApiClient, data: Pick<ChatSocketData, 'who' | 'conversationId'>): Promise<string | Refusal> {
+  const me = await api.callAs<Me>(data.who, 'GET', '/api/me')
+  if (me.status === 401) return SIGN_IN
+  if (me.status !== 200) return LATER
+  if (!data.conversationId) return me.body.user.id
+  const conversation = await api.callAs(data.who, 'GET', `/api/v1/WebchatConversation/${data.conversationId}`)
+  if (conversation.status === 401) return SIGN_IN
+  if (conversation.status === 403 || conversation.status === 404) return NOT_YOURS
+  return conversation.status === 200 ? me.body.user.id : LATER
+}
+
+/**
+ * Checks an open socket again: its session may have ended, its user lost the company or the conversation. A
+ * throttled or failed check proves nothing, and leaves it open.
+ */
+export async function verifySocket(ws: ChatSocket, api: ApiClient): Promise<void> {
+  const verdict = await standing(api, ws.data).catch(() => LATER)
+  if (verdict === LATER) return
+  if (typeof verdict !== 'string') ws.close(verdict.code, verdict.reason)
+  else if (verdict !== ws.data.userId) ws.close(SIGN_IN.code, SIGN_IN.reason)
 }
 
 /** Bun's handler for the admin port's sockets: the web chat's. */
@@ -73,7 +102,9 @@ export function chatSocketHandler(sockets: ChatSockets, api: ApiClient, events: 
         ws.close(ws.data.refused.code, ws.data.refused.reason)
         return
       }
-      sockets.add(ws)
+      if (!sockets.add(ws)) return
+      // Removed from the conversation while the handshake ran? Its removal event may have come before this socket.
+      void verifySocket(ws, api)
       if (ws.data.conversationId) void resume(ws, api, events, log)
     },
     message(ws, raw) {
@@ -98,7 +129,7 @@ async function resume(ws: ChatSocket, api: ApiClient, events: EventBus, log: Log
       const missed = await api.callAs(who, 'GET', `/api/v1/WebchatMessage?${query}`)
       if (missed.status === 200 && missed.body.data.length > 0) ws.send(JSON.stringify({ type: 'history', conversation_id: conversationId, messages: missed.body.data }))
     }
-    await events.publish('chat.resume', { conversation_id: conversationId! })
+    await events.publish('chat.resume', { conversation_id: conversationId!, socket: ws.data.id })
   } catch (error) {
     log.warn('web chat resume failed', { conversation_id: conversationId, error: String(error) })
   }

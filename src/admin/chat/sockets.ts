@@ -4,12 +4,14 @@ import type { Credentials } from '../api-client.ts'
 
 /** What a web chat socket remembers: whose it is, the conversation it shows, and how to act for its user. */
 export interface ChatSocketData {
+  /** This socket's own name, for what is meant for it alone (the answer so far, on resume). */
+  id: string
   userId: string
   /** The conversation the page shows; null on the page without one (the list still updates). */
   conversationId: string | null
   who: Credentials
   /** Set when the handshake was refused: the socket is closed with it as soon as it opens. */
-  refused?: { code: 4001 | 4003; reason: string }
+  refused?: { code: 4001 | 4003 | 1013; reason: string }
   /** The last stored message the client has: a reconnect is sent what came after it. */
   after?: string
 }
@@ -20,6 +22,10 @@ export type ChatSocket = ServerWebSocket<ChatSocketData>
 export const HEARTBEAT_MS = 25_000
 /** A socket this far behind (bytes queued) is closed: the client reconnects and resumes from what it has. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024
+/** Chat pages one person may have open on one process: each socket costs memory and a share of every fan-out. */
+export const MAX_SOCKETS_PER_USER = 20
+/** Every this many heartbeats each socket's session and conversation are checked again. */
+const VERIFY_EVERY_BEATS = 4
 
 /** Events that tell people elsewhere (another conversation open, or the list alone) that something changed. */
 const ELSEWHERE = new Set(['user_message', 'message', 'conversation_update', 'participants'])
@@ -33,13 +39,22 @@ export class ChatSockets {
   readonly #ofUser = new Map<string, Set<ChatSocket>>()
   readonly #unsubscribe: Array<() => void>
   readonly #heartbeat: ReturnType<typeof setInterval>
+  #beats = 0
+  #closed = false
 
   constructor(
     events: EventBus,
     /** Who takes part in a conversation, by user id (the kernel caches it). */
     private readonly participants: (conversationId: string) => Promise<ReadonlySet<string>>,
+    /** Asks the API again whether the socket's session and conversation still hold; closes it when not. */
+    private readonly verify: (ws: ChatSocket) => Promise<void>,
   ) {
-    this.#unsubscribe = [events.subscribe('chat.event', (payload) => this.#deliver(payload)), events.subscribe('chat.participants', (payload) => this.#removed(payload))]
+    this.#unsubscribe = [
+      events.subscribe('chat.event', (payload) => this.#deliver(payload)),
+      events.subscribe('chat.participants', (payload) => this.#removed(payload)),
+      // A sign-out, a password change or a membership removed: sockets opened under the old rights are checked now.
+      events.subscribe('cache.flush', ({ caches }) => caches.includes('identities') && this.#verifyAll()),
+    ]
     // One timer for all sockets: a timer each would cost every idle socket memory.
     this.#heartbeat = setInterval(() => this.#beat(), HEARTBEAT_MS)
     this.#heartbeat.unref?.()
@@ -51,10 +66,20 @@ export class ChatSockets {
     return n
   }
 
-  add(ws: ChatSocket): void {
+  /** False when the socket was closed instead: the platform is stopping, or its user has too many open. */
+  add(ws: ChatSocket): boolean {
     const { userId, conversationId } = ws.data
+    if (this.#closed) {
+      ws.close(1001, 'The server is shutting down.')
+      return false
+    }
+    if ((this.#ofUser.get(userId)?.size ?? 0) >= MAX_SOCKETS_PER_USER) {
+      ws.close(4029, `At most ${MAX_SOCKETS_PER_USER} chat pages may be open at once; close some.`)
+      return false
+    }
     addTo(this.#ofUser, userId, ws)
     if (conversationId) addTo(this.#onConversation, conversationId, ws)
+    return true
   }
 
   remove(ws: ChatSocket): void {
@@ -64,15 +89,18 @@ export class ChatSockets {
   }
 
   close(): void {
+    this.#closed = true
     clearInterval(this.#heartbeat)
     for (const unsubscribe of this.#unsubscribe) unsubscribe()
     for (const set of this.#ofUser.values()) for (const ws of set) ws.close(1001, 'The server is shutting down.')
   }
 
-  #deliver({ conversation_id, event, except_user }: Events['chat.event']): void {
+  #deliver({ conversation_id, event, except_user, to_socket }: Events['chat.event']): void {
     const wire = JSON.stringify({ ...event, conversation_id })
-    for (const ws of this.#onConversation.get(conversation_id) ?? []) if (ws.data.userId !== except_user) send(ws, wire)
-    if (ELSEWHERE.has(event.type) && this.#ofUser.size > 0) void this.#tellElsewhere(conversation_id, event)
+    for (const ws of this.#onConversation.get(conversation_id) ?? []) {
+      if (ws.data.userId !== except_user && (to_socket === undefined || ws.data.id === to_socket)) send(ws, wire)
+    }
+    if (to_socket === undefined && ELSEWHERE.has(event.type) && this.#ofUser.size > 0) void this.#tellElsewhere(conversation_id, event)
   }
 
   /** Participants' sockets on other pages learn of it: an unread badge, a new title, a list to refresh. */
@@ -102,6 +130,12 @@ export class ChatSockets {
   #beat(): void {
     const beat = JSON.stringify({ type: 'heartbeat' })
     for (const set of this.#ofUser.values()) for (const ws of set) send(ws, beat)
+    if (++this.#beats % VERIFY_EVERY_BEATS === 0) this.#verifyAll()
+  }
+
+  /** A session that ended or a right that was lost closes the sockets opened under it, at the latest a few beats on. */
+  #verifyAll(): void {
+    for (const set of this.#ofUser.values()) for (const ws of set) void this.verify(ws)
   }
 }
 

@@ -1,8 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { stream } from 'hono/streaming'
-import { WebchatMessage } from '../../models/webchat.ts'
 import type { ApiEnv } from '../../http/env.ts'
-import { WebchatConversation } from '../../models/webchat.ts'
+import { WebchatConversation, WebchatMessage } from '../../models/webchat.ts'
 import { abortRoute, chatRoute, colleaguesRoute, conversationsRoute, readRoute, typingRoute } from './routes.ts'
 
 /** POST /api/chat and /api/chat/abort: the web chat's turn, for scripts; and what the web chat page needs besides. */

@@ -8,7 +8,6 @@ export const TurnRequest = z
     text: z.string().trim().min(1).max(100_000),
     attachments: z.array(z.uuid()).max(20).optional().openapi({ description: 'Documents of the conversation (uploaded to POST /api/chat/documents) this message refers to.' }),
   })
-  
   .strict()
   .openapi('ChatTurnRequest')
 

@@ -50,6 +50,7 @@ async function afterWrite(c: Ctx, model: Model, id: string, record?: Record<stri
     await services.chat.participantsChanged(String(row.conversation_id), removed ? [String(removed.user_id)] : [])
   }
   if (model === WebchatConversation && !record) await services.chat.participantsChanged(id, ['*'])
+  if (model === WebchatConversation && record && c.req.method !== 'POST') await services.chat.renamed(id, String(record.title))
 }
 
 /** A record as responses show it: write-only parts of fields hidden. */
