@@ -36,8 +36,9 @@ export interface Extracted {
   truncated: boolean
 }
 
-// Each reader may take up to its memory cap: a burst of uploads queues rather than adding up.
-const readers = new Slots(2)
+// Each reader may take up to its memory cap: a burst of uploads queues rather than adding up, and past a short
+// line the upload is refused as busy (503) rather than held.
+const readers = new Slots(2, 8)
 /** Readers running now: a child is its own process, and would outlive this one unless killed when it stops. */
 const running = new Set<Bun.Subprocess>()
 

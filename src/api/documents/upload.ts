@@ -3,6 +3,7 @@ import { requireActor } from '../../auth/access.ts'
 import { DocumentError } from '../../documents/errors.ts'
 import { detectDocumentType } from '../../documents/detect.ts'
 import { extractText } from '../../documents/extract.ts'
+import { SlotsBusy } from '../../documents/slots.ts'
 import { sanitizeFilename } from '../../documents/filename.ts'
 import { insertDocument } from '../../documents/store.ts'
 import { EXTRACTED_TEXT_CAP, KB } from '../../documents/text-cap.ts'
@@ -35,6 +36,9 @@ async function read(bytes: Uint8Array, filename: string) {
     const mediaType = await detectDocumentType(bytes, filename)
     return { mediaType, ...(await extractText(bytes, mediaType)) }
   } catch (error) {
+    if (error instanceof SlotsBusy) {
+      throw new ApiError('unavailable', 'Many documents are being read just now; try again in a minute.', { headers: { 'Retry-After': '30' } })
+    }
     throw error instanceof DocumentError ? refusal(error) : error
   }
 }
