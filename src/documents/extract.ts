@@ -3,15 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DocumentError } from './errors.ts'
 import { DOCUMENT_NAMES, type DocumentMediaType } from './media-types.ts'
-import { watchMemory } from './memory-watchdog.ts'
-import { watchScratch } from './scratch-watchdog.ts'
+import { watchMemory, watchScratch } from './watchdogs.ts'
 import { Slots } from './slots.ts'
 import { EXTRACTED_TEXT_CAP, KB } from './text-cap.ts'
 
 export interface ExtractionLimits {
   /** Wall-clock time the reading may take, start-up of the reader included. */
   timeoutMs: number
-  /** Resident memory the reader may use (see memory-watchdog.ts for why this is a watchdog). */
+  /** Resident memory the reader may use (see watchdogs.ts for why this is a watchdog). */
   memoryBytes: number
   /** What the reader may write to its scratch directory. */
   scratchBytes: number

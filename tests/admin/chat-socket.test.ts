@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { echoAgent, useChatPlatform, type ChatClient, type Frame } from '../helpers/web-chat.ts'
+import { assembled, echoAgent, useChatPlatform, type ChatClient, type Frame } from '../helpers/web-chat.ts'
 import { until } from '../helpers/until.ts'
 
 const p = useChatPlatform()
@@ -232,8 +232,7 @@ describe('resuming', () => {
     const second = p().socket(a.cookie, { conversationId: id, after: said.message_id })
     const final = await second.next(kind('message'), 'the answer after the reconnect', 0)
     // What the client keeps: pieces placed at their offsets, as the page's script does.
-    let text = first.frames.filter(kind('stream')).reduce((t, f) => t.slice(0, f.offset) + f.text, '')
-    for (const f of second.frames.filter(kind('stream'))) if (f.offset <= text.length && f.offset + f.text.length > text.length) text = text.slice(0, f.offset) + f.text
+    const text = assembled(first, second)
     expect(text).toBe('Echo: one two three four five six seven eight')
     expect(final.text).toBe(text)
     await Bun.sleep(200)

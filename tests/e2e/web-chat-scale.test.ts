@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test'
 import { CLUSTER_NEEDS_POSTGRES, useCluster, type Cluster } from '../helpers/cluster.ts'
 import { TEST_DATABASE_URL } from '../helpers/database.ts'
 import { until } from '../helpers/until.ts'
-import { openChatSocket, type Frame } from '../helpers/web-chat.ts'
+import { assembled, openChatSocket, type Frame } from '../helpers/web-chat.ts'
 
 // Two people on two platform processes of one PostgreSQL, each with the web chat open on their own process:
 // what one says, types or gets answered reaches the other through the bus, and a socket that comes back on the
@@ -80,8 +80,7 @@ clusterTest('a socket that comes back on the other process mid-answer gets the w
   const second = openChatSocket(p1.admin, cookieA, { conversationId: id, after: said.message_id })
   try {
     const final = await second.next(kind('message'), 'the answer on the other process')
-    let text = first.frames.filter(kind('stream')).reduce((t, f) => t.slice(0, f.offset) + f.text, '')
-    for (const f of second.frames.filter(kind('stream'))) if (f.offset <= text.length && f.offset + f.text.length > text.length) text = text.slice(0, f.offset) + f.text
+    const text = assembled(first, second)
     expect(text).toBe('Echo: one two three four five six seven eight')
     expect(final.text).toBe(text)
     // The resume reached the process running the turn: the answer so far came from there, from the start.

@@ -60,6 +60,20 @@ export async function startChatPlatform(env: Record<string, string> = {}): Promi
   }
 }
 
+/**
+ * The answer as the page's script keeps it from the `stream` frames of one socket after another: each piece placed
+ * at its offset, a piece already held changing nothing.
+ */
+export function assembled(...sockets: ChatClient[]): string {
+  let text = ''
+  for (const socket of sockets) {
+    for (const f of socket.frames) {
+      if (f.type === 'stream' && f.offset <= text.length && f.offset + f.text.length > text.length) text = text.slice(0, f.offset) + f.text
+    }
+  }
+  return text
+}
+
 /** A web chat socket to the admin server at `adminUrl`, as a browser signed in with `cookie` opens it. */
 export function openChatSocket(adminUrl: string, cookie: string | null, { conversationId, after, origin = adminUrl }: { conversationId?: string; after?: string; origin?: string } = {}): ChatClient {
   const query = new URLSearchParams({ ...(conversationId ? { conversation_id: conversationId } : {}), ...(after ? { after } : {}) })
