@@ -6,7 +6,7 @@ import type { Logger } from '../../logger.ts'
 import { isUuid } from '../../models/fields.ts'
 import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv, Me } from '../context.ts'
-import type { ChatSocket, ChatSocketData, ChatSockets } from './sockets.ts'
+import type { ChatSocket, ChatSocketData, ChatSockets, Refusal } from './sockets.ts'
 
 /** The largest client message taken: a message's text is at most 100 000 characters. */
 const MAX_MESSAGE_BYTES = 512 * 1024
@@ -53,6 +53,7 @@ async function judge(c: Context<AdminEnv>, api: ApiClient, origins: readonly str
     conversationId: requested && isUuid(requested) ? requested.toLowerCase() : null,
     who: api.credentials(c),
     ...(after && isUuid(after) ? { after: after.toLowerCase() } : {}),
+    since: Date.now(),
   }
   // A page of another site may open a socket here with the user's cookie; its Origin gives it away.
   if (!origins.includes(c.req.header('origin') ?? '')) return { ...data, refused: { code: 4003, reason: 'This page may not open the chat.' } }
@@ -61,7 +62,6 @@ async function judge(c: Context<AdminEnv>, api: ApiClient, origins: readonly str
   return typeof verdict === 'string' ? { ...data, userId: verdict } : { ...data, refused: verdict }
 }
 
-type Refusal = NonNullable<ChatSocketData['refused']>
 const SIGN_IN: Refusal = { code: 4001, reason: 'Sign in to chat.' }
 const NOT_YOURS: Refusal = { code: 4003, reason: 'You do not take part in this conversation.' }
 // Anything else (a throttle, a failure on our side) is no verdict on the person: the page tries again later.
@@ -80,14 +80,14 @@ async function standing(api: ApiClient, data: Pick<ChatSocketData, 'who' | 'conv
 }
 
 /**
- * Checks an open socket again: its session may have ended, its user lost the company or the conversation. A
- * throttled or failed check proves nothing, and leaves it open.
+ * Checks an open socket again: its session may have ended, its user lost the company or the conversation. Why it
+ * may not stay open, if so; a throttled or failed check proves nothing, and leaves it open.
  */
-export async function verifySocket(ws: ChatSocket, api: ApiClient): Promise<void> {
+export async function verifySocket(ws: ChatSocket, api: ApiClient): Promise<Refusal | undefined> {
   const verdict = await standing(api, ws.data).catch(() => LATER)
-  if (verdict === LATER) return
-  if (typeof verdict !== 'string') ws.close(verdict.code, verdict.reason)
-  else if (verdict !== ws.data.userId) ws.close(SIGN_IN.code, SIGN_IN.reason)
+  if (verdict === LATER) return undefined
+  if (typeof verdict !== 'string') return verdict
+  return verdict === ws.data.userId ? undefined : SIGN_IN
 }
 
 /** Bun's handler for the admin port's sockets: the web chat's. */
@@ -103,8 +103,6 @@ export function chatSocketHandler(sockets: ChatSockets, api: ApiClient, events: 
         return
       }
       if (!sockets.add(ws)) return
-      // Removed from the conversation while the handshake ran? Its removal event may have come before this socket.
-      void verifySocket(ws, api)
       if (ws.data.conversationId) void resume(ws, api, events, log)
     },
     message(ws, raw) {

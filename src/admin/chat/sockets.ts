@@ -14,9 +14,12 @@ export interface ChatSocketData {
   refused?: { code: 4001 | 4003 | 1013; reason: string }
   /** The last stored message the client has: a reconnect is sent what came after it. */
   after?: string
+  /** When the handshake began: a removal from the conversation after this reached the socket too late. */
+  since: number
 }
 
 export type ChatSocket = ServerWebSocket<ChatSocketData>
+export type Refusal = NonNullable<ChatSocketData['refused']>
 
 /** How long a socket may stay silent before the client should assume it is dead; it hears a heartbeat well within. */
 export const HEARTBEAT_MS = 25_000
@@ -24,6 +27,8 @@ export const HEARTBEAT_MS = 25_000
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 /** Chat pages one person may have open on one process: each socket costs memory and a share of every fan-out. */
 export const MAX_SOCKETS_PER_USER = 20
+/** How long a handshake may take; a removal is remembered that long for the sockets it could miss. */
+const HANDSHAKE_MS = 30_000
 /** Every this many heartbeats each socket's session and conversation are checked again. */
 const VERIFY_EVERY_BEATS = 4
 
@@ -41,19 +46,22 @@ export class ChatSockets {
   readonly #heartbeat: ReturnType<typeof setInterval>
   #beats = 0
   #closed = false
+  #verifying = false
+  /** When each person was last removed from each conversation (`conversation user`), for handshakes under way. */
+  readonly #removedAt = new Map<string, number>()
 
   constructor(
     events: EventBus,
     /** Who takes part in a conversation, by user id (the kernel caches it). */
     private readonly participants: (conversationId: string) => Promise<ReadonlySet<string>>,
-    /** Asks the API again whether the socket's session and conversation still hold; closes it when not. */
-    private readonly verify: (ws: ChatSocket) => Promise<void>,
+    /** Asks the API again whether the socket's session and conversation still hold: why it may not stay, if so. */
+    private readonly verify: (ws: ChatSocket) => Promise<Refusal | undefined>,
   ) {
     this.#unsubscribe = [
       events.subscribe('chat.event', (payload) => this.#deliver(payload)),
       events.subscribe('chat.participants', (payload) => this.#removed(payload)),
       // A sign-out, a password change or a membership removed: sockets opened under the old rights are checked now.
-      events.subscribe('cache.flush', ({ caches }) => caches.includes('identities') && this.#verifyAll()),
+      events.subscribe('cache.flush', ({ caches }) => void (caches.includes('identities') && this.#verifyAll())),
     ]
     // One timer for all sockets: a timer each would cost every idle socket memory.
     this.#heartbeat = setInterval(() => this.#beat(), HEARTBEAT_MS)
@@ -75,6 +83,12 @@ export class ChatSockets {
     }
     if ((this.#ofUser.get(userId)?.size ?? 0) >= MAX_SOCKETS_PER_USER) {
       ws.close(4029, `At most ${MAX_SOCKETS_PER_USER} chat pages may be open at once; close some.`)
+      return false
+    }
+    // Removed while the handshake ran: the removal's close went out before this socket was here to get it.
+    const removed = conversationId ? Math.max(this.#removedAt.get(`${conversationId} ${userId}`) ?? 0, this.#removedAt.get(`${conversationId} *`) ?? 0) : 0
+    if (removed >= ws.data.since) {
+      ws.close(4003, 'You no longer take part in this conversation.')
       return false
     }
     addTo(this.#ofUser, userId, ws)
@@ -119,6 +133,10 @@ export class ChatSockets {
   /** Removed people lose the conversation at once: their sockets on it close with 4003, their lists refresh. */
   #removed({ conversation_id, removed }: Events['chat.participants']): void {
     if (!removed?.length) return
+    const now = Date.now()
+    // Remembered for as long as a handshake may take; older entries go with the next removal.
+    for (const [key, at] of this.#removedAt) if (now - at > HANDSHAKE_MS) this.#removedAt.delete(key)
+    for (const userId of removed) this.#removedAt.set(`${conversation_id} ${userId}`, now)
     const everyone = removed.includes('*')
     for (const ws of [...(this.#onConversation.get(conversation_id) ?? [])]) {
       if (everyone || removed.includes(ws.data.userId)) ws.close(4003, everyone ? 'This conversation was deleted.' : 'You no longer take part in this conversation.')
@@ -130,12 +148,34 @@ export class ChatSockets {
   #beat(): void {
     const beat = JSON.stringify({ type: 'heartbeat' })
     for (const set of this.#ofUser.values()) for (const ws of set) send(ws, beat)
-    if (++this.#beats % VERIFY_EVERY_BEATS === 0) this.#verifyAll()
+    if (++this.#beats % VERIFY_EVERY_BEATS === 0) void this.#verifyAll()
   }
 
-  /** A session that ended or a right that was lost closes the sockets opened under it, at the latest a few beats on. */
-  #verifyAll(): void {
-    for (const set of this.#ofUser.values()) for (const ws of set) void this.verify(ws)
+  /**
+   * A session that ended or a right that was lost closes the sockets opened under it, at the latest a few beats on.
+   * Sockets of one session on one conversation share a check, and the checks run one after another: all at once,
+   * a thousand in-process API calls held the event loop for seconds.
+   */
+  async #verifyAll(): Promise<void> {
+    if (this.#verifying) return
+    this.#verifying = true
+    try {
+      const groups = new Map<string, ChatSocket[]>()
+      for (const set of this.#ofUser.values()) {
+        for (const ws of set) {
+          const key = `${ws.data.who.headers.cookie ?? ''} ${ws.data.conversationId ?? ''}`
+          const group = groups.get(key)
+          if (group) group.push(ws)
+          else groups.set(key, [ws])
+        }
+      }
+      for (const sockets of groups.values()) {
+        const refusal = await this.verify(sockets[0]!).catch(() => undefined)
+        if (refusal) for (const ws of sockets) ws.close(refusal.code, refusal.reason)
+      }
+    } finally {
+      this.#verifying = false
+    }
   }
 }
 
