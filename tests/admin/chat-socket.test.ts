@@ -106,6 +106,16 @@ describe('a private conversation', () => {
     ])
   })
 
+  test('a rename through the API reaches the open page as conversation_update', async () => {
+    const agent = await echoAgent(p())
+    const a = await p().person()
+    const id = await conversation(a, agent.id)
+    const client = p().socket(a.cookie, { conversationId: id })
+    await client.opened
+    expect((await p().call('PATCH', `/api/v1/WebchatConversation/${id}`, { json: { title: 'Budget 2027' }, as: a })).status).toBe(200)
+    expect(await client.next(kind('conversation_update'), 'the new title')).toMatchObject({ conversation_id: id, title: 'Budget 2027' })
+  })
+
   test('an error shows its text, details and type', async () => {
     const agent = await echoAgent(p())
     const a = await p().person()

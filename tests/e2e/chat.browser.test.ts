@@ -73,7 +73,7 @@ interface Site {
  * page says so and the API no longer shows B the conversation.
  */
 async function twoPeopleShare(site: Site): Promise<void> {
-  const { a, b, agent } = site
+  const { a, b } = site
   const [pageA, pageB] = await Promise.all([browse(site.baseA, a.cookie), browse(site.baseB, b.cookie)])
   try {
     await converse(site, pageA, pageB)

@@ -1,4 +1,5 @@
 import type { Context } from 'hono'
+import type { Chat } from '../../chat/chat.ts'
 import { flushCaches } from '../../events/caches.ts'
 import { AgentConfigRecord } from '../../models/agent-config.ts'
 import { WebchatConversation, WebchatParticipant } from '../../models/webchat.ts'
@@ -40,17 +41,27 @@ function expectedVersions(c: Ctx): number[] | undefined {
  * After a write, in every process: cached identities, ACLs and MCP rules are dropped when the write changes who may
  * do what, and live agents follow their configuration (`enabled` false once deleted).
  */
-async function afterWrite(c: Ctx, model: Model, id: string, record?: Record<string, unknown>, removed?: Record<string, unknown>): Promise<void> {
+async function afterWrite(c: Ctx, model: Model, write: Write): Promise<void> {
   const { services } = c.var
   if (model.affectsAccess) await flushCaches(services.events, 'identities', 'acl', 'mcp')
-  if (model === AgentConfigRecord) await services.agents.configured(id, record?.enabled === true)
-  // Who takes part decides whose sockets hear the conversation; a removed participant's are closed.
-  if (model === WebchatParticipant && (removed || c.req.method === 'POST')) {
-    const row = (removed ?? record)!
-    await services.chat.participantsChanged(String(row.conversation_id), removed ? [String(removed.user_id)] : [])
+  if (model === AgentConfigRecord) await services.agents.configured(write.id, write.record?.enabled === true)
+  await announceChatWrite(services.chat, model, write)
+}
+
+/** A write as afterWrite needs it: the record written, or for a delete the row as it was (where one was read). */
+interface Write {
+  verb: 'create' | 'update' | 'delete'
+  id: string
+  record?: Record<string, unknown>
+}
+
+/** Chat writes people see live: who takes part (sockets follow; a removed person's close), a title, an end. */
+async function announceChatWrite(chat: Chat, model: Model, { verb, id, record }: Write): Promise<void> {
+  if (model === WebchatParticipant && verb !== 'update') {
+    await chat.participantsChanged(String(record!.conversation_id), verb === 'delete' ? [String(record!.user_id)] : [])
   }
-  if (model === WebchatConversation && !record) await services.chat.participantsChanged(id, ['*'])
-  if (model === WebchatConversation && record && c.req.method !== 'POST') await services.chat.renamed(id, String(record.title))
+  if (model === WebchatConversation && verb === 'delete') await chat.participantsChanged(id, ['*'])
+  if (model === WebchatConversation && verb === 'update') await chat.renamed(id, String(record!.title))
 }
 
 /** A record as responses show it: write-only parts of fields hidden. */
@@ -88,7 +99,7 @@ export async function createHandler(c: WriteCtx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'create')
   const created = await records.createRecord(services.db, actor, model, c.req.valid('json'), services.writes)
-  await afterWrite(c, model, String(created.record.id), created.record)
+  await afterWrite(c, model, { verb: 'create', id: String(created.record.id), record: created.record })
   c.header('Location', `/api/v1/${model.name}/${created.record.id}`)
   return sendRecord(c, model, created, 201)
 }
@@ -98,7 +109,7 @@ export async function replaceHandler(c: WriteCtx, model: Model) {
   const actor = await services.access.authorize(c.var.actor, model, 'update')
   const id = recordId(c)
   const replaced = await records.replaceRecord(services.db, actor, model, id, c.req.valid('json'), expectedVersions(c), services.writes)
-  await afterWrite(c, model, id, replaced.record)
+  await afterWrite(c, model, { verb: 'update', id, record: replaced.record })
   return sendRecord(c, model, replaced, 200)
 }
 
@@ -112,7 +123,7 @@ export async function patchHandler(c: Ctx, model: Model) {
     throw new ApiError('validation_error', `The patch nests deeper than ${MAX_JSON_DEPTH} levels.`, { errors: [{ path: '(body)', message: 'too deep' }] })
   }
   const patched = await records.patchRecord(services.db, actor, model, id, patch, expectedVersions(c), services.writes)
-  await afterWrite(c, model, id, patched.record)
+  await afterWrite(c, model, { verb: 'update', id, record: patched.record })
   return sendRecord(c, model, patched, 200)
 }
 
@@ -123,6 +134,6 @@ export async function deleteHandler(c: Ctx, model: Model) {
   // Who left a conversation is known only from the row, read before it goes.
   const removed = model === WebchatParticipant ? (await records.getRecord(services.db, actor, model, id)).record : undefined
   await records.deleteRecord(services.db, actor, model, id, expectedVersions(c), services.writes)
-  await afterWrite(c, model, id, undefined, removed)
+  await afterWrite(c, model, { verb: 'delete', id, record: removed })
   return c.body(null, 204)
 }
