@@ -64,10 +64,12 @@ export function openPostgres(url: string, maxConnections = 10): Store {
   const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) })
   directs.set(db, (sql, parameters) => client.unsafe(sql, parameters as never[], { prepare: true }))
   // Kysely's destroy can wait for ever on a query of its own still queued for a connection (kysely-postgres-js
-  // reserves one per query); after a grace period the pool's connections are ended regardless.
+  // reserves one per query); after a grace period the pool's connections are ended regardless. Ending them can wait
+  // on such a reserved connection too (seen with a feed's publishes in flight), so that is bounded as well: a close
+  // must return, and the server drops the connections when the process ends.
   const close = async () => {
     await Promise.race([db.destroy(), Bun.sleep(5_000)])
-    await client.end({ timeout: 0 })
+    await Promise.race([client.end({ timeout: 0 }), Bun.sleep(2_000)])
   }
   return { db, kind: 'postgres', url, close }
 }
