@@ -41,6 +41,14 @@ interface Connection {
   deathCounted: boolean
 }
 
+/**
+ * Why the platform itself could not set a connection up (a missing vault secret, a disabled program): its message
+ * is the platform's own words, safe to show the admin, unlike errors carrying what an upstream said.
+ */
+export class UpstreamSetupError extends Error {
+  override name = 'UpstreamSetupError'
+}
+
 /** Whose connection: a user's own, or an agent's acting as that user (its service account). */
 export interface UpstreamUser {
   userId: string
@@ -233,7 +241,7 @@ export class Upstreams {
       if ('value' in source) resolved[key] = source.value
       else {
         const secret = await this.vault.get({ scope, ownerId: companyId, name: source.secret })
-        if (secret === undefined) throw new Error(`the vault has no ${scope} secret ${source.secret} for ${key}`)
+        if (secret === undefined) throw new UpstreamSetupError(`the vault has no ${scope} secret ${source.secret} for ${key}`)
         resolved[key] = secret
       }
     }
@@ -249,7 +257,7 @@ export class Upstreams {
     const given = Object.fromEntries(Object.entries(server.env).filter(([name]) => declared.has(name)))
     const env = { ...(await this.#resolve(null, program.env)), ...(await this.#resolve(server.company_id, given)) }
     // Dropped while the vault was read: no token is issued, no process started.
-    if (connection.closed) throw new Error('the connection was closed while it was being made')
+    if (connection.closed) throw new UpstreamSetupError('the connection was closed while it was being made')
     const home: Record<string, string> = this.isolation.sandbox.enabled ? { HOME: '/tmp' } : {}
     return { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin', ...home, ...(await this.#vaultToken(user, server, connection)) }
   }
@@ -273,8 +281,8 @@ export class Upstreams {
     const client = new Client({ name: 'switchboard-gateway', version: '0.1.0' })
     if (server.transport === 'stdio') {
       const program = server.program
-      if (!program) throw new Error(`the server ${server.name} names no program of the platform's catalogue`)
-      if (!program.enabled) throw new Error(`the program ${program.name} is disabled in the platform's catalogue`)
+      if (!program) throw new UpstreamSetupError(`the server ${server.name} names no program of the platform's catalogue`)
+      if (!program.enabled) throw new UpstreamSetupError(`the program ${program.name} is disabled in the platform's catalogue`)
       const { command, args } = this.isolation.sandbox.wrap(program.command, program.args, { network: program.network })
       const env = await this.#environment(user, server, program, connection)
       await client.connect(new StdioClientTransport({ command, args, env, stderr: 'ignore' }))
@@ -289,7 +297,7 @@ export class Upstreams {
       // Dropped while it came up (a newer definition, shutdown): it must not outlive that.
       if (connection.vaultToken) await this.vaultTokens.revoke(connection.vaultToken).catch(() => {})
       await client.close().catch(() => {})
-      throw new Error('the connection was closed while it was being made')
+      throw new UpstreamSetupError('the connection was closed while it was being made')
     }
     // A process that exits or a session that ends drops the connection at once: the next call starts afresh, and
     // the vault token dies with the process.

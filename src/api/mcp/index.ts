@@ -7,6 +7,7 @@ import { ApiError } from '../../errors.ts'
 import type { Services } from '../../services.ts'
 import { throttle } from '../../throttle/middleware.ts'
 import { AGGREGATE } from '../../mcp/gateway.ts'
+import { mountMcpCatalogue } from './catalogue.ts'
 import { breakersRoute, serverParam } from './routes.ts'
 
 /**
@@ -72,4 +73,6 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
     const breakers = services.upstreams.breakers(actor.companyId, hasRole(actor, 'admin') ? undefined : actor.userId)
     return c.json({ data: breakers.filter((b) => server === undefined || b.server === server).map(({ company_id: _, ...b }) => b) }, 200)
   })
+
+  mountMcpCatalogue(app)
 }

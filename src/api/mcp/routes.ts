@@ -1,5 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
-import { commonErrors, signedIn } from '../responses.ts'
+import { anyUuid } from '../../models/fields.ts'
+import { IdParam } from '../params.ts'
+import { commonErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
 
 export const serverParam = z.object({
   server: z.string().openapi({ param: { name: 'server', in: 'path' }, example: 'everything' }),
@@ -32,5 +34,109 @@ export const breakersRoute = createRoute({
   responses: {
     200: { description: 'The breakers.', content: { 'application/json': { schema: z.object({ data: z.array(BreakerStatus) }) } } },
     ...commonErrors,
+  },
+})
+
+const breakerState = z.enum(['closed', 'open', 'half-open']).openapi({
+  description: 'The caller’s own breaker for this server: closed (calls pass), open (calls fail at once), half-open (the next call probes).',
+})
+
+const CatalogueTool = z
+  .object({
+    name: z.string().openapi({ example: 'echo', description: 'As the server lists it: what `mcp_permissions.servers.<server>.allow`/`deny` and McpPermission.tool name.' }),
+    description: z.string().openapi({ example: 'Echoes back the input' }),
+    allowed: z.boolean().optional().openapi({ description: 'With `user_id`: whether that user’s permission rules let them call it.' }),
+  })
+  .openapi('McpCatalogueTool')
+
+const CatalogueEntry = z
+  .object({
+    name: z.string().openapi({
+      example: 'everything',
+      description:
+        'The key an agent’s `mcp_permissions.servers` and McpPermission.server use; for a plugin, also its name in the agent’s `plugins.enabled`, and the gateway path /mcp/{name}.',
+    }),
+    kind: z.enum(['server', 'plugin']).openapi({ description: 'server: a company’s McpServer; plugin: a plugin’s built-in tools, named after the plugin.' }),
+    id: z.uuid().nullable().openapi({ description: 'The McpServer record (null for a plugin): what POST /api/mcp/servers/{id}/test takes.' }),
+    description: z.string(),
+    enabled: z.boolean().openapi({ description: 'A disabled server is not served, and its tools are not listed.' }),
+    allowed: z.boolean().optional().openapi({ description: 'With `user_id`: whether that user may use the server at all (some tool of it is allowed).' }),
+    tools: z.array(CatalogueTool),
+    error: z.string().optional().openapi({
+      description: 'Why no tools are listed: the server could not be reached in time, or is not served. A short reason; never what the upstream said.',
+      example: 'The connection was refused: nothing listens at the server’s address.',
+    }),
+    breaker: breakerState.nullable().openapi({ description: 'null for a plugin, which has no upstream connection.' }),
+  })
+  .openapi('McpCatalogueEntry')
+
+export const catalogueRoute = createRoute({
+  method: 'get',
+  path: '/api/mcp/tools',
+  operationId: 'listMcpTools',
+  summary: 'The MCP tool catalogue: every server and plugin tool provider, with its tools',
+  description:
+    'Every MCP server of the caller’s company and every plugin’s built-in tool provider, each with the tools it lists. ' +
+    'These are the names an agent configuration refers to: a server’s `name` is a key of `mcp_permissions.servers`, and a ' +
+    'plugin provider is named after its plugin, as in `plugins.enabled`. Upstream servers are listed through the caller’s ' +
+    'own connection (connections are per user), in parallel, each within 10 s; one that cannot be reached is answered ' +
+    'with no tools, an `error` and its breaker state, and does not fail the rest. ' +
+    'With `user_id`, every server and tool also says whether that user’s permission rules (theirs, else the company’s ' +
+    'defaults) allow it. Company admins may preview anyone of their company and see every server; other members see the ' +
+    'servers they may use and may preview only themselves.',
+  tags: ['MCP'],
+  security: signedIn,
+  request: {
+    query: z.object({
+      user_id: anyUuid.optional().openapi({ description: 'Whose permissions to judge the catalogue by.', format: 'uuid', example: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The catalogue.',
+      content: {
+        'application/json': {
+          schema: z.object({
+            user_id: z.uuid().nullable().openapi({ description: 'Whose permissions `allowed` reports; null without `user_id`.' }),
+            data: z.array(CatalogueEntry),
+          }),
+        },
+      },
+    },
+    ...commonErrors,
+    ...notFoundError,
+    422: validationErrors[422],
+  },
+})
+
+export const testServerRoute = createRoute({
+  method: 'post',
+  path: '/api/mcp/servers/{id}/test',
+  operationId: 'testMcpServer',
+  summary: 'Test an MCP server: connect and list its tools',
+  description:
+    'Connects to the McpServer through the caller’s own upstream connection, the same path the gateway takes (the ' +
+    'sandbox for stdio servers, the outbound-address policy for remote ones), and lists its tools. 200 whether or not ' +
+    'it worked, since the test ran: `ok: false` carries a short reason, never what the upstream said. Tool names are ' +
+    'what an agent’s `mcp_permissions.servers.<name>` lists. Needs the role that may edit McpServer records (admin).',
+  tags: ['MCP'],
+  security: signedIn,
+  request: { params: IdParam },
+  responses: {
+    200: {
+      description: 'How the test went.',
+      content: {
+        'application/json': {
+          schema: z
+            .union([
+              z.object({ ok: z.literal(true), tools: z.array(CatalogueTool.omit({ allowed: true })), breaker: breakerState }),
+              z.object({ ok: z.literal(false), error: z.string().openapi({ example: 'The server did not list its tools within 10 s.' }), breaker: breakerState }),
+            ])
+            .openapi('McpServerTest'),
+        },
+      },
+    },
+    ...commonErrors,
+    ...notFoundError,
   },
 })
