@@ -4,6 +4,15 @@ import { clientAddress } from '../http/client-address.ts'
 export interface ApiReply<T = any> {
   status: number
   body: T
+  /** The answer's headers: an ETag to send back in If-Match, a Location. */
+  headers: Headers
+}
+
+/** What a call sends besides its JSON body: If-Match, to refuse a stale edit. */
+export interface CallOptions {
+  ifMatch?: string
+  /** The company the call works in, when the caller belongs to several (X-Switchboard-Company). */
+  company?: string
 }
 
 /**
@@ -21,11 +30,11 @@ export interface Credentials {
  * same permissions, CSRF check and throttle.
  */
 export interface ApiClient {
-  call<T = any>(c: Context, method: string, path: string, json?: unknown): Promise<ApiReply<T>>
+  call<T = any>(c: Context, method: string, path: string, json?: unknown, options?: CallOptions): Promise<ApiReply<T>>
   credentials(c: Context): Credentials
-  callAs<T = any>(who: Credentials, method: string, path: string, json?: unknown): Promise<ApiReply<T>>
+  callAs<T = any>(who: Credentials, method: string, path: string, json?: unknown, options?: CallOptions): Promise<ApiReply<T>>
   /** The raw response, for a body that is not JSON (an upload) or an answer that streams. */
-  fetchAs(who: Credentials, method: string, path: string, body?: { json: unknown } | { form: FormData }): Promise<Response>
+  fetchAs(who: Credentials, method: string, path: string, body?: { json: unknown } | { form: FormData }, options?: CallOptions): Promise<Response>
 }
 
 const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i
@@ -55,17 +64,19 @@ export function createApiClient(api: Pick<Hono<any>, 'request'>): ApiClient {
     return { headers, address: clientAddress(c) }
   }
 
-  function fetchAs(who: Credentials, method: string, path: string, body?: { json: unknown } | { form: FormData }): Promise<Response> {
+  function fetchAs(who: Credentials, method: string, path: string, body?: { json: unknown } | { form: FormData }, options: CallOptions = {}): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json', ...who.headers }
     if (body && 'json' in body) headers['content-type'] = 'application/json'
+    if (options.ifMatch) headers['if-match'] = options.ifMatch
+    if (options.company) headers['x-switchboard-company'] = options.company
     const payload = body === undefined ? undefined : 'json' in body ? JSON.stringify(body.json) : body.form
     return Promise.resolve(api.request(path, { method, headers, body: payload }, { requestIP: () => ({ address: who.address }) }))
   }
 
-  async function callAs<T>(who: Credentials, method: string, path: string, json?: unknown): Promise<ApiReply<T>> {
-    const response = await fetchAs(who, method, path, json === undefined ? undefined : { json })
-    return { status: response.status, body: await bodyOf(response) }
+  async function callAs<T>(who: Credentials, method: string, path: string, json?: unknown, options?: CallOptions): Promise<ApiReply<T>> {
+    const response = await fetchAs(who, method, path, json === undefined ? undefined : { json }, options)
+    return { status: response.status, body: await bodyOf(response), headers: response.headers }
   }
 
-  return { call: (c, method, path, json) => callAs(credentials(c), method, path, json), credentials, callAs, fetchAs }
+  return { call: (c, method, path, json, options) => callAs(credentials(c), method, path, json, options), credentials, callAs, fetchAs }
 }

@@ -16,8 +16,8 @@ import type { AdminEnv, Me } from './context.ts'
 import { LoginPage } from './pages/login.tsx'
 import { ResetPasswordPage } from './pages/reset-password.tsx'
 import { Overview } from './pages/overview.tsx'
-import { RESOURCES } from './resources/resource.ts'
-import { mountResource } from './resources/routes.tsx'
+import { mountConsole } from './console/index.ts'
+import { PageRefusal } from './console/routes.tsx'
 import type { WebChat } from './chat/index.ts'
 
 const STATIC_DIR = join(import.meta.dir, '..', '..', 'static')
@@ -91,7 +91,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
     )
     return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} />, { title: 'Overview' })
   })
-  for (const resource of RESOURCES) mountResource(app, api, resource)
+  mountConsole(app, api)
   chat.mountPages(app)
 
   app.notFound((c) => {
@@ -108,6 +108,19 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
     )
   })
   app.onError((error, c) => {
+    // What the API refused a page: its reason, with its status (a member's 403 says what only admins may do).
+    if (error instanceof PageRefusal) {
+      c.status(error.status as ContentfulStatusCode)
+      return c.render(
+        <section>
+          <h1>{error.status === 404 ? 'Not found' : 'Not possible'}</h1>
+          <p class="problem" role="alert">
+            {error.message}
+          </p>
+        </section>,
+        { title: error.status === 404 ? 'Not found' : 'Not possible' },
+      )
+    }
     const problem = toApiError(error)
     if (problem.status >= 500) {
       services.log.error('console page failed', { request_id: c.get('requestId'), path: c.req.path, error: String((error as Error)?.stack ?? error) })

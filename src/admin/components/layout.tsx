@@ -2,17 +2,36 @@
 import type { Child } from 'hono/jsx'
 import type { Me } from '../context.ts'
 
-const NAV = [
-  { href: '/', label: 'Overview' },
-  { href: '/chat', label: 'Chat' },
-  { href: '/users', label: 'Users' },
-  { href: '/companies', label: 'Companies' },
+type Standing = 'member' | 'admin' | 'superadmin'
+
+/** Pages by the least standing that can use them; the API decides in the end, this only keeps the menu honest. */
+const NAV: Array<{ href: string; label: string; for: Standing }> = [
+  { href: '/', label: 'Overview', for: 'member' },
+  { href: '/chat', label: 'Chat', for: 'member' },
+  { href: '/agents', label: 'Agents', for: 'member' },
+  { href: '/mcp-servers', label: 'MCP servers', for: 'member' },
+  { href: '/permissions', label: 'Permissions', for: 'admin' },
+  { href: '/runners', label: 'Runners', for: 'admin' },
+  { href: '/plugins', label: 'Plugins', for: 'member' },
+  { href: '/vault', label: 'Vault', for: 'member' },
+  { href: '/users', label: 'Users', for: 'admin' },
+  { href: '/companies', label: 'Companies', for: 'member' },
+  { href: '/mcp-commands', label: 'MCP programs', for: 'superadmin' },
+  { href: '/model-acls', label: 'Model permissions', for: 'superadmin' },
+  { href: '/system-config', label: 'System settings', for: 'superadmin' },
 ]
+
+function standing(me: Me): Standing {
+  if (me.user.is_superadmin) return 'superadmin'
+  return me.role === 'admin' || me.role === 'owner' ? 'admin' : 'member'
+}
+
+const RANK: Record<Standing, number> = { member: 0, admin: 1, superadmin: 2 }
 
 function SignedIn({ me }: { me: Me }) {
   return (
     <form method="post" action="/auth/logout" class="whoami">
-      <span>{me.user.display_name || me.user.username}</span>
+      <a href="/me">{me.user.display_name || me.user.username}</a>
       <button type="submit">Sign out</button>
     </form>
   )
@@ -24,7 +43,12 @@ export interface PageAssets {
   styles?: string[]
 }
 
-export function Layout({ title, apiBaseUrl, me, assets = {}, children }: { title: string; apiBaseUrl: string; me?: Me; assets?: PageAssets; children?: Child }) {
+/**
+ * Every page of the admin port: console, portal and chat. The theme's stylesheet comes last, so a theme plugin
+ * overrides the console's colours; it is served at a fixed address that always holds the active theme.
+ */
+export function Layout({ title, apiBaseUrl, me, assets = {}, logo, children }: { title: string; apiBaseUrl: string; me?: Me; assets?: PageAssets; logo?: boolean; children?: Child }) {
+  const mine = me ? NAV.filter((item) => RANK[item.for] <= RANK[standing(me)]) : []
   return (
     <html lang="en">
       <head>
@@ -32,20 +56,28 @@ export function Layout({ title, apiBaseUrl, me, assets = {}, children }: { title
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · Switchboard`}</title>
         <link rel="stylesheet" href="/static/css/admin.css" />
+        <link rel="stylesheet" href="/static/css/console.css" />
         {(assets.styles ?? []).map((href) => (
           <link rel="stylesheet" href={href} />
         ))}
+        <link rel="stylesheet" href="/static/theme.css" />
         <script src="/static/htmx.min.js" defer></script>
         {(assets.scripts ?? []).map((src) => (
           <script src={src} defer></script>
         ))}
       </head>
       <body>
+        <a class="skip-link" href="#main">
+          Skip to the content
+        </a>
         <header class="top">
-          <strong class="brand">Switchboard</strong>
+          <a class="brand" href="/">
+            {logo ? <img src="/static/theme/logo" alt="" class="logo" /> : null}
+            Switchboard
+          </a>
           {me ? (
-            <nav>
-              {NAV.map((item) => (
+            <nav aria-label="Console">
+              {mine.map((item) => (
                 <a href={item.href}>{item.label}</a>
               ))}
               <a href={`${apiBaseUrl}/api/docs`}>API docs</a>
@@ -53,7 +85,9 @@ export function Layout({ title, apiBaseUrl, me, assets = {}, children }: { title
           ) : null}
           {me ? <SignedIn me={me} /> : null}
         </header>
-        <main>{children}</main>
+        <main id="main" tabindex={-1}>
+          {children}
+        </main>
       </body>
     </html>
   )

@@ -1,0 +1,23 @@
+import type { Hono } from 'hono'
+import type { ApiClient } from '../api-client.ts'
+import type { AdminEnv } from '../context.ts'
+import { mountPermissions } from './pages/permissions.tsx'
+import { mountPlugins } from './pages/plugins.tsx'
+import { mountRunners } from './pages/runners.tsx'
+import { mountVault } from './pages/vault.tsx'
+import { agents } from './resources/agents.tsx'
+import { mcpCommands, mcpServers } from './resources/mcp.tsx'
+import { companies, users } from './resources/people.tsx'
+import { modelAcls, systemConfig } from './resources/platform.ts'
+import { mountConsoleResource } from './routes.tsx'
+
+export const RESOURCES = [agents, mcpServers, users, companies, mcpCommands, modelAcls, systemConfig]
+
+/** Every console page: the model pages, and those over the other APIs (runners, plugins, permissions, vault). */
+export function mountConsole(app: Hono<AdminEnv>, api: ApiClient): void {
+  for (const resource of RESOURCES) mountConsoleResource(app, api, resource)
+  mountPermissions(app, api)
+  mountRunners(app, api)
+  mountPlugins(app, api)
+  mountVault(app, api)
+}

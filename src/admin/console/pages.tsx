@@ -1,0 +1,157 @@
+/** @jsxImportSource hono/jsx */
+import type { Child } from 'hono/jsx'
+import { FormField, Notice, Problem } from './fields.tsx'
+import type { FormState, FormValues, Option } from './form.ts'
+import { PAGE_SIZE, type ConsoleResource, type Row } from './resource.ts'
+
+export interface Listing {
+  rows: Row[]
+  count: number
+  offset: number
+  q: string
+}
+
+function listUrl(resource: ConsoleResource, q: string, offset: number) {
+  const query = new URLSearchParams({ ...(q ? { q } : {}), ...(offset ? { offset: String(offset) } : {}) })
+  return `${resource.path}${query.size ? `?${query}` : ''}`
+}
+
+function cell(row: Row, column: ConsoleResource['columns'][number]): string {
+  if (column.show) return column.show(row)
+  const value = row[column.field]
+  if (typeof value === 'boolean') return value ? 'yes' : 'no'
+  return value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value)
+}
+
+/** The table and its pager, swapped alone when the search or the page changes. */
+export function Rows({ resource, listing }: { resource: ConsoleResource; listing: Listing }) {
+  const { rows, count, offset, q } = listing
+  const last = Math.min(offset + rows.length, count)
+  const pageLink = (to: number, label: string) => (
+    <a href={listUrl(resource, q, to)} hx-get={listUrl(resource, q, to)} hx-target="#rows" hx-swap="outerHTML" hx-push-url="true">
+      {label}
+    </a>
+  )
+  return (
+    <div id="rows">
+      <table>
+        <caption class="visually-hidden">{resource.title}</caption>
+        <thead>
+          <tr>
+            {resource.columns.map((c) => (
+              <th scope="col">{c.label}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr id={`row-${row.id}`}>
+              {resource.columns.map((column, index) =>
+                index === 0 ? (
+                  <td>
+                    <a href={`${resource.path}/${row.id}`}>{cell(row, column) || resource.nameOf(row) || String(row.id)}</a>
+                  </td>
+                ) : (
+                  <td>{cell(row, column)}</td>
+                ),
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <nav class="pager" aria-label="Pages">
+        <span>{count === 0 ? `No ${resource.title.toLowerCase()} found.` : `${offset + 1}–${last} of ${count}`}</span>
+        {offset > 0 ? pageLink(Math.max(0, offset - PAGE_SIZE), 'Previous') : null}
+        {last < count ? pageLink(offset + PAGE_SIZE, 'Next') : null}
+      </nav>
+    </div>
+  )
+}
+
+export function ListPage({ resource, listing, notice }: { resource: ConsoleResource; listing: Listing; notice?: string }) {
+  return (
+    <section>
+      <h1>{resource.title}</h1>
+      {resource.intro ? <p class="intro">{resource.intro}</p> : null}
+      <Notice text={notice} />
+      <form class="search" role="search" action={resource.path} hx-get={resource.path} hx-target="#rows" hx-swap="outerHTML" hx-push-url="true">
+        <label for="q">{resource.search.label}</label>
+        <input id="q" name="q" type="search" value={listing.q} hx-get={resource.path} hx-trigger="input changed delay:300ms" hx-target="#rows" hx-swap="outerHTML" hx-push-url="true" />
+        <button type="submit">Search</button>
+      </form>
+      <Rows resource={resource} listing={listing} />
+      <p>
+        <a class="button" href={`${resource.path}/new`}>
+          New {resource.singular}
+        </a>
+      </p>
+    </section>
+  )
+}
+
+/**
+ * A record's form, for a new record (`id` absent) or an existing one; it replaces itself with the answer. The
+ * version the page was read at rides along, so a save over someone else's newer one is refused (If-Match).
+ */
+export function RecordForm({ resource, id, version, values, form, options, notice }: { resource: ConsoleResource; id?: string; version?: string; values: FormValues; form?: FormState; options: Record<string, Option[]>; notice?: string }) {
+  const action = id ? `${resource.path}/${id}` : resource.path
+  const fields = resource.fields.filter((f) => !(id && f.createOnly))
+  const errors = form?.errors ?? []
+  return (
+    <form id="record-form" class="card wide" method="post" action={action} hx-post={action} hx-target="this" hx-swap="outerHTML" novalidate>
+      {id ? <input type="hidden" name="_version" value={version ?? ''} /> : null}
+      {fields.map((field) => (
+        <FormField field={field} values={form?.values ?? values} errors={errors} prefix="record" options={options} />
+      ))}
+      <Problem message={form?.message} errors={errors} fields={fields} />
+      <Notice text={notice} />
+      <div class="buttons">
+        <button type="submit">{id ? 'Save' : `Create ${resource.singular}`}</button>
+      </div>
+    </form>
+  )
+}
+
+export function RecordPage({ resource, row, version, form, values, options, notice, panels, deleteProblem }: {
+  resource: ConsoleResource
+  row?: Row
+  version?: string
+  form?: FormState
+  values: FormValues
+  options: Record<string, Option[]>
+  notice?: string
+  panels?: Child
+  deleteProblem?: string
+}) {
+  const id = row ? String(row.id) : undefined
+  return (
+    <section>
+      <p class="crumbs">
+        <a href={resource.path}>{resource.title}</a>
+      </p>
+      <h1>{row ? `${capitalized(resource.singular)} ${resource.nameOf(row)}` : `New ${resource.singular}`}</h1>
+      <RecordForm resource={resource} id={id} version={version} values={values} form={form} options={options} notice={notice} />
+      {panels}
+      {id ? <DeleteForm resource={resource} id={id} version={version} name={resource.nameOf(row!)} problem={deleteProblem} /> : null}
+    </section>
+  )
+}
+
+/** `outOfBand`: riding along with a saved form, to carry the new version. */
+export function DeleteForm({ resource, id, version, name, problem, outOfBand }: { resource: ConsoleResource; id: string; version?: string; name: string; problem?: string; outOfBand?: boolean }) {
+  const action = `${resource.path}/${id}/delete`
+  return (
+    <form id="delete-form" class="danger-zone" method="post" action={action} hx-post={action} hx-target="this" hx-swap="outerHTML" hx-confirm={`Delete ${resource.singular} ${name}?`} hx-swap-oob={outOfBand ? 'true' : undefined}>
+      <input type="hidden" name="_version" value={version ?? ''} />
+      <input type="hidden" name="_name" value={name} />
+      <button type="submit" class="danger">
+        Delete {resource.singular}
+      </button>
+      <Problem message={problem} />
+    </form>
+  )
+}
+
+export function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}

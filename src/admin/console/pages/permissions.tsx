@@ -1,0 +1,194 @@
+/** @jsxImportSource hono/jsx */
+import type { Hono } from 'hono'
+import { isUuid } from '../../../models/fields.ts'
+import type { ApiClient } from '../../api-client.ts'
+import type { AdminEnv } from '../../context.ts'
+import { FormField, Notice, Problem } from '../fields.tsx'
+import { formBody, refusal, type Field, type FormState } from '../form.ts'
+import { isFragment, optionsFrom, problemText, recordPath, type Ctx, type Option } from '../resource.ts'
+
+interface Rule {
+  id: string
+  user_id: string | null
+  server: string
+  tool: string
+  effect: 'allow' | 'deny'
+}
+
+interface CatalogueServer {
+  name: string
+  allowed?: boolean
+  error?: string
+  tools: Array<{ name: string; description?: string; allowed?: boolean }>
+}
+
+const ruleFields: Field[] = [
+  { name: 'user_id', label: 'Who', kind: 'select', options: 'people', nullable: true, empty: 'Everyone (company default)' },
+  { name: 'server', label: 'Server', kind: 'select', options: 'servers', required: true },
+  { name: 'tool', label: 'Tool', help: 'A tool’s name, a prefix ending in * (get-*), or * for all of the server.' },
+  { name: 'effect', label: 'Effect', kind: 'select', options: 'effects', required: true },
+]
+const EFFECTS = [
+  { value: 'allow', label: 'allow' },
+  { value: 'deny', label: 'deny' },
+]
+
+async function people(c: Ctx, api: ApiClient): Promise<Option[]> {
+  return optionsFrom<{ id: string; username: string; display_name: string }>(c, api, '/api/v1/User?limit=500&order=username.asc&select=id,username,display_name', (u) => ({
+    value: u.id,
+    label: u.display_name ? `${u.display_name} (${u.username})` : u.username,
+  }))
+}
+
+async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: FormState; notice?: string }) {
+  const [rules, users, catalogue] = await Promise.all([
+    api.call<{ data: Rule[] }>(c, 'GET', '/api/v1/McpPermission?limit=500&order=server.asc,tool.asc'),
+    people(c, api),
+    api.call<{ data: CatalogueServer[] }>(c, 'GET', '/api/mcp/tools'),
+  ])
+  const names = new Map(users.map((u) => [u.value, u.label]))
+  const servers = catalogue.status === 200 ? catalogue.body.data : []
+  const options = {
+    people: users,
+    servers: [{ value: '*', label: '* (every server)' }, ...servers.map((s) => ({ value: s.name, label: s.name }))],
+    effects: EFFECTS,
+  }
+  const errors = form?.errors ?? []
+  return (
+    <section id="rules" class="panel">
+      <h2>Rules</h2>
+      <p class="help">
+        A person with rules of their own for a server is judged by those; everyone else by the company’s defaults. The most specific rule wins, deny wins a tie, and no rule means no.
+      </p>
+      <Notice text={notice} />
+      {rules.status !== 200 ? (
+        <p class="problem" role="alert">
+          {problemText(rules, 'Reading the rules')}
+        </p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">Rules</caption>
+          <thead>
+            <tr>
+              <th scope="col">Who</th>
+              <th scope="col">Server</th>
+              <th scope="col">Tool</th>
+              <th scope="col">Effect</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rules.body.data.map((rule) => (
+              <tr>
+                <td>{rule.user_id ? (names.get(rule.user_id) ?? rule.user_id) : 'Everyone (company default)'}</td>
+                <td>{rule.server}</td>
+                <td>{rule.tool}</td>
+                <td class={`effect-${rule.effect}`}>{rule.effect}</td>
+                <td>
+                  <form method="post" action={`/permissions/rules/${rule.id}/delete`} hx-post={`/permissions/rules/${rule.id}/delete`} hx-target="#rules" hx-swap="outerHTML">
+                    <button type="submit" class="danger">
+                      Remove<span class="visually-hidden"> the rule {rule.effect} {rule.server} {rule.tool}</span>
+                    </button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form class="inline-form" method="post" action="/permissions/rules" hx-post="/permissions/rules" hx-target="#rules" hx-swap="outerHTML">
+        {ruleFields.map((field) => (
+          <FormField field={field} values={form?.values ?? { tool: '*', effect: 'allow' }} errors={errors} prefix="rule" options={options} />
+        ))}
+        <button type="submit">Add rule</button>
+      </form>
+      <Problem message={form?.message} errors={errors} fields={ruleFields} />
+    </section>
+  )
+}
+
+/** One person's effective tools: the catalogue as the gateway judges it for them. */
+async function Preview({ c, api, userId }: { c: Ctx; api: ApiClient; userId?: string }) {
+  const users = await people(c, api)
+  const reply = userId ? await api.call<{ data: CatalogueServer[] }>(c, 'GET', `/api/mcp/tools?user_id=${encodeURIComponent(userId)}`) : undefined
+  return (
+    <section id="preview" class="panel">
+      <h2>Preview</h2>
+      <form class="inline-form" method="get" action="/permissions" hx-get="/permissions/preview" hx-target="#preview" hx-swap="outerHTML">
+        <FormField field={{ name: 'user_id', label: 'What this person may use', kind: 'select', options: 'people' }} values={{ user_id: userId ?? '' }} errors={[]} prefix="preview" options={{ people: users }} />
+        <button type="submit">Show</button>
+      </form>
+      {reply && reply.status !== 200 ? (
+        <p class="problem" role="alert">
+          {problemText(reply, 'The preview')}
+        </p>
+      ) : null}
+      {reply?.status === 200 ? (
+        <ul class="effective" aria-label="Effective tools">
+          {reply.body.data.map((server) => (
+            <li>
+              <strong>{server.name}</strong> {server.allowed === false ? '— not allowed' : ''}
+              {server.error ? <span class="problem"> (could not be listed: {server.error})</span> : null}
+              {server.allowed !== false && server.tools.length ? (
+                <ul>
+                  {server.tools.map((tool) => (
+                    <li class={tool.allowed ? 'allowed' : 'denied'}>
+                      <code>{tool.name}</code> {tool.allowed ? '✓ allowed' : '✗ not allowed'}
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </section>
+  )
+}
+
+/** `/permissions`: who may use which MCP server and tool, and a preview of one person's effective tools. */
+export function mountPermissions(app: Hono<AdminEnv>, api: ApiClient): void {
+  app.get('/permissions', async (c) => {
+    const userId = c.req.query('user_id')
+    const [rules, preview] = await Promise.all([Rules({ c, api }), Preview({ c, api, userId: userId && isUuid(userId) ? userId : undefined })])
+    return c.render(
+      <section>
+        <h1>Permissions</h1>
+        <p class="intro">
+          MCP servers and tools per person and company default. People are added on the <a href="/users">Users</a> page and given roles on their company’s page.
+        </p>
+        {rules}
+        {preview}
+      </section>,
+      { title: 'Permissions' },
+    )
+  })
+
+  app.get('/permissions/preview', async (c) => {
+    const userId = c.req.query('user_id')
+    return c.html(await Preview({ c, api, userId: userId && isUuid(userId) ? userId : undefined }))
+  })
+
+  const answer = async (c: Ctx, status: number, extra: { form?: FormState; notice?: string }) => {
+    if (!isFragment(c)) return c.redirect('/permissions', 303)
+    return c.html(await Rules({ c, api, ...extra }), status as 200)
+  }
+
+  app.post('/permissions/rules', async (c) => {
+    const { values, json, errors } = formBody(ruleFields, await c.req.parseBody(), 'create')
+    if (errors.length) return answer(c, 422, { form: { values, errors, message: 'Please correct the fields marked below.' } })
+    const reply = await api.call(c, 'POST', '/api/v1/McpPermission', json)
+    if (reply.status === 201) return answer(c, 200, { notice: 'Rule added.' })
+    return answer(c, reply.status, { form: refusal(values, reply) })
+  })
+
+  app.post('/permissions/rules/:id/delete', async (c) => {
+    const id = c.req.param('id')
+    if (!isUuid(id)) return c.notFound()
+    const reply = await api.call(c, 'DELETE', recordPath('McpPermission', id))
+    if (reply.status === 204) return answer(c, 200, { notice: 'Rule removed.' })
+    return answer(c, reply.status, { form: refusal({}, reply) })
+  })
+}

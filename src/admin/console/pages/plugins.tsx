@@ -1,0 +1,194 @@
+/** @jsxImportSource hono/jsx */
+import type { Hono } from 'hono'
+import type { ApiClient } from '../../api-client.ts'
+import type { AdminEnv } from '../../context.ts'
+import { FormField, Notice, Problem } from '../fields.tsx'
+import { formBody, refusal, type Field, type FormState, type FormValues } from '../form.ts'
+import { isFragment, problemText, versionOf, versionTag, type Ctx } from '../resource.ts'
+
+interface PluginInfo {
+  name: string
+  version: string
+  kind: string
+  description: string
+  enabled: boolean
+  mounted_at: string
+  config_schema: JsonSchema | null
+}
+
+interface JsonSchema {
+  properties?: Record<string, { type?: string; enum?: unknown[]; title?: string; description?: string; format?: string; writeOnly?: boolean }>
+  required?: string[]
+}
+
+interface Settings {
+  values: Record<string, unknown>
+  secrets?: Record<string, { set: boolean }>
+  fixed_by_environment?: string[]
+}
+
+const PLUGIN_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/
+
+/** A manifest's config_schema as form fields: one per property, secrets as password fields left empty. */
+export function settingsFields(schema: JsonSchema | null, fixed: readonly string[] = []): Field[] {
+  return Object.entries(schema?.properties ?? {}).map(([key, property]) => {
+    const secret = property.format === 'password' || property.writeOnly === true
+    const kind = secret ? 'password' : property.type === 'boolean' ? 'checkbox' : property.enum ? 'select' : property.type === 'number' || property.type === 'integer' ? 'number' : 'text'
+    const notes = [property.description, fixed.includes(key) ? 'Set by the operator’s environment, which wins over this value.' : '', secret ? 'Never shown again; leave empty to keep the current one.' : '']
+    return { name: key, label: property.title ?? key, kind, options: property.enum ? key : undefined, help: notes.filter(Boolean).join(' ') || undefined, required: !secret && (schema?.required ?? []).includes(key) }
+  })
+}
+
+function PluginRow({ plugin, message }: { plugin: PluginInfo; message?: string }) {
+  const action = `/plugins/${plugin.name}/${plugin.enabled ? 'disable' : 'enable'}`
+  return (
+    <tr id={`plugin-${plugin.name}`}>
+      <td>{plugin.config_schema?.properties ? <a href={`/plugins/${plugin.name}`}>{plugin.name}</a> : plugin.name}</td>
+      <td>{plugin.kind}</td>
+      <td>{plugin.version}</td>
+      <td>{plugin.description}</td>
+      <td>{plugin.enabled ? 'on' : 'off'}</td>
+      <td>
+        <form method="post" action={action} hx-post={action} hx-target={`#plugin-${plugin.name}`} hx-swap="outerHTML">
+          <button type="submit">
+            {plugin.enabled ? 'Switch off' : 'Switch on'}
+            <span class="visually-hidden"> {plugin.name}</span>
+          </button>
+        </form>
+        {message ? (
+          <span class="problem" role="alert">
+            {message}
+          </span>
+        ) : null}
+      </td>
+    </tr>
+  )
+}
+
+function SettingsForm({ plugin, settings, version, form, notice }: { plugin: PluginInfo; settings: Settings; version: string; form?: FormState; notice?: string }) {
+  const fields = settingsFields(plugin.config_schema, settings.fixed_by_environment)
+  const options = Object.fromEntries(Object.entries(plugin.config_schema?.properties ?? {}).filter(([, p]) => p.enum).map(([key, p]) => [key, p.enum!.map((v) => ({ value: String(v), label: String(v) }))]))
+  const values: FormValues = {}
+  for (const field of fields) {
+    const value = settings.values[field.name]
+    values[field.name] = field.kind === 'checkbox' ? (value === true ? 'on' : '') : value === undefined || value === null ? '' : String(value)
+  }
+  const action = `/plugins/${plugin.name}/settings`
+  return (
+    <form id="settings-form" class="card wide" method="post" action={action} hx-post={action} hx-target="this" hx-swap="outerHTML" novalidate>
+      <input type="hidden" name="_version" value={version} />
+      {fields.map((field) => (
+        <>
+          <FormField field={field} values={form?.values ?? values} errors={form?.errors ?? []} prefix="setting" options={options} />
+          {field.kind === 'password' ? <p class="help">{settings.secrets?.[field.name]?.set ? 'A value is set.' : 'No value is set.'}</p> : null}
+        </>
+      ))}
+      <Problem message={form?.message} errors={form?.errors} fields={fields} />
+      <Notice text={notice} />
+      <button type="submit">Save settings</button>
+    </form>
+  )
+}
+
+/** `/plugins`: what is installed, switched on and off at runtime, and each plugin's settings from its manifest. */
+export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
+  const list = (c: Ctx) => api.call<{ data: PluginInfo[] }>(c, 'GET', '/api/plugins')
+  const find = async (c: Ctx, name: string) => (await list(c)).body?.data?.find?.((p) => p.name === name)
+
+  app.get('/plugins', async (c) => {
+    const reply = await list(c)
+    return c.render(
+      <section>
+        <h1>Plugins</h1>
+        <p class="intro">Runners, tools, channels and themes. Switching one on or off takes effect at once, in every process, without a restart.</p>
+        {reply.status !== 200 ? (
+          <p class="problem" role="alert">
+            {problemText(reply, 'Reading the plugins')}
+          </p>
+        ) : (
+          <table>
+            <caption class="visually-hidden">Plugins</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Version</th>
+                <th scope="col">Description</th>
+                <th scope="col">State</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {reply.body.data.map((plugin) => (
+                <PluginRow plugin={plugin} />
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>,
+      { title: 'Plugins' },
+    )
+  })
+
+  app.use('/plugins/:name', async (c, next) => (PLUGIN_NAME.test(c.req.param('name')) ? next() : c.notFound()))
+  app.use('/plugins/:name/*', async (c, next) => (PLUGIN_NAME.test(c.req.param('name') ?? '') ? next() : c.notFound()))
+
+  for (const verb of ['enable', 'disable'] as const) {
+    app.post(`/plugins/:name/${verb}`, async (c) => {
+      const name = c.req.param('name')!
+      const reply = await api.call<PluginInfo>(c, 'POST', `/api/plugins/${name}/${verb}`)
+      if (!isFragment(c)) return c.redirect('/plugins', 303)
+      if (reply.status === 200) {
+        // Switching a theme on switches the one before it off: the whole page shows the change.
+        if (reply.body.kind === 'theme') {
+          c.header('HX-Refresh', 'true')
+        }
+        return c.html(<PluginRow plugin={reply.body} />)
+      }
+      const plugin = await find(c, name)
+      if (!plugin) return c.html(<tr><td class="problem" role="alert" colspan={6}>{problemText(reply, 'Switching')}</td></tr>, reply.status as 404)
+      return c.html(<PluginRow plugin={plugin} message={problemText(reply, 'Switching')} />, reply.status as 403)
+    })
+  }
+
+  const settingsPage = async (c: Ctx, plugin: PluginInfo, extra: { form?: FormState; notice?: string } = {}) => {
+    const reply = await api.call<Settings>(c, 'GET', `/api/plugins/${plugin.name}/settings`)
+    const body = reply.status === 200 ? reply.body : { values: {} }
+    const form = reply.status === 200 ? <SettingsForm plugin={plugin} settings={body} version={versionOf(reply.headers.get('etag'))} {...extra} /> : <p class="problem" role="alert">{problemText(reply, 'Reading the settings')}</p>
+    return { form, status: reply.status }
+  }
+
+  app.get('/plugins/:name', async (c) => {
+    const plugin = await find(c, c.req.param('name'))
+    if (!plugin) return c.notFound()
+    const { form } = await settingsPage(c, plugin)
+    return c.render(
+      <section>
+        <p class="crumbs">
+          <a href="/plugins">Plugins</a>
+        </p>
+        <h1>Plugin {plugin.name}</h1>
+        <p class="intro">{plugin.description}</p>
+        <h2>Settings</h2>
+        {form}
+      </section>,
+      { title: `Plugin ${plugin.name}` },
+    )
+  })
+
+  app.post('/plugins/:name/settings', async (c) => {
+    const plugin = await find(c, c.req.param('name')!)
+    if (!plugin) return c.notFound()
+    const posted = await c.req.parseBody()
+    const fields = settingsFields(plugin.config_schema)
+    const { values, json, errors } = formBody(fields, posted, 'edit')
+    const version = typeof posted._version === 'string' ? posted._version : ''
+    const reply = errors.length ? undefined : await api.call(c, 'PUT', `/api/plugins/${plugin.name}/settings`, json, { ifMatch: versionTag(version) })
+    const ok = reply?.status === 200
+    const { form } = await settingsPage(c, plugin, ok ? { notice: 'Settings saved.' } : { form: reply ? refusal(values, reply) : { values, errors, message: 'Please correct the fields marked below.' } })
+    if (!isFragment(c)) return c.redirect(`/plugins/${plugin.name}`, 303)
+    return c.html(form, ok ? 200 : ((reply?.status ?? 422) as 422))
+  })
+}

@@ -1,0 +1,145 @@
+/** @jsxImportSource hono/jsx */
+import type { Hono } from 'hono'
+import type { ApiClient } from '../../api-client.ts'
+import type { AdminEnv } from '../../context.ts'
+import { FormField, Notice, Problem } from '../fields.tsx'
+import { formBody, refusal, type Field, type FormState } from '../form.ts'
+import { isFragment, problemText, type Ctx } from '../resource.ts'
+
+interface Secret {
+  id: string
+  scope: string
+  name: string
+  version: number
+  updated_at: string
+}
+
+const SCOPES = [
+  { value: 'company', label: 'Company (its admins)' },
+  { value: 'user', label: 'Mine (only me)' },
+  { value: 'global', label: 'Global (superadmins: runner and plugin keys)' },
+]
+type Scope = 'company' | 'user' | 'global'
+const scopeOf = (value: unknown): Scope => (value === 'user' || value === 'global' ? value : 'company')
+
+const setFields: Field[] = [
+  { name: 'name', label: 'Name', required: true, help: 'Letters, digits and _ . - /, e.g. slack/bot_token.' },
+  { name: 'value', label: 'Value', kind: 'password', required: true, help: 'Encrypted at once and never shown again.' },
+]
+
+/** A scope's secrets: names and versions only. Values go in and never come back out. */
+async function Secrets({ c, api, scope, form, notice }: { c: Ctx; api: ApiClient; scope: Scope; form?: FormState; notice?: string }) {
+  const reply = await api.call<{ data: Secret[] }>(c, 'GET', `/api/vault/secrets?scope=${scope}`)
+  const errors = form?.errors ?? []
+  const url = `/vault/secrets?scope=${scope}`
+  return (
+    <section id="secrets" class="panel">
+      <h2>{SCOPES.find((s) => s.value === scope)!.label}</h2>
+      <Notice text={notice} />
+      {reply.status !== 200 ? (
+        <p class="problem" role="alert">
+          {problemText(reply, 'Reading the secrets')}
+        </p>
+      ) : reply.body.data.length === 0 ? (
+        <p>No secrets here yet.</p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">Secrets</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Version</th>
+              <th scope="col">Changed</th>
+              <th scope="col">Rotate</th>
+              <th scope="col">
+                <span class="visually-hidden">Delete</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {reply.body.data.map((secret, index) => (
+              <tr>
+                <td>
+                  <code>{secret.name}</code>
+                </td>
+                <td>{secret.version}</td>
+                <td>{secret.updated_at}</td>
+                <td>
+                  <form class="inline-form" method="post" action={url} hx-post={url} hx-target="#secrets" hx-swap="outerHTML">
+                    <input type="hidden" name="name" value={secret.name} />
+                    <label for={`rotate-${index}`} class="visually-hidden">
+                      New value of {secret.name}
+                    </label>
+                    <input id={`rotate-${index}`} name="value" type="password" autocomplete="new-password" required />
+                    <button type="submit">Rotate</button>
+                  </form>
+                </td>
+                <td>
+                  <form method="post" action={`/vault/secrets/delete?scope=${scope}`} hx-post={`/vault/secrets/delete?scope=${scope}`} hx-target="#secrets" hx-swap="outerHTML" hx-confirm={`Delete the secret ${secret.name}?`}>
+                    <input type="hidden" name="name" value={secret.name} />
+                    <button type="submit" class="danger">
+                      Delete<span class="visually-hidden"> {secret.name}</span>
+                    </button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form class="card" method="post" action={url} hx-post={url} hx-target="#secrets" hx-swap="outerHTML">
+        <h3>Set a secret</h3>
+        {setFields.map((field) => (
+          <FormField field={field} values={{ name: typeof form?.values.name === 'string' ? form.values.name : '' }} errors={errors} prefix="secret" />
+        ))}
+        <button type="submit">Save secret</button>
+        <Problem message={form?.message} errors={errors} fields={setFields} />
+      </form>
+    </section>
+  )
+}
+
+/** `/vault`: secrets by scope, set, rotated and deleted through the vault API. */
+export function mountVault(app: Hono<AdminEnv>, api: ApiClient): void {
+  app.get('/vault', async (c) => {
+    const scope = scopeOf(c.req.query('scope'))
+    const visible = SCOPES.filter((s) => s.value !== 'global' || c.get('me').user.is_superadmin)
+    return c.render(
+      <section>
+        <h1>Vault</h1>
+        <p class="intro">Secrets agents, MCP servers and runners use, kept encrypted. Nobody reads a value back here.</p>
+        <nav class="tabs" aria-label="Scopes">
+          {visible.map((s) => (
+            <a href={`/vault?scope=${s.value}`} aria-current={s.value === scope ? 'page' : undefined}>
+              {s.label}
+            </a>
+          ))}
+        </nav>
+        {await Secrets({ c, api, scope })}
+      </section>,
+      { title: 'Vault' },
+    )
+  })
+
+  const answer = async (c: Ctx, scope: Scope, status: number, extra: { form?: FormState; notice?: string }) => {
+    if (!isFragment(c)) return c.redirect(`/vault?scope=${scope}`, 303)
+    return c.html(await Secrets({ c, api, scope, ...extra }), status as 200)
+  }
+
+  app.post('/vault/secrets', async (c) => {
+    const scope = scopeOf(c.req.query('scope'))
+    const { values, json, errors } = formBody(setFields, await c.req.parseBody(), 'create')
+    if (errors.length) return answer(c, scope, 422, { form: { values, errors, message: 'Please correct the fields marked below.' } })
+    const reply = await api.call(c, 'PUT', '/api/vault/secrets', { scope, ...json })
+    if (reply.status === 200) return answer(c, scope, 200, { notice: `Saved ${String(json.name)} (version ${reply.body.version}).` })
+    return answer(c, scope, reply.status, { form: refusal(values, reply) })
+  })
+
+  app.post('/vault/secrets/delete', async (c) => {
+    const scope = scopeOf(c.req.query('scope'))
+    const name = String((await c.req.parseBody()).name ?? '')
+    const reply = await api.call(c, 'DELETE', '/api/vault/secrets', { scope, name })
+    if (reply.status === 204) return answer(c, scope, 200, { notice: `Deleted ${name}.` })
+    return answer(c, scope, reply.status, { form: refusal({}, reply) })
+  })
+}

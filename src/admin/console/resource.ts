@@ -1,0 +1,76 @@
+import type { Context, Hono } from 'hono'
+import type { Child } from 'hono/jsx'
+import type { ApiClient } from '../api-client.ts'
+import type { AdminEnv } from '../context.ts'
+import type { Field, FormValues, Option } from './form.ts'
+
+export type { Field, FormValues, Option }
+
+export type Ctx = Context<AdminEnv>
+export type Row = Record<string, unknown>
+
+export interface Column {
+  field: string
+  label: string
+  /** The cell's text when the raw value would not read well (a flag, a nested value). */
+  show?: (row: Row) => string
+}
+
+/**
+ * A console page over one model of the public API: a searchable, paged list, a page per record with its form, and
+ * panels below it for what is not a field (an agent's live state, a server's connection test, a company's people).
+ */
+export interface ConsoleResource {
+  model: string
+  path: string
+  title: string
+  singular: string
+  intro?: string
+  columns: Column[]
+  /** The field the search box filters with ilike. */
+  search: { field: string; label: string }
+  fields: Field[]
+  /** The option lists its select and checkboxes fields offer, read through the API for the signed-in user. */
+  options?: (c: Ctx, api: ApiClient, values: FormValues) => Promise<Record<string, Option[]>>
+  /** A new record's form starts from these: the API's defaults where the form would otherwise show another. */
+  defaults?: Row
+  /** What names a record in messages and headings. */
+  nameOf(row: Row): string
+  panels?: (c: Ctx, api: ApiClient, row: Row) => Promise<Child>
+  /** Routes the panels' buttons call. */
+  mountExtra?: (app: Hono<AdminEnv>, api: ApiClient) => void
+}
+
+export const PAGE_SIZE = 20
+
+/** A fragment for htmx, the whole page for a plain browser request. */
+export function isFragment(c: Ctx): boolean {
+  return c.req.header('hx-request') === 'true' && c.req.header('hx-request-type') !== 'full'
+}
+
+/** One record's API path; ids are checked to be UUIDs before they get here, encoding is the second guard. */
+export function recordPath(model: string, id: string): string {
+  return `/api/v1/${encodeURIComponent(model)}/${encodeURIComponent(id)}`
+}
+
+/** A record's version as If-Match wants it: the ETag the API sent with it. */
+export function versionTag(version: string | undefined): string | undefined {
+  return version && /^\d{1,9}$/.test(version) ? `"${version}"` : undefined
+}
+
+/** The version inside an ETag such as `"3"`. */
+export function versionOf(etag: string | null): string {
+  return /^"(\d{1,9})"$/.exec(etag ?? '')?.[1] ?? ''
+}
+
+/** An option list read through the API; empty when the API refuses it, so the form still shows (and says why on save). */
+export async function optionsFrom<T>(c: Ctx, api: ApiClient, path: string, option: (row: T) => Option | Option[]): Promise<Option[]> {
+  const reply = await api.call<{ data: T[] }>(c, 'GET', path)
+  return reply.status === 200 && Array.isArray(reply.body?.data) ? reply.body.data.flatMap(option) : []
+}
+
+/** What the API said when it refused, or what failed with its status when it said nothing readable. */
+export function problemText(reply: { status: number; body: unknown }, what: string): string {
+  const detail = (reply.body as { detail?: unknown } | undefined)?.detail
+  return typeof detail === 'string' ? detail : `${what} failed (${reply.status}).`
+}

@@ -1,0 +1,173 @@
+/** @jsxImportSource hono/jsx */
+import type { Hono } from 'hono'
+import { isUuid } from '../../../models/fields.ts'
+import type { ApiClient } from '../../api-client.ts'
+import type { AdminEnv } from '../../context.ts'
+import { FormField, Notice, Problem } from '../fields.tsx'
+import { refusal, type Field, type FormState } from '../form.ts'
+import { isFragment, problemText, recordPath, type ConsoleResource, type Ctx, type Row } from '../resource.ts'
+
+export const users: ConsoleResource = {
+  model: 'User',
+  path: '/users',
+  title: 'Users',
+  singular: 'user',
+  columns: [
+    { field: 'username', label: 'Username' },
+    { field: 'display_name', label: 'Name' },
+    { field: 'email', label: 'Email' },
+    { field: 'is_superadmin', label: 'Superadmin' },
+  ],
+  search: { field: 'username', label: 'Username contains' },
+  fields: [
+    { name: 'username', label: 'Username', required: true },
+    { name: 'display_name', label: 'Name' },
+    { name: 'email', label: 'Email', kind: 'email', required: true },
+    // The first password only: afterwards the user changes it (or is handed a reset link); admins never set it.
+    { name: 'password', label: 'Password', kind: 'password', createOnly: true, help: 'At least 8 characters. Afterwards only its owner changes it.' },
+    { name: 'is_superadmin', label: 'Superadmin (operates the whole platform)', kind: 'checkbox' },
+  ],
+  nameOf: (row) => String(row.username ?? ''),
+}
+
+const ROLES = ['member', 'admin', 'owner'].map((role) => ({ value: role, label: role }))
+const memberFields: Field[] = [
+  { name: 'user_id', label: 'User', kind: 'select', options: 'users', required: true },
+  { name: 'role', label: 'Role', kind: 'select', options: 'roles', required: true },
+]
+
+interface Membership {
+  id: string
+  user_id: string
+  role: string
+}
+
+/**
+ * A company's people and their roles, read and written as CompanyUser in that company. The role ladder is the
+ * API's: granting above one's own role, or touching someone above it, is refused there and the refusal shown here.
+ */
+async function Members({ c, api, company, form, notice }: { c: Ctx; api: ApiClient; company: string; form?: FormState; notice?: string }) {
+  const [members, people] = await Promise.all([
+    api.call<{ data: Membership[] }>(c, 'GET', '/api/v1/CompanyUser?limit=500&order=created_at.asc', undefined, { company }),
+    api.call<{ data: Row[] }>(c, 'GET', '/api/v1/User?limit=500&order=username.asc&select=id,username,display_name', undefined, { company }),
+  ])
+  const names = new Map((people.status === 200 ? people.body.data : []).map((u) => [String(u.id), String(u.display_name || u.username)]))
+  const options = { users: [...names].map(([value, label]) => ({ value, label })), roles: ROLES }
+  const errors = form?.errors ?? []
+  return (
+    <section id="members" class="panel">
+      <h2>Members</h2>
+      <Notice text={notice} />
+      {members.status !== 200 ? (
+        <p class="problem" role="alert">
+          {problemText(members, 'Reading the members')}
+        </p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">Members</caption>
+          <thead>
+            <tr>
+              <th scope="col">User</th>
+              <th scope="col">Role</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {members.body.data.map((m) => (
+              <tr>
+                <td>{names.get(m.user_id) ?? m.user_id}</td>
+                <td>
+                  <form class="inline-form" method="post" action={`/companies/${company}/members/${m.id}`} hx-post={`/companies/${company}/members/${m.id}`} hx-target="#members" hx-swap="outerHTML">
+                    <label for={`role-${m.id}`} class="visually-hidden">
+                      Role of {names.get(m.user_id) ?? m.user_id}
+                    </label>
+                    <select id={`role-${m.id}`} name="role">
+                      {ROLES.map((r) => (
+                        <option value={r.value} selected={r.value === m.role}>
+                          {r.label}
+                        </option>
+                      ))}
+                    </select>
+                    <button type="submit">Change role</button>
+                  </form>
+                </td>
+                <td>
+                  <form method="post" action={`/companies/${company}/members/${m.id}/remove`} hx-post={`/companies/${company}/members/${m.id}/remove`} hx-target="#members" hx-swap="outerHTML" hx-confirm="Remove this member from the company?">
+                    <button type="submit" class="danger">
+                      Remove
+                    </button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form class="inline-form" method="post" action={`/companies/${company}/members`} hx-post={`/companies/${company}/members`} hx-target="#members" hx-swap="outerHTML">
+        {memberFields.map((field) => (
+          <FormField field={field} values={form?.values ?? { role: 'member' }} errors={errors} prefix="member" options={options} />
+        ))}
+        <button type="submit">Add member</button>
+      </form>
+      <Problem message={form?.message} errors={errors} fields={memberFields} />
+    </section>
+  )
+}
+
+function mountMembers(app: Hono<AdminEnv>, api: ApiClient): void {
+  const answer = async (c: Ctx, company: string, status: number, extra: { form?: FormState; notice?: string }) => {
+    const panel = await Members({ c, api, company, ...extra })
+    if (isFragment(c)) return c.html(panel, status as 200)
+    return c.redirect(`/companies/${company}`, 303)
+  }
+  const ids = (c: Ctx) => {
+    const company = c.req.param('company') ?? ''
+    const member = c.req.param('member')
+    return isUuid(company) && (member === undefined || isUuid(member)) ? { company, member } : undefined
+  }
+  app.post('/companies/:company/members', async (c) => {
+    const at = ids(c)
+    if (!at) return c.notFound()
+    const body = await c.req.parseBody()
+    const values = { user_id: String(body.user_id ?? ''), role: String(body.role ?? '') }
+    const reply = await api.call(c, 'POST', '/api/v1/CompanyUser', values, { company: at.company })
+    if (reply.status === 201) return answer(c, at.company, 200, { notice: 'Member added.' })
+    return answer(c, at.company, reply.status, { form: refusal(values, reply) })
+  })
+  app.post('/companies/:company/members/:member', async (c) => {
+    const at = ids(c)
+    if (!at) return c.notFound()
+    const role = String((await c.req.parseBody()).role ?? '')
+    const reply = await api.call(c, 'PATCH', recordPath('CompanyUser', at.member!), { role }, { company: at.company })
+    if (reply.status === 200) return answer(c, at.company, 200, { notice: 'Role changed.' })
+    return answer(c, at.company, reply.status, { form: refusal({}, reply) })
+  })
+  app.post('/companies/:company/members/:member/remove', async (c) => {
+    const at = ids(c)
+    if (!at) return c.notFound()
+    const reply = await api.call(c, 'DELETE', recordPath('CompanyUser', at.member!), undefined, { company: at.company })
+    if (reply.status === 204) return answer(c, at.company, 200, { notice: 'Member removed.' })
+    return answer(c, at.company, reply.status, { form: refusal({}, reply) })
+  })
+}
+
+export const companies: ConsoleResource = {
+  model: 'Company',
+  path: '/companies',
+  title: 'Companies',
+  singular: 'company',
+  columns: [
+    { field: 'name', label: 'Name' },
+    { field: 'slug', label: 'Slug' },
+  ],
+  search: { field: 'name', label: 'Name contains' },
+  fields: [
+    { name: 'name', label: 'Name', required: true },
+    { name: 'slug', label: 'Slug', required: true, help: 'Lowercase letters, digits and dashes; used in addresses.' },
+  ],
+  nameOf: (row) => String(row.name ?? ''),
+  panels: (c, api, row) => Members({ c, api, company: String(row.id) }),
+  mountExtra: mountMembers,
+}

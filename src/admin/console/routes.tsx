@@ -1,0 +1,147 @@
+/** @jsxImportSource hono/jsx */
+import type { Hono, MiddlewareHandler } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { isUuid } from '../../models/fields.ts'
+import type { ApiClient } from '../api-client.ts'
+import type { AdminEnv } from '../context.ts'
+import { formBody, formValues, isWhole, refusal, replacingWholeFields, type FormState, type FormValues, type Option } from './form.ts'
+import { DeleteForm, ListPage, RecordForm, RecordPage, Rows, type Listing } from './pages.tsx'
+import { PAGE_SIZE, isFragment, problemText, recordPath, versionOf, versionTag, type ConsoleResource, type Ctx, type Row } from './resource.ts'
+
+async function listing(c: Ctx, api: ApiClient, resource: ConsoleResource): Promise<Listing> {
+  const q = c.req.query('q')?.trim() ?? ''
+  const offset = Math.max(0, Number.parseInt(c.req.query('offset') ?? '0', 10) || 0)
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset), count: 'exact', order: `${resource.search.field}.asc` })
+  // The search text is the user's: PostgREST-style patterns take * as the wildcard, so theirs are matched literally.
+  if (q) query.set(resource.search.field, `ilike.*${q.replaceAll('*', '')}*`)
+  const reply = await api.call(c, 'GET', `/api/v1/${encodeURIComponent(resource.model)}?${query}`)
+  if (reply.status !== 200) throw new PageRefusal(reply.status, problemText(reply, `Listing ${resource.title.toLowerCase()}`))
+  return { rows: reply.body.data, count: reply.body.count, offset, q }
+}
+
+/** The API refused what a page needed to show: the page says why, with the API's status. */
+export class PageRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/** The API's status for the page's answer: what the API refused is refused here too, and a test can see which. */
+function statusOf(status: number): ContentfulStatusCode {
+  return (status >= 400 && status < 600 ? status : 422) as ContentfulStatusCode
+}
+
+/** Mounts the list, new, record and delete pages of a resource; every read and write goes through the public API. */
+export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resource: ConsoleResource): void {
+  const { path, model } = resource
+  const options = (c: Ctx, values: FormValues): Promise<Record<string, Option[]>> => resource.options?.(c, api, values) ?? Promise.resolve({})
+
+  // Before the record routes, whose id check would take `/agents/model-field` for a malformed id.
+  resource.mountExtra?.(app, api)
+
+  // An id becomes a path segment of an API call, so only a UUID is one: `..%2FCompany%2F<id>` would otherwise make
+  // this page fetch another model's record.
+  const onlyRecordIds: MiddlewareHandler<AdminEnv> = async (c, next) => (c.req.param('id') === 'new' || isUuid(c.req.param('id') ?? '') ? next() : c.notFound())
+  app.use(`${path}/:id`, onlyRecordIds)
+  app.use(`${path}/:id/*`, onlyRecordIds)
+
+  const render = async (c: Ctx, row: Row | undefined, version: string, extra: { form?: FormState; notice?: string; status?: ContentfulStatusCode; deleteProblem?: string } = {}) => {
+    const values = formValues(resource.fields, row ?? resource.defaults ?? {})
+    const [choices, panels] = await Promise.all([options(c, extra.form?.values ?? values), row && resource.panels ? resource.panels(c, api, row) : undefined])
+    if (extra.status) c.status(extra.status)
+    return c.render(<RecordPage resource={resource} row={row} version={version} values={values} options={choices} panels={panels} {...extra} />, {
+      title: row ? `${resource.title}: ${resource.nameOf(row)}` : `New ${resource.singular}`,
+    })
+  }
+
+  const read = async (c: Ctx, id: string) => {
+    const reply = await api.call<Row>(c, 'GET', recordPath(model, id))
+    if (reply.status !== 200) throw new PageRefusal(reply.status, reply.status === 404 ? `No ${resource.singular} has this id.` : problemText(reply, `Reading the ${resource.singular}`))
+    return { row: reply.body, version: versionOf(reply.headers.get('etag')) }
+  }
+
+  app.get(path, async (c) => {
+    const list = await listing(c, api, resource)
+    if (isFragment(c)) return c.html(<Rows resource={resource} listing={list} />)
+    return c.render(<ListPage resource={resource} listing={list} notice={c.req.query('deleted') === '1' ? `The ${resource.singular} is deleted.` : undefined} />, { title: resource.title })
+  })
+
+  app.get(`${path}/new`, (c) => render(c, undefined, ''))
+
+  app.post(path, async (c) => {
+    const { values, json, errors } = formBody(resource.fields, await c.req.parseBody({ all: true }), 'create')
+    const reply = errors.length ? undefined : await api.call<Row>(c, 'POST', `/api/v1/${encodeURIComponent(model)}`, json)
+    if (reply?.status === 201) {
+      const to = `${path}/${reply.body.id}?created=1`
+      if (!isFragment(c)) return c.redirect(to, 303)
+      c.header('HX-Redirect', to)
+      return c.body(null, 201)
+    }
+    const form = reply ? refusal(values, reply) : { values, errors, message: 'Please correct the fields marked below.' }
+    const status = statusOf(reply?.status ?? 422)
+    if (isFragment(c)) return c.html(<RecordForm resource={resource} values={values} form={form} options={await options(c, values)} />, status)
+    return render(c, undefined, '', { form, status })
+  })
+
+  app.get(`${path}/:id`, async (c) => {
+    const { row, version } = await read(c, c.req.param('id'))
+    return render(c, row, version, { notice: c.req.query('created') ? `Created ${resource.singular} ${resource.nameOf(row)}.` : undefined })
+  })
+
+  app.post(`${path}/:id`, async (c) => {
+    const id = c.req.param('id')
+    const posted = await c.req.parseBody({ all: true })
+    const version = typeof posted._version === 'string' ? posted._version : ''
+    const { values, json, errors } = formBody(resource.fields, posted, 'edit')
+    let reply
+    if (errors.length === 0) {
+      // A nested value edited whole must lose what the form took out of it; the record as it is now says what that
+      // is. Read at another version, it makes no difference: If-Match refuses the save anyway.
+      const before = resource.fields.some(isWhole) ? await api.call<Row>(c, 'GET', recordPath(model, id)) : undefined
+      const patch = before?.status === 200 ? replacingWholeFields(resource.fields, json, before.body) : json
+      reply = await api.call<Row>(c, 'PATCH', recordPath(model, id), patch, { ifMatch: versionTag(version) })
+    }
+    if (reply?.status === 200) {
+      const saved = versionOf(reply.headers.get('etag'))
+      const notice = `Saved ${resource.singular} ${resource.nameOf(reply.body)}.`
+      if (isFragment(c)) {
+        // The delete form carries the version too: it is brought up to date beside the form.
+        return c.html(
+          <>
+            <RecordForm resource={resource} id={id} version={saved} values={formValues(resource.fields, reply.body)} options={await options(c, formValues(resource.fields, reply.body))} notice={notice} />
+            <DeleteForm resource={resource} id={id} version={saved} name={resource.nameOf(reply.body)} outOfBand />
+          </>,
+        )
+      }
+      return render(c, reply.body, saved, { notice })
+    }
+    const form = reply ? refusal(values, reply) : { values, errors, message: 'Please correct the fields marked below.' }
+    const status = statusOf(reply?.status ?? 422)
+    if (isFragment(c)) return c.html(<RecordForm resource={resource} id={id} version={version} values={values} form={form} options={await options(c, values)} />, status)
+    const current = await read(c, id).catch(() => undefined)
+    return render(c, current?.row ?? { id }, version, { form, status })
+  })
+
+  app.post(`${path}/:id/delete`, async (c) => {
+    const id = c.req.param('id')
+    const posted = await c.req.parseBody()
+    const version = typeof posted._version === 'string' ? posted._version : ''
+    const name = typeof posted._name === 'string' ? posted._name : id
+    // Only a flag travels in the address: a name there could be made to say anything on this page.
+    const reply = await api.call(c, 'DELETE', recordPath(model, id), undefined, { ifMatch: versionTag(version) })
+    if (reply.status === 204) {
+      const to = `${path}?deleted=1`
+      if (!isFragment(c)) return c.redirect(to, 303)
+      c.header('HX-Redirect', to)
+      return c.body(null, 200)
+    }
+    const problem = refusal({}, reply).message
+    if (isFragment(c)) return c.html(<DeleteForm resource={resource} id={id} version={version} name={name} problem={problem} />, statusOf(reply.status))
+    const current = await read(c, id)
+    return render(c, current.row, current.version, { deleteProblem: problem, status: statusOf(reply.status) })
+  })
+
+}
