@@ -17,6 +17,8 @@ import { LoginPage } from './pages/login.tsx'
 import { ResetPasswordPage } from './pages/reset-password.tsx'
 import { Overview } from './pages/overview.tsx'
 import { mountConsole } from './console/index.ts'
+import { mountAvatarFiles } from './portal/avatar-files.ts'
+import { mountPortal } from './portal/routes.tsx'
 import { PageRefusal } from './console/routes.tsx'
 import type { WebChat } from './chat/index.ts'
 
@@ -50,6 +52,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   app.get('/static/vendor/purify.js', serveStatic({ root: PURIFY_DIR, path: 'purify.min.js', ...aDay }))
   // serveStatic refuses `..`, doubled slashes and backslashes before it looks at the disk, but hands a NUL byte to
   // Bun, which throws. A file it does not serve ends here, not at the sign-in redirect further down.
+  // Avatars are in the store (shared by every process), read through the public API; before the static files.
+  mountAvatarFiles(app, api)
   const notHere = (c: Context) => c.text('Not found', 404)
   const files = serveStatic({ root: STATIC_DIR, rewriteRequestPath: (path) => path.slice('/static'.length) })
   app.get('/static/*', (c, next) => (c.req.path.includes('\0') ? notHere(c) : next()), files, notHere)
@@ -92,6 +96,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
     return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} />, { title: 'Overview' })
   })
   mountConsole(app, api)
+  mountPortal(app, api)
   chat.mountPages(app)
 
   app.notFound((c) => {

@@ -21,6 +21,7 @@ import { renderProblems } from './hooks.ts'
 import { createRouter } from './router.ts'
 import { mountInternal } from './internal/index.ts'
 import { mountMe } from './me/index.ts'
+import { AVATAR_PATH, mountAvatars } from './avatars/index.ts'
 import { createPasswordResetApp, mountPasswords } from './passwords/index.ts'
 import { mountPluginList } from './plugins/index.ts'
 import { createNotFoundHandler } from './not-found.ts'
@@ -46,7 +47,11 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   })
   // A document upload has its own, larger limit instead of the general one.
   const uploadBodyLimit = documentBodyLimit(config.documentMaxBytes)
-  app.use((c, next) => (c.req.path === DOCUMENT_UPLOAD_PATH ? uploadBodyLimit : generalBodyLimit)(c, next))
+  // An avatar upload has a tighter limit of its own, counted as the body arrives.
+  app.use((c, next) => {
+    if (c.req.path === AVATAR_PATH) return next()
+    return (c.req.path === DOCUMENT_UPLOAD_PATH ? uploadBodyLimit : generalBodyLimit)(c, next)
+  })
   app.use(originGuard([config.baseUrl, config.adminBaseUrl]))
   app.use(authenticate(services))
   // One bucket per user for /api/v1/* and the plugin routes alike.
@@ -71,6 +76,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   app.route('/', createPasswordResetApp(services))
   mountInternal(app, config)
   mountMe(app)
+  mountAvatars(app, apiRate)
   mountPasswords(app)
   mountPluginList(app)
   mountChat(app)

@@ -1,0 +1,242 @@
+/** @jsxImportSource hono/jsx */
+import type { FieldError } from '../../errors.ts'
+import { Problem } from '../console/fields.tsx'
+
+/** What a section shows after a write: the fields' own errors, a message for the rest, or a notice of success. */
+export interface Outcome {
+  errors?: FieldError[]
+  message?: string
+  notice?: string
+}
+
+export interface Profile {
+  username: string
+  display_name: string
+  email: string
+  avatar: string | null
+  /** The ETag of the record as read, sent back as If-Match so an edit never overwrites a newer one unseen. */
+  etag: string
+}
+
+export interface Token {
+  id: string
+  name: string
+  prefix: string
+  created_at: string
+  last_used_at: string | null
+  expires_at: string | null
+}
+
+export const ACCEPTED_PICTURES = 'image/png,image/jpeg,image/gif,image/webp'
+
+const mine = (errors: FieldError[] | undefined, name: string) => (errors ?? []).filter((e) => e.path === name || e.path.startsWith(`${name}.`))
+
+/** The errors that belong to no field of the form shown, so they are not lost. */
+const unplaced = (errors: FieldError[] | undefined, fields: string[]) => (errors ?? []).filter((e) => !fields.some((f) => mine([e], f).length > 0))
+
+function Field(props: { id: string; name: string; label: string; value?: string; type?: string; errors?: FieldError[]; required?: boolean; autocomplete?: string }) {
+  const errors = mine(props.errors, props.name)
+  const errorId = `${props.id}-error`
+  return (
+    <div>
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        name={props.name}
+        type={props.type ?? 'text'}
+        value={props.type === 'password' ? undefined : props.value}
+        required={props.required}
+        autocomplete={props.autocomplete}
+        aria-invalid={errors.length > 0 ? 'true' : undefined}
+        aria-describedby={errors.length > 0 ? errorId : undefined}
+      />
+      {errors.length > 0 ? (
+        <span class="field-error" id={errorId}>
+          {errors.map((e) => e.message).join('; ')}
+        </span>
+      ) : null}
+    </div>
+  )
+}
+
+function Notice({ text }: { text?: string }) {
+  return text ? (
+    <p class="notice" role="status">
+      {text}
+    </p>
+  ) : null
+}
+
+/** htmx posts a section's form and swaps the section for the answer; without scripts the form posts as usual. */
+const swapInto = (id: string, action: string) => ({ method: 'post' as const, action, 'hx-post': action, 'hx-target': `#${id}`, 'hx-swap': 'outerHTML' })
+
+export function ProfileSection({ profile, outcome = {} }: { profile: Profile; outcome?: Outcome }) {
+  const fields = ['display_name', 'email']
+  return (
+    <section id="profile" class="card" aria-labelledby="profile-title">
+      <h2 id="profile-title">Profile</h2>
+      <p>
+        Signed in as <strong>{profile.username}</strong>.
+      </p>
+      <form {...swapInto('profile', '/me/profile')}>
+        <input type="hidden" name="etag" value={profile.etag} />
+        <Field id="profile-display-name" name="display_name" label="Display name" value={profile.display_name} errors={outcome.errors} autocomplete="name" />
+        <Field id="profile-email" name="email" label="Email" type="email" value={profile.email} errors={outcome.errors} required autocomplete="email" />
+        <button type="submit">Save profile</button>
+      </form>
+      <Notice text={outcome.notice} />
+      <Problem message={outcome.message} errors={unplaced(outcome.errors, fields).map((e) => ({ ...e, path: '(body)' }))} />
+    </section>
+  )
+}
+
+export function AvatarSection({ avatar, outcome = {} }: { avatar: string | null; outcome?: Outcome }) {
+  return (
+    <section id="avatar" class="card" aria-labelledby="avatar-title">
+      <h2 id="avatar-title">Picture</h2>
+      {avatar ? <img class="portal-avatar" src={avatar} alt="Your avatar" width={96} height={96} /> : <p>You have no picture yet.</p>}
+      <form {...swapInto('avatar', '/me/avatar')} enctype="multipart/form-data" hx-encoding="multipart/form-data">
+        <label for="avatar-file">Picture file (PNG, JPEG, GIF or WebP; at most 256 KiB and 4096×4096 pixels)</label>
+        <input id="avatar-file" name="file" type="file" accept={ACCEPTED_PICTURES} required />
+        <button type="submit">Upload picture</button>
+      </form>
+      {avatar ? (
+        <form {...swapInto('avatar', '/me/avatar/remove')} class="inline-form">
+          <button type="submit">Remove picture</button>
+        </form>
+      ) : null}
+      <Notice text={outcome.notice} />
+      <Problem message={outcome.message} />
+    </section>
+  )
+}
+
+export function PasswordSection({ outcome = {} }: { outcome?: Outcome }) {
+  const fields = ['current_password', 'password', 'password_repeat']
+  return (
+    <section id="password" class="card" aria-labelledby="password-title">
+      <h2 id="password-title">Password</h2>
+      <form {...swapInto('password', '/me/password')}>
+        <fieldset>
+          <legend>Change your password</legend>
+          <Field id="password-current" name="current_password" label="Current password" type="password" errors={outcome.errors} required autocomplete="current-password" />
+          <Field id="password-new" name="password" label="New password (at least 8 characters)" type="password" errors={outcome.errors} required autocomplete="new-password" />
+          <Field id="password-repeat" name="password_repeat" label="New password again" type="password" errors={outcome.errors} required autocomplete="new-password" />
+        </fieldset>
+        <button type="submit">Change password</button>
+      </form>
+      <Notice text={outcome.notice} />
+      <Problem message={outcome.message} errors={unplaced(outcome.errors, fields).map((e) => ({ ...e, path: '(body)' }))} />
+    </section>
+  )
+}
+
+const when = (iso: string | null, never: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : never)
+
+/** A token made just now: shown this once, because only its hash is kept. */
+export interface CreatedToken {
+  name: string
+  token: string
+}
+
+export function TokensSection(props: { tokens: Token[]; created?: CreatedToken; values?: { name?: string; expires?: string }; outcome?: Outcome }) {
+  const { tokens, created, values = {}, outcome = {} } = props
+  return (
+    <section id="tokens" class="card portal-wide" aria-labelledby="tokens-title">
+      <h2 id="tokens-title">Personal API tokens</h2>
+      <p>A token lets a script call the API as you (Authorization: Bearer …). Revoke the ones you no longer use.</p>
+      {created ? (
+        <div class="notice" role="status">
+          <p>
+            Token <strong>{created.name}</strong> is made. Copy it now: it is shown only this once and cannot be read again.
+          </p>
+          <label for="created-token">Your new token</label>
+          <input id="created-token" class="portal-token" type="text" readonly value={created.token} />
+        </div>
+      ) : null}
+      {tokens.length === 0 ? (
+        <p>You have no tokens.</p>
+      ) : (
+        <table>
+          <caption>Your tokens</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Starts with</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Expires</th>
+              <th scope="col">
+                <span class="portal-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {tokens.map((token) => (
+              <tr id={`token-${token.id}`}>
+                <td>{token.name}</td>
+                <td>
+                  <code>{token.prefix}…</code>
+                </td>
+                <td>{when(token.created_at, '')}</td>
+                <td>{when(token.last_used_at, 'never')}</td>
+                <td>{when(token.expires_at, 'never')}</td>
+                <td class="actions">
+                  <form {...swapInto('tokens', `/me/tokens/${token.id}/revoke`)} hx-confirm={`Revoke the token ${token.name}? Scripts using it stop working.`}>
+                    <button type="submit" aria-label={`Revoke ${token.name}`}>
+                      Revoke
+                    </button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form {...swapInto('tokens', '/me/tokens')}>
+        <fieldset>
+          <legend>New token</legend>
+          <Field id="token-name" name="name" label="Name" value={values.name ?? ''} errors={outcome.errors} required />
+          <Field id="token-expires" name="expires_at" label="Expires on (optional; never if empty)" type="date" value={values.expires ?? ''} errors={outcome.errors} />
+        </fieldset>
+        <button type="submit">Create token</button>
+      </form>
+      <Notice text={outcome.notice} />
+      <Problem message={outcome.message} errors={unplaced(outcome.errors, ['name', 'expires_at']).map((e) => ({ ...e, path: '(body)' }))} />
+    </section>
+  )
+}
+
+/** A section later work fills in; until then it says that there is nothing. */
+function EmptySection({ id, title, sentence }: { id: string; title: string; sentence: string }) {
+  return (
+    <section id={id} class="card" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      <p>{sentence}</p>
+    </section>
+  )
+}
+
+export interface PortalState {
+  profile: Profile
+  tokens: Token[]
+  profileOutcome?: Outcome
+  avatarOutcome?: Outcome
+  passwordOutcome?: Outcome
+  tokenForm?: { created?: CreatedToken; values?: { name?: string; expires?: string }; outcome?: Outcome }
+}
+
+/** The whole page: each section is also the fragment its own form's answer replaces. */
+export function PortalPage({ state }: { state: PortalState }) {
+  return (
+    <div class="portal">
+      <h1>Your account</h1>
+      <ProfileSection profile={state.profile} outcome={state.profileOutcome} />
+      <AvatarSection avatar={state.profile.avatar} outcome={state.avatarOutcome} />
+      <PasswordSection outcome={state.passwordOutcome} />
+      <TokensSection tokens={state.tokens} {...state.tokenForm} />
+      <EmptySection id="artifacts" title="My artifacts" sentence="You have no artifacts yet; what your agents make for you will be listed here." />
+      <EmptySection id="connections" title="My connections" sentence="You have no connections yet; the accounts you link to the platform will be listed here." />
+    </div>
+  )
+}

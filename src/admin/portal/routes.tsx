@@ -1,0 +1,161 @@
+/** @jsxImportSource hono/jsx */
+import type { Context, Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import type { FieldError } from '../../errors.ts'
+import { isUuid } from '../../models/fields.ts'
+import { bodyOf, type ApiClient, type ApiReply } from '../api-client.ts'
+import type { AdminEnv } from '../context.ts'
+import { AvatarSection, PasswordSection, PortalPage, ProfileSection, TokensSection, type Outcome, type PortalState, type Profile, type Token } from './components.tsx'
+
+type Ctx = Context<AdminEnv>
+
+const TITLE = 'Your account'
+const ASSETS = { styles: ['/static/css/portal.css'] }
+const STALE_PROFILE = 'This profile was changed by someone else (or in another tab); reload to see the current values.'
+// The API holds a picture to 256 KiB; here the whole form is held to that and room for the form around it, so a
+// huge upload is refused while it arrives rather than buffered to be forwarded.
+const MAX_AVATAR_FORM_BYTES = 256 * 1024 + 16 * 1024
+
+/** A fragment for htmx, the whole page for a plain browser request. */
+function isFragment(c: Ctx): boolean {
+  return c.req.header('hx-request') === 'true' && c.req.header('hx-request-type') !== 'full'
+}
+
+/** What the API said went wrong: each field's message by its field, the detail for anything else. */
+function refusal(reply: Pick<ApiReply, 'status' | 'body'>, fallback: string): Outcome {
+  const problem = typeof reply.body === 'object' && reply.body !== null ? reply.body : {}
+  const errors: FieldError[] = Array.isArray(problem.errors) ? problem.errors : []
+  if (reply.status === 422 && errors.length > 0) return { errors, message: 'Please correct the fields marked above.' }
+  return { message: typeof problem.detail === 'string' ? problem.detail : `${fallback} (${reply.status}).` }
+}
+
+/** A 4xx answer for a refused write, so scripts and tests can tell; htmx swaps it in all the same. */
+const statusOf = (status: number) => (status === 412 || status === 413 || status === 415 || status === 422 || status === 429 ? status : 400)
+
+const text = (form: Record<string, unknown>, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '')
+
+async function readProfile(c: Ctx, api: ApiClient): Promise<Profile> {
+  const reply = await api.call(c, 'GET', `/api/v1/User/${c.get('me').user.id}`)
+  if (reply.status !== 200) throw new Error(reply.body?.detail ?? `Reading your profile failed (${reply.status}).`)
+  const { username, display_name, email, avatar } = reply.body
+  return { username, display_name, email, avatar: avatar ?? null, etag: reply.headers.get('etag') ?? '' }
+}
+
+async function readTokens(c: Ctx, api: ApiClient): Promise<Token[]> {
+  const reply = await api.call(c, 'GET', '/api/v1/ApiToken?order=created_at.desc&limit=100')
+  if (reply.status !== 200) throw new Error(reply.body?.detail ?? `Listing your tokens failed (${reply.status}).`)
+  return reply.body.data
+}
+
+/**
+ * The answer to a section's form: that section for htmx, else the whole page with it in place (no redirect, so a
+ * token made just now can be shown, and a refused form keeps what was typed).
+ */
+async function answer(c: Ctx, api: ApiClient, status: number, section: () => Promise<any>, page: Partial<PortalState>): Promise<Response> {
+  c.status(status as 200)
+  if (isFragment(c)) return c.html(await section())
+  const state: PortalState = { profile: page.profile ?? (await readProfile(c, api)), tokens: page.tokens ?? (await readTokens(c, api)), ...page }
+  return c.render(<PortalPage state={state} />, { title: TITLE, assets: ASSETS })
+}
+
+/** GET /me and its forms: the signed-in user's own account, every read and write through the public API as them. */
+export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
+  app.get('/me', async (c) => {
+    const [profile, tokens] = await Promise.all([readProfile(c, api), readTokens(c, api)])
+    const page = <PortalPage state={{ profile, tokens }} />
+    if (isFragment(c)) return c.html(page)
+    return c.render(page, { title: TITLE, assets: ASSETS })
+  })
+
+  app.post('/me/profile', async (c) => {
+    const form = await c.req.parseBody()
+    const values = { display_name: text(form, 'display_name'), email: text(form, 'email') }
+    const etag = text(form, 'etag')
+    const reply = await api.call(c, 'PATCH', `/api/v1/User/${c.get('me').user.id}`, values, { ifMatch: etag })
+    if (reply.status === 200) {
+      const { username, display_name, email, avatar } = reply.body
+      const profile: Profile = { username, display_name, email, avatar: avatar ?? null, etag: reply.headers.get('etag') ?? '' }
+      const profileOutcome = { notice: 'Your profile is saved.' }
+      return answer(c, api, 200, async () => <ProfileSection profile={profile} outcome={profileOutcome} />, { profile, profileOutcome })
+    }
+    // What was typed stays, with the version it was typed over: saving again is refused until the page is reloaded.
+    const current = await readProfile(c, api)
+    const profile: Profile = { ...current, ...values, etag }
+    const profileOutcome = reply.status === 412 ? { message: STALE_PROFILE } : refusal(reply, 'Saving your profile failed')
+    return answer(c, api, statusOf(reply.status), async () => <ProfileSection profile={profile} outcome={profileOutcome} />, { profile, profileOutcome })
+  })
+
+  const avatarAnswer = async (c: Ctx, status: number, avatarOutcome: Outcome) => {
+    const profile = await readProfile(c, api)
+    return answer(c, api, status, async () => <AvatarSection avatar={profile.avatar} outcome={avatarOutcome} />, { profile, avatarOutcome })
+  }
+  const avatarFormLimit = bodyLimit({
+    maxSize: MAX_AVATAR_FORM_BYTES,
+    onError: (c) => avatarAnswer(c as Ctx, 413, { message: 'The picture is larger than 256 KiB, the most an avatar may be.' }),
+  })
+
+  app.post('/me/avatar', avatarFormLimit, async (c) => {
+    const incoming = await c.req.formData().catch(() => undefined)
+    const file = incoming?.get('file')
+    if (!(file instanceof File) || file.size === 0) return avatarAnswer(c, 422, { message: 'Choose a picture to upload.' })
+    const form = new FormData()
+    form.set('file', file, file.name)
+    const response = await api.fetchAs(api.credentials(c), 'PUT', '/api/me/avatar', { form })
+    const reply = { status: response.status, body: await bodyOf(response) }
+    if (reply.status === 200) return avatarAnswer(c, 200, { notice: 'Your picture is saved.' })
+    return avatarAnswer(c, statusOf(reply.status), refusal(reply, 'Uploading your picture failed'))
+  })
+
+  app.post('/me/avatar/remove', async (c) => {
+    const reply = await api.call(c, 'DELETE', '/api/me/avatar')
+    if (reply.status === 204) return avatarAnswer(c, 200, { notice: 'Your picture is removed.' })
+    return avatarAnswer(c, statusOf(reply.status), refusal(reply, 'Removing your picture failed'))
+  })
+
+  app.post('/me/password', async (c) => {
+    const form = await c.req.parseBody()
+    const password = text(form, 'password')
+    const section = (outcome: Outcome) => async () => <PasswordSection outcome={outcome} />
+    // A typo in the new password would lock its owner out: the two must agree before the API is asked.
+    if (password !== text(form, 'password_repeat')) {
+      const passwordOutcome = { errors: [{ path: 'password_repeat', message: 'does not match the new password' }], message: 'Please correct the fields marked above.' }
+      return answer(c, api, 422, section(passwordOutcome), { passwordOutcome })
+    }
+    const reply = await api.call(c, 'POST', '/api/me/password', { current_password: text(form, 'current_password'), password })
+    const passwordOutcome = reply.status === 204 ? { notice: 'Your password is changed. Your other sessions have been signed out.' } : refusal(reply, 'Changing your password failed')
+    return answer(c, api, reply.status === 204 ? 200 : statusOf(reply.status), section(passwordOutcome), { passwordOutcome })
+  })
+
+  app.post('/me/tokens', async (c) => {
+    const form = await c.req.parseBody()
+    const values = { name: text(form, 'name'), expires: text(form, 'expires_at') }
+    const respond = async (status: number, tokenForm: PortalState['tokenForm']) => {
+      const list = await readTokens(c, api)
+      return answer(c, api, status, async () => <TokensSection tokens={list} {...tokenForm} />, { tokens: list, tokenForm })
+    }
+    const expiry = expiryOf(values.expires)
+    if (expiry.error) return respond(422, { values, outcome: { errors: [{ path: 'expires_at', message: expiry.error }], message: 'Please correct the fields marked above.' } })
+    const reply = await api.call(c, 'POST', '/api/v1/ApiToken', { name: values.name, ...(expiry.value ? { expires_at: expiry.value } : {}) })
+    if (reply.status === 201) return respond(200, { created: { name: reply.body.name, token: reply.body.token } })
+    return respond(statusOf(reply.status), { values, outcome: refusal(reply, 'Creating the token failed') })
+  })
+
+  app.post('/me/tokens/:id/revoke', async (c) => {
+    const id = c.req.param('id')
+    // The id becomes a path segment of an API call: only a UUID may, so nothing else can be named.
+    const reply = isUuid(id) ? await api.call(c, 'DELETE', `/api/v1/ApiToken/${id}`) : { status: 404, body: { detail: 'No such token.' } }
+    const list = await readTokens(c, api)
+    const outcome = reply.status === 204 ? { notice: 'The token is revoked.' } : refusal(reply, 'Revoking the token failed')
+    const status = reply.status === 204 ? 200 : reply.status === 404 ? 404 : statusOf(reply.status)
+    return answer(c, api, status, async () => <TokensSection tokens={list} outcome={outcome} />, { tokens: list, tokenForm: { outcome } })
+  })
+}
+
+/** A date from the form → the end of that day in UTC; empty is no expiry. A past day is caught here, by its field. */
+function expiryOf(date: string): { value?: string; error?: string } {
+  if (date === '') return {}
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T23:59:59Z`))) return { error: 'write a date as YYYY-MM-DD' }
+  const value = `${date}T23:59:59Z`
+  if (Date.parse(value) <= Date.now()) return { error: 'choose a day that has not passed' }
+  return { value }
+}

@@ -1,0 +1,87 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import { describeBytes } from '../documents/body-limit.ts'
+import { ProblemSchema, commonErrors, signedIn } from '../responses.ts'
+import { AVATAR_MEDIA_TYPES, MAX_AVATAR_SIDE } from './image.ts'
+import { avatarUploadGuards } from './upload.ts'
+
+export const AVATAR_PATH = '/api/me/avatar'
+/** The most an avatar file may weigh; the whole multipart body may be a little more (see upload.ts). */
+export const MAX_AVATAR_BYTES = 256 * 1024
+
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } })
+const ACCEPTED = 'PNG, JPEG, GIF or WebP'
+
+export const AvatarUpload = z
+  .object({
+    file: z
+      .instanceof(File, { message: 'attach the picture as a file part named "file"' })
+      .openapi({ type: 'string', format: 'binary', description: `The picture: ${ACCEPTED}, judged by its content, not its name.` }),
+  })
+  .openapi('AvatarUpload')
+
+const Avatar = z
+  .object({
+    avatar: z.string().openapi({
+      description: 'Where the picture is served from now, also set as your User record’s avatar. A new upload gets a new address.',
+      example: '/static/avatars/9b2f4c1e-8d3a-4f6b-a1c2-3e4d5f6a7b8c.png',
+    }),
+  })
+  .openapi('Avatar')
+
+export const putAvatarRoute = createRoute({
+  method: 'put',
+  path: AVATAR_PATH,
+  operationId: 'putMyAvatar',
+  summary: 'Upload your picture',
+  description:
+    `Accepts ${AVATAR_MEDIA_TYPES.join(', ')} up to ${describeBytes(MAX_AVATAR_BYTES)} and ${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE} pixels, ` +
+    'judged by the bytes (an SVG, an HTML page or a script named .png is refused). The picture replaces your previous ' +
+    'one, which is deleted, and is served at the returned address to anyone who has it.',
+  tags: ['Auth'],
+  security: signedIn,
+  middleware: avatarUploadGuards(MAX_AVATAR_BYTES),
+  request: { body: { required: true, content: { 'multipart/form-data': { schema: AvatarUpload } } } },
+  responses: {
+    200: { description: 'Stored; your avatar is this picture now.', content: { 'application/json': { schema: Avatar } } },
+    ...commonErrors,
+    413: problem(`The file is larger than ${describeBytes(MAX_AVATAR_BYTES)}.`),
+    415: problem(`The file is not ${ACCEPTED} by its content, or the body is not multipart/form-data.`),
+    422: problem(`The file part is missing, empty, or the picture is larger than ${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE} or its header cannot be read.`),
+  },
+})
+
+export const deleteAvatarRoute = createRoute({
+  method: 'delete',
+  path: AVATAR_PATH,
+  operationId: 'deleteMyAvatar',
+  summary: 'Remove your picture',
+  description: 'Deletes the stored picture and clears your User record’s avatar (an http(s) address set there too).',
+  tags: ['Auth'],
+  security: signedIn,
+  responses: { 204: { description: 'You have no avatar now.' }, ...commonErrors },
+})
+
+const binary = { schema: { type: 'string' as const, format: 'binary' } }
+
+export const avatarFileRoute = createRoute({
+  method: 'get',
+  path: '/static/avatars/{file}',
+  operationId: 'getAvatarFile',
+  summary: 'An uploaded avatar',
+  description:
+    'The picture as it was uploaded, with its type, sandboxed and never sniffed. No sign-in: the address is random and ' +
+    'changes with every upload, so it is cached for a year. Answers on the console’s port too.',
+  tags: ['Auth'],
+  request: {
+    params: z.object({
+      file: z.string().openapi({ description: 'The name from an avatar address: <id>.<png|jpg|gif|webp>.', example: '9b2f4c1e-8d3a-4f6b-a1c2-3e4d5f6a7b8c.png' }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The picture.',
+      content: Object.fromEntries(AVATAR_MEDIA_TYPES.map((type) => [type, binary])),
+    },
+    404: problem('No avatar has this name.'),
+  },
+})

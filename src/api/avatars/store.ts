@@ -1,0 +1,62 @@
+import { sql } from 'kysely'
+import type { Actor } from '../../auth/actor.ts'
+import type { Db, Executor } from '../../db/schema.ts'
+import { scoped } from '../../db/scoped.ts'
+import { User } from '../../models/user.ts'
+import { AVATAR_EXTENSIONS, type AvatarMediaType } from './image.ts'
+
+export const AVATAR_PREFIX = '/static/avatars/'
+
+/**
+ * A stored avatar's file name: the random id and the extension of its type, nothing else. Anything else names no
+ * avatar, so no other string ever reaches the query.
+ */
+const AVATAR_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\.(png|jpg|gif|webp)$/
+
+export function avatarPath(id: string, mediaType: AvatarMediaType): string {
+  return `${AVATAR_PREFIX}${id}.${AVATAR_EXTENSIONS[mediaType]}`
+}
+
+/** Sets users.avatar as an edit of the user would: a new version, so an open edit form's If-Match goes stale. */
+function setAvatar(db: Executor, actor: Actor, avatar: string | null) {
+  return scoped(db, actor)
+    .updateTable(User)
+    .set({ avatar, version: sql`version + 1`, updated_at: sql`now()` })
+    .where('users.id', '=', actor.userId)
+    .executeTakeFirstOrThrow()
+}
+
+/**
+ * Stores the picture as the actor's avatar in place of any earlier one and points users.avatar at it. The user's
+ * row is updated first, so concurrent uploads of one person take turns on its lock and the last one stands whole.
+ * The id is random rather than a UUIDv7, whose time part would make the next picture's address guessable.
+ */
+export async function replaceAvatar(db: Db, actor: Actor, mediaType: AvatarMediaType, bytes: Uint8Array): Promise<string> {
+  const id = crypto.randomUUID()
+  const path = avatarPath(id, mediaType)
+  await db.transaction().execute(async (tx) => {
+    await setAvatar(tx, actor, path)
+    await tx.deleteFrom('user_avatars').where('user_id', '=', actor.userId).execute()
+    await tx.insertInto('user_avatars').values({ id, user_id: actor.userId, media_type: mediaType, bytes }).execute()
+  })
+  return path
+}
+
+/** No picture any more: the stored one is deleted, and an http(s) address set by an edit is cleared too. */
+export async function removeAvatar(db: Db, actor: Actor): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await setAvatar(tx, actor, null)
+    await tx.deleteFrom('user_avatars').where('user_id', '=', actor.userId).execute()
+  })
+}
+
+/** The stored picture a file name under /static/avatars/ names, or undefined (also for a name of the wrong form). */
+export async function findAvatar(db: Executor, file: string): Promise<{ mediaType: AvatarMediaType; bytes: Uint8Array } | undefined> {
+  const match = AVATAR_FILE.exec(file)
+  if (!match) return undefined
+  const [, id, ext] = match
+  const row = await db.selectFrom('user_avatars').select(['media_type', 'bytes']).where('id', '=', id!).executeTakeFirst()
+  // The extension is part of the name: a JPEG is not also served as /<id>.png.
+  if (!row || AVATAR_EXTENSIONS[row.media_type] !== ext) return undefined
+  return { mediaType: row.media_type, bytes: new Uint8Array(row.bytes) }
+}
