@@ -92,10 +92,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, { sandbox, outbound, self }, async (server) =>
     (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
   )
-  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault, clock, events })
+  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault, db: store.db, clock, events })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
-  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders)
+  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, (name) => plugins.isEnabled(name))
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)

@@ -245,10 +245,28 @@ export interface McpSessionsTable {
   last_seen_at: Timestamp
 }
 
+/** A picture a user uploaded for themselves (sql/0013_avatars.sql): served at /static/avatars/<id>.<ext>. */
+export interface UserAvatarsTable {
+  id: string
+  user_id: string
+  media_type: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp'
+  bytes: Uint8Array
+  created_at: Generated<Date>
+}
+
 export interface VaultTokensTable {
   token_hash: string
   refs: Json<unknown>
   expires_at: Timestamp
+}
+
+/** A plugin's runtime state (sql/0012_plugins.sql); no row means the default for its kind. */
+export interface PluginStatesTable {
+  name: string
+  enabled: boolean
+  settings: Json<Record<string, unknown>>
+  version: Generated<number>
+  updated_at: Timestamp
 }
 
 export interface Database {
@@ -278,6 +296,8 @@ export interface Database {
   event_payloads: EventPayloadsTable
   mcp_sessions: McpSessionsTable
   vault_tokens: VaultTokensTable
+  user_avatars: UserAvatarsTable
+  plugin_states: PluginStatesTable
 }
 
 export type TableName = keyof Database

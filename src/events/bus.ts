@@ -29,6 +29,11 @@ export interface Events {
   'chat.participants': { conversation_id: string; removed?: string[] }
   /** A socket came (back) mid-answer: the process running the conversation's turn re-sends it the answer so far. */
   'chat.resume': { conversation_id: string; socket: string }
+  /**
+   * A plugin was switched on or off, or its settings changed: every process reads the plugin states afresh from the
+   * store (two writes' events may arrive in the other order) and follows them.
+   */
+  'plugin.changed': { plugin: string }
   /** An MCP host cancelled one of its requests; the process serving that request stops it. */
   'mcp.cancel': { session_id: string; request_id: string | number; reason?: string }
 }

@@ -18,8 +18,15 @@ export class McpCatalog {
     private readonly directory: McpDirectory,
     private readonly upstreams: Upstreams,
     virtualTools: ReadonlyMap<string, readonly VirtualTool[]>,
+    /** Whether a plugin is switched on now: a plugin's tools come and go with it, in every catalogue. */
+    private readonly pluginEnabled: (plugin: string) => boolean = () => true,
   ) {
     this.#virtual = new Map([...virtualTools].map(([name, tools]) => [name, new VirtualProvider(name, tools)]))
+  }
+
+  /** A plugin's provider, while the plugin is switched on. */
+  #plugin(name: string): VirtualProvider | undefined {
+    return this.pluginEnabled(name) ? this.#virtual.get(name) : undefined
   }
 
   /** Whether `name` is a plugin's built-in tool provider. */
@@ -29,11 +36,11 @@ export class McpCatalog {
 
   /**
    * The provider called `name` for the user, if there is one (permissions aside). A plugin's provider takes the
-   * name before a company's server of the same name: built-in tools mean the same everywhere.
+   * name before a company's server of the same name: built-in tools mean the same everywhere (and a plugin switched
+   * off leaves the name to nobody).
    */
   async provider(user: ToolUser, name: string): Promise<Provider | undefined> {
-    const virtual = this.#virtual.get(name)
-    if (virtual) return virtual
+    if (this.#virtual.has(name)) return this.#plugin(name)
     if (!user.companyId) return undefined
     const server = await this.directory.server(user.companyId, name)
     return server && new UpstreamProvider(server, this.upstreams)
@@ -43,7 +50,8 @@ export class McpCatalog {
   async providers(user: ToolUser): Promise<Provider[]> {
     if (!user.companyId) return []
     const [servers, rules] = await Promise.all([this.directory.servers(user.companyId), this.directory.rules(user.companyId)])
-    const all: Provider[] = [...this.#virtual.values(), ...servers.filter((s) => !this.#virtual.has(s.name)).map((s) => new UpstreamProvider(s, this.upstreams))]
+    const plugins = [...this.#virtual.keys()].flatMap((name) => this.#plugin(name) ?? [])
+    const all: Provider[] = [...plugins, ...servers.filter((s) => !this.#virtual.has(s.name)).map((s) => new UpstreamProvider(s, this.upstreams))]
     return all.filter((p) => mayUseServer(rules, user.userId, p.name))
   }
 

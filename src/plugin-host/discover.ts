@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { parseConfigSchema, type ConfigSchema } from './config-schema.ts'
 import { Manifest } from './manifest.ts'
+import { themeFiles, type ThemeFiles } from './theme-files.ts'
 
 /** Start-up stops on this, naming the manifest file and what is wrong with it. */
 export class PluginError extends Error {
@@ -14,6 +16,10 @@ export interface FoundPlugin {
   manifest: Manifest
   dir: string
   file: string
+  /** The manifest's config_schema, normalised; null when it declares none. */
+  schema: ConfigSchema | null
+  /** A theme's stylesheet and logo; null for other kinds. */
+  theme: ThemeFiles | null
 }
 
 /** Reads every `<root>/<folder>/manifest.json`; any bad manifest is an error naming its file and field. */
@@ -43,7 +49,16 @@ export function discoverPlugins(roots: readonly string[]): FoundPlugin[] {
         }
         continue
       }
-      found.push({ manifest: parsed.data, dir: join(root, entry.name), file })
+      const manifest = parsed.data
+      const dir = join(root, entry.name)
+      const config = manifest.config_schema ? parseConfigSchema(manifest.config_schema) : undefined
+      const theme = themeFiles(manifest, dir)
+      const wrong = [...(config?.problems ?? []), ...theme.problems]
+      if (wrong.length > 0) {
+        problems.push(...wrong.map((problem) => `${file}: ${problem}`))
+        continue
+      }
+      found.push({ manifest, dir, file, schema: config?.schema ?? null, theme: theme.files ?? null })
     }
   }
   const byName = new Map<string, FoundPlugin>()

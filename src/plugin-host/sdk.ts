@@ -48,8 +48,11 @@ export interface UsageReport {
 export interface PluginContext {
   readonly manifest: Manifest
   /**
-   * The plugin's settings: SWITCHBOARD_PLUGIN_<NAME>_<KEY> variables, keyed by `key` in lower case (for the
-   * plugin runner-openai, SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL is `base_url`).
+   * The plugin's settings, as text, keyed by `key` in lower case: the manifest's config_schema defaults, then what a
+   * superadmin stored (PUT /api/plugins/<name>/settings), then SWITCHBOARD_PLUGIN_<NAME>_<KEY> variables, which the
+   * operator set and so win (for runner-openai, SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL is `base_url`). The object
+   * is live: read it when you need a value, or re-read it in onStartup, which runs again after every change. Secret
+   * settings are not here: read them with secret(key).
    */
   readonly settings: Readonly<Record<string, string>>
   /** Log lines carry the plugin's name. */
@@ -61,7 +64,11 @@ export interface PluginContext {
    * describes them (paths relative to the mount point); the host adds sign-in security to a private router's.
    */
   readonly router: OpenAPIHono<PluginEnv>
-  /** Runs at boot, after every plugin is set up, and again on each reload (ON_STARTUP). */
+  /**
+   * Runs at boot, after every plugin is set up, and again on each reload, each time the plugin is switched on and
+   * after its settings change, in every process (ON_STARTUP). A plugin switched off is still set up at boot, but
+   * its hooks wait until it is switched on.
+   */
   onStartup(hook: () => void | Promise<void>): void
   /** Offers a runner to agents, under its name (an agent's `runner` field). */
   registerRunner(runner: Runner): void

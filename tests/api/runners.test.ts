@@ -101,3 +101,24 @@ test('401 anonymous, 403 for a non-superadmin change, 404 for an unknown runner,
   expectProblem(await p.call('GET', '/api/runners/nowhere/models'), 404, 'not_found')
   expectProblem(await p.call('POST', '/api/runners/openai/models', { json: { id: '', name: 'x' } }), 422, 'validation_error')
 })
+
+test('GET /api/runners lists every runner with its plugin and whether it is on, for anyone signed in', async () => {
+  const member = await p.createUser()
+  const listed = await p.call('GET', '/api/runners', { as: member })
+  expect(listed.status).toBe(200)
+  expect(listed.body.data).toEqual(
+    expect.arrayContaining([
+      { name: 'echo', plugin: 'runner-echo', enabled: true },
+      { name: 'openai', plugin: 'runner-openai', enabled: true },
+      { name: 'anthropic', plugin: 'runner-anthropic', enabled: true },
+      { name: 'kimi', plugin: 'runner-kimi', enabled: true },
+    ]),
+  )
+  expect(listed.body.data).toHaveLength(4)
+  expectProblem(await p.call('GET', '/api/runners', { as: null }), 401, 'unauthorized')
+  // Off with its plugin, and on again.
+  expect((await p.call('POST', '/api/plugins/runner-anthropic/disable')).status).toBe(200)
+  expect((await p.call('GET', '/api/runners', { as: member })).body.data).toContainEqual({ name: 'anthropic', plugin: 'runner-anthropic', enabled: false })
+  expect((await p.call('POST', '/api/plugins/runner-anthropic/enable')).status).toBe(200)
+  expect((await p.call('GET', '/api/runners', { as: member })).body.data).toContainEqual({ name: 'anthropic', plugin: 'runner-anthropic', enabled: true })
+})

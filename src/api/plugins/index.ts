@@ -1,34 +1,67 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { Context } from 'hono'
 import { requireActor } from '../../auth/access.ts'
-import { PLUGIN_KINDS } from '../../plugin-host/manifest.ts'
+import { hasRole } from '../../auth/actor.ts'
+import { ApiError } from '../../errors.ts'
 import type { ApiEnv } from '../../http/env.ts'
-import { commonErrors, signedIn } from '../responses.ts'
+import type { PluginSettings } from '../../plugin-host/host.ts'
+import { disablePlugin, enablePlugin, listPlugins, readSettings, writeSettings } from './routes.ts'
 
-const PluginInfo = z
-  .object({
-    name: z.string(),
-    version: z.string(),
-    kind: z.enum(PLUGIN_KINDS),
-    description: z.string(),
-    public_api: z.boolean(),
-    mounted_at: z.string().openapi({ description: 'Where the plugin’s routes answer.' }),
-    dependencies: z.array(z.string()),
-  })
-  .openapi('PluginInfo')
+type Ctx = Context<ApiEnv>
 
-const listPlugins = createRoute({
-  method: 'get',
-  path: '/api/plugins',
-  operationId: 'listPlugins',
-  summary: 'The plugins this instance loaded, in dependency order',
-  tags: ['Plugins'],
-  security: signedIn,
-  responses: { 200: { description: 'Loaded plugins.', content: { 'application/json': { schema: z.object({ data: z.array(PluginInfo) }) } } }, ...commonErrors },
-})
+/** Switching plugins and their settings change the host: superadmins only. Anyone signed in may list them. */
+function requireSuperadmin(c: Ctx): void {
+  if (!hasRole(requireActor(c.var.actor), 'superadmin')) throw new ApiError('forbidden', 'Only a superadmin may switch plugins or read and change their settings.')
+}
 
+/**
+ * The versions If-Match accepts; undefined for `*` or no header. Strong comparison, as the record routes: a tag we
+ * never issued matches nothing, so the write is refused.
+ */
+function expectedVersions(c: Ctx): number[] | undefined {
+  const header = c.req.header('if-match')?.trim()
+  if (!header || header === '*') return undefined
+  return header
+    .split(',')
+    .map((tag) => /^"(\d{1,9})"$/.exec(tag.trim())?.[1])
+    .filter((version) => version !== undefined)
+    .map(Number)
+}
+
+function sendSettings(c: Ctx, { version, ...settings }: PluginSettings) {
+  c.header('ETag', `"${version}"`)
+  return c.json(settings, 200)
+}
+
+/** GET /api/plugins, switching plugins on and off, and their settings. */
 export function mountPluginList(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(listPlugins, (c) => {
     requireActor(c.var.actor)
     return c.json({ data: c.var.services.plugins.describe() }, 200)
+  })
+
+  app.openapi(enablePlugin, async (c) => {
+    requireSuperadmin(c)
+    return c.json(await c.var.services.plugins.setEnabled(c.req.valid('param').name, true), 200)
+  })
+
+  app.openapi(disablePlugin, async (c) => {
+    requireSuperadmin(c)
+    return c.json(await c.var.services.plugins.setEnabled(c.req.valid('param').name, false), 200)
+  })
+
+  app.openapi(readSettings, async (c) => {
+    requireSuperadmin(c)
+    return sendSettings(c, await c.var.services.plugins.settings(c.req.valid('param').name))
+  })
+
+  app.openapi(writeSettings, async (c) => {
+    requireSuperadmin(c)
+    const { name } = c.req.valid('param')
+    c.req.valid('json')
+    // The body as sent, not as the schema rebuilt it: a "__proto__" key would vanish from the rebuilt object
+    // (silently dropped), where the settings check names it as no setting of the plugin.
+    const body = (await c.req.json()) as Record<string, unknown>
+    return sendSettings(c, await c.var.services.plugins.writeSettings(name, body, expectedVersions(c)))
   })
 }

@@ -5,7 +5,7 @@ import { hasRole } from '../../auth/actor.ts'
 import type { Runner } from '../../runners/contract.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
-import { authApiKey, authCode, authLogin, authLogout, authStatus, curateModel, listModels, refreshModels } from './routes.ts'
+import { authApiKey, authCode, authLogin, authLogout, authStatus, curateModel, listModels, listRunners, refreshModels } from './routes.ts'
 
 type Ctx = Context<ApiEnv>
 
@@ -33,6 +33,11 @@ function noInteractiveSignIn(runner: Runner): ApiError {
 
 /** The eight endpoints every runner answers, addressed by its name (DESIGN §4, Runners). */
 export function mountRunners(app: OpenAPIHono<ApiEnv>): void {
+  app.openapi(listRunners, (c) => {
+    allow(c)
+    return c.json({ data: c.var.services.plugins.runnerList() }, 200)
+  })
+
   app.openapi(listModels, async (c) => {
     allow(c)
     return c.json({ data: await c.var.services.runnerModels.list(runnerOf(c).name) }, 200)

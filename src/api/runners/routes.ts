@@ -20,6 +20,32 @@ const ok = (schema: z.ZodType, description: string) => ({ 200: { description, co
 const common = { tags: ['Runners'], security: signedIn }
 const errors = { ...commonErrors, ...notFoundError }
 
+export const listRunners = createRoute({
+  ...common,
+  method: 'get',
+  path: '/api/runners',
+  operationId: 'listRunners',
+  summary: 'Every runner plugins registered, and whether its plugin is switched on',
+  description: 'What an agent’s `runner` may name. A runner whose plugin is off refuses turns until a superadmin enables it.',
+  responses: {
+    ...ok(
+      z.object({
+        data: z.array(
+          z
+            .object({
+              name: z.string().openapi({ example: 'echo' }),
+              plugin: z.string().openapi({ description: 'The plugin that registered it.', example: 'runner-echo' }),
+              enabled: z.boolean(),
+            })
+            .openapi('RunnerInfo'),
+        ),
+      }),
+      'Runners.',
+    ),
+    ...commonErrors,
+  },
+})
+
 export const listModels = createRoute({
   ...common,
   method: 'get',
