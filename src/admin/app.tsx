@@ -19,6 +19,7 @@ import { Overview } from './pages/overview.tsx'
 import { mountConsole } from './console/index.ts'
 import { mountAvatarFiles } from './portal/avatar-files.ts'
 import { mountPortal } from './portal/routes.tsx'
+import { hasThemeLogo, mountTheme } from './theme.ts'
 import { PageRefusal } from './console/routes.tsx'
 import type { WebChat } from './chat/index.ts'
 
@@ -52,6 +53,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   app.get('/static/vendor/purify.js', serveStatic({ root: PURIFY_DIR, path: 'purify.min.js', ...aDay }))
   // serveStatic refuses `..`, doubled slashes and backslashes before it looks at the disk, but hands a NUL byte to
   // Bun, which throws. A file it does not serve ends here, not at the sign-in redirect further down.
+  // The active theme's stylesheet and logo, at fixed addresses: switching themes needs no restart.
+  mountTheme(app, services.plugins)
   // Avatars are in the store (shared by every process), read through the public API; before the static files.
   mountAvatarFiles(app, api)
   const notHere = (c: Context) => c.text('Not found', 404)
@@ -64,7 +67,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   for (const routes of signIn) app.route('/', routes)
   chat.mountSocket(app)
 
-  app.use(jsxRenderer(({ children, title, assets }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')} assets={assets}>{children}</Layout>, { docType: true }))
+  app.use(jsxRenderer(({ children, title, assets }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')} assets={assets} logo={hasThemeLogo(services.plugins)} path={c.req.path}>{children}</Layout>, { docType: true }))
 
   app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])} notice={c.req.query('reset') === 'done' ? 'Your password is set. Sign in with it.' : undefined} />, { title: 'Sign in' }))
 

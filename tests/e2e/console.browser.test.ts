@@ -84,13 +84,14 @@ test.skipIf(!hasChromium)('a deep link survives signing in', async () => {
 
 test.skipIf(!hasChromium)('create a user and see it in the list', async () => {
   await page.goto(`${console_}/users`)
-  await page.fill('#create-username', 'ada')
-  await page.fill('#create-display_name', 'Ada Lovelace')
-  await page.fill('#create-email', 'ada@example.com')
-  await page.fill('#create-password', 'analytical-engine')
-  await page.click('#create button[type=submit]')
-  await page.locator('#create [role=status]').waitFor()
-  expect(await page.locator('#create [role=status]').textContent()).toContain('Created user ada.')
+  await Promise.all([page.waitForURL(`${console_}/users/new`), page.click('a:has-text("New user")')])
+  await page.fill('#record-username', 'ada')
+  await page.fill('#record-display_name', 'Ada Lovelace')
+  await page.fill('#record-email', 'ada@example.com')
+  await page.fill('#record-password', 'analytical-engine')
+  await Promise.all([page.waitForURL(/\/users\/[0-9a-f-]{36}\?created=1$/), page.click('#record-form button[type=submit]')])
+  expect(await page.locator('#record-form [role=status]').textContent()).toContain('Created user ada.')
+  await page.goto(`${console_}/users`)
   await page.locator('#rows', { hasText: 'Ada Lovelace' }).waitFor()
   // The search box narrows the list as one types, without a page load, and the address follows.
   await page.fill('#q', 'ada')
@@ -100,14 +101,14 @@ test.skipIf(!hasChromium)('create a user and see it in the list', async () => {
 }, 30_000)
 
 test.skipIf(!hasChromium)('a validation error from the API is shown in the page, by the field', async () => {
-  await page.goto(`${console_}/users`)
-  await page.fill('#create-username', 'x')
-  await page.fill('#create-email', 'x@example.com')
-  await page.click('#create button[type=submit]')
-  const invalid = page.locator('#create-username[aria-invalid=true]')
+  await page.goto(`${console_}/users/new`)
+  await page.fill('#record-username', 'x')
+  await page.fill('#record-email', 'x@example.com')
+  await page.click('#record-form button[type=submit]')
+  const invalid = page.locator('#record-username[aria-invalid=true]')
   await invalid.waitFor()
-  expect(await page.locator('#create .field-error').first().textContent()).toContain('2 to 64 letters')
-  expect(await page.inputValue('#create-email')).toBe('x@example.com')
+  expect(await page.locator('#record-username-error').textContent()).toContain('2 to 64 letters')
+  expect(await page.inputValue('#record-email')).toBe('x@example.com')
   await page.screenshot({ path: join(tmpdir(), 'switchboard-console-validation.png'), fullPage: true })
 }, 30_000)
 

@@ -46,7 +46,7 @@ export function ConversationList({ conversations, current }: { conversations: Co
               <span class="conversation-title">{c.title || 'New conversation'}</span>
               {c.shared ? <span class="tag">shared</span> : null}
               {c.unread > 0 && c.id !== current ? (
-                <span class="badge" aria-label={`${c.unread} unread`}>
+                <span class="badge" role="img" aria-label={`${c.unread} unread`}>
                   {c.unread > 99 ? '99+' : c.unread}
                 </span>
               ) : null}
@@ -204,7 +204,7 @@ export function ChatPage({ view }: { view: ChatView }) {
   const messages = view.messages ?? []
   return (
     <div class="chat" data-me={me} data-conversation={conversation?.id ?? ''} data-after={messages.at(-1)?.id ?? ''}>
-      <aside class="chat-side">
+      <aside class="chat-side" aria-label="Your conversations">
         <NewConversation agents={view.agents} />
         <ConversationList conversations={view.conversations} current={conversation?.id} />
       </aside>
@@ -232,7 +232,7 @@ export function ChatPage({ view }: { view: ChatView }) {
         </section>
       )}
       {conversation ? (
-        <aside class="chat-aside">
+        <aside class="chat-aside" aria-label="About this conversation">
           <ParticipantsPanel conversation={conversation} participants={view.participants ?? []} me={me} />
           <DocumentsPanel documents={view.documents ?? []} />
         </aside>

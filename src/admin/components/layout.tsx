@@ -28,6 +28,11 @@ function standing(me: Me): Standing {
 
 const RANK: Record<Standing, number> = { member: 0, admin: 1, superadmin: 2 }
 
+/** The menu entry of the page shown: its own address, or a page under it (`/agents/…` is under Agents). */
+function current(href: string, path: string): boolean {
+  return href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`)
+}
+
 function SignedIn({ me }: { me: Me }) {
   return (
     <form method="post" action="/auth/logout" class="whoami">
@@ -47,7 +52,7 @@ export interface PageAssets {
  * Every page of the admin port: console, portal and chat. The theme's stylesheet comes last, so a theme plugin
  * overrides the console's colours; it is served at a fixed address that always holds the active theme.
  */
-export function Layout({ title, apiBaseUrl, me, assets = {}, logo, children }: { title: string; apiBaseUrl: string; me?: Me; assets?: PageAssets; logo?: boolean; children?: Child }) {
+export function Layout({ title, apiBaseUrl, me, assets = {}, logo, path = '', children }: { title: string; apiBaseUrl: string; me?: Me; assets?: PageAssets; logo?: boolean; path?: string; children?: Child }) {
   const mine = me ? NAV.filter((item) => RANK[item.for] <= RANK[standing(me)]) : []
   return (
     <html lang="en">
@@ -78,7 +83,9 @@ export function Layout({ title, apiBaseUrl, me, assets = {}, logo, children }: {
           {me ? (
             <nav aria-label="Console">
               {mine.map((item) => (
-                <a href={item.href}>{item.label}</a>
+                <a href={item.href} aria-current={current(item.href, path) ? 'page' : undefined}>
+                  {item.label}
+                </a>
               ))}
               <a href={`${apiBaseUrl}/api/docs`}>API docs</a>
             </nav>
