@@ -179,6 +179,8 @@
   }
   function busy(on) {
     stopButton.hidden = !on
+    // A screen reader announces the answer once it is whole, not every streamed piece of it.
+    messages.setAttribute('aria-busy', on ? 'true' : 'false')
     if (!on) typingNote('', 0)
   }
 

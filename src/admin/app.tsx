@@ -16,7 +16,7 @@ import type { AdminEnv, Me } from './context.ts'
 import { LoginPage } from './pages/login.tsx'
 import { ResetPasswordPage } from './pages/reset-password.tsx'
 import { Overview } from './pages/overview.tsx'
-import { mountConsole } from './console/index.ts'
+import { CONSOLE_PAGES, mountConsole } from './console/index.ts'
 import { mountAvatarFiles } from './portal/avatar-files.ts'
 import { mountPortal } from './portal/routes.tsx'
 import { hasThemeLogo, mountTheme } from './theme.ts'
@@ -96,7 +96,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
         return { model, count: status === 200 ? body.count : undefined }
       }),
     )
-    return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} />, { title: 'Overview' })
+    return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} pages={CONSOLE_PAGES} />, { title: 'Overview' })
   })
   mountConsole(app, api)
   mountPortal(app, api)

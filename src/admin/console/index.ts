@@ -13,6 +13,13 @@ import { mountConsoleResource } from './routes.tsx'
 
 export const RESOURCES = [agents, mcpServers, users, companies, mcpCommands, modelAcls, systemConfig]
 
+/** Each model's console page, by model name: the overview links them. */
+export const CONSOLE_PAGES: ReadonlyMap<string, { path: string; title: string }> = new Map([
+  ...RESOURCES.map((r) => [r.model, { path: r.path, title: r.title }] as const),
+  ['McpPermission', { path: '/permissions', title: 'Permissions' }],
+  ['ApiToken', { path: '/me', title: 'Your API tokens' }],
+])
+
 /** Every console page: the model pages, and those over the other APIs (runners, plugins, permissions, vault). */
 export function mountConsole(app: Hono<AdminEnv>, api: ApiClient): void {
   for (const resource of RESOURCES) mountConsoleResource(app, api, resource)

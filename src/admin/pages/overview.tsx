@@ -5,7 +5,8 @@ export interface ModelCount {
 }
 
 /** How many records each model holds, read through the public list endpoint. */
-export function Overview({ counts, apiBaseUrl }: { counts: ModelCount[]; apiBaseUrl: string }) {
+/** `pages`: the console page of each model that has one. */
+export function Overview({ counts, apiBaseUrl, pages }: { counts: ModelCount[]; apiBaseUrl: string; pages: ReadonlyMap<string, { path: string; title: string }> }) {
   return (
     <section>
       <h1>Overview</h1>
@@ -15,8 +16,9 @@ export function Overview({ counts, apiBaseUrl }: { counts: ModelCount[]; apiBase
       <table class="counts">
         <thead>
           <tr>
-            <th>Model</th>
-            <th>Records</th>
+            <th scope="col">Model (its API)</th>
+            <th scope="col">Records</th>
+            <th scope="col">Console page</th>
           </tr>
         </thead>
         <tbody>
@@ -26,6 +28,7 @@ export function Overview({ counts, apiBaseUrl }: { counts: ModelCount[]; apiBase
                 <a href={`${apiBaseUrl}/api/v1/${model}`}>{model}</a>
               </td>
               <td>{count ?? '—'}</td>
+              <td>{pages.has(model) ? <a href={pages.get(model)!.path}>{pages.get(model)!.title}</a> : null}</td>
             </tr>
           ))}
         </tbody>

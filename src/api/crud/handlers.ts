@@ -9,32 +9,15 @@ import { parseListQuery } from '../../models/list-query.ts'
 import * as records from '../../models/records.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
+import { etag, expectedVersions } from '../etag.ts'
 
 type Ctx = Context<ApiEnv>
 /** Create and replace: the body as the route's schema parsed it (defaults filled in). */
 type WriteCtx = Context<ApiEnv, string, { out: { json: Record<string, unknown> } }>
 
-function etag(version: number): string {
-  return `"${version}"`
-}
-
 /** The record id from the path, which the route's IdParam has checked to be a UUID. */
 function recordId(c: Ctx): string {
   return c.req.param('id')!.toLowerCase()
-}
-
-/**
- * The versions If-Match accepts; none for `*` or no header. Comparison is strong (RFC 9110): weak tags and tags
- * we never issued match nothing, so the write is refused with 412.
- */
-function expectedVersions(c: Ctx): number[] | undefined {
-  const header = c.req.header('if-match')?.trim()
-  if (!header || header === '*') return undefined
-  return header
-    .split(',')
-    .map((tag) => /^"(\d{1,9})"$/.exec(tag.trim())?.[1])
-    .filter((version) => version !== undefined)
-    .map(Number)
 }
 
 /**

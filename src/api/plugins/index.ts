@@ -6,6 +6,7 @@ import { ApiError } from '../../errors.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import type { PluginSettings } from '../../plugin-host/host.ts'
 import { disablePlugin, enablePlugin, listPlugins, readSettings, writeSettings } from './routes.ts'
+import { etag, expectedVersions } from '../etag.ts'
 
 type Ctx = Context<ApiEnv>
 
@@ -14,22 +15,8 @@ function requireSuperadmin(c: Ctx): void {
   if (!hasRole(requireActor(c.var.actor), 'superadmin')) throw new ApiError('forbidden', 'Only a superadmin may switch plugins or read and change their settings.')
 }
 
-/**
- * The versions If-Match accepts; undefined for `*` or no header. Strong comparison, as the record routes: a tag we
- * never issued matches nothing, so the write is refused.
- */
-function expectedVersions(c: Ctx): number[] | undefined {
-  const header = c.req.header('if-match')?.trim()
-  if (!header || header === '*') return undefined
-  return header
-    .split(',')
-    .map((tag) => /^"(\d{1,9})"$/.exec(tag.trim())?.[1])
-    .filter((version) => version !== undefined)
-    .map(Number)
-}
-
 function sendSettings(c: Ctx, { version, ...settings }: PluginSettings) {
-  c.header('ETag', `"${version}"`)
+  c.header('ETag', etag(version))
   return c.json(settings, 200)
 }
 

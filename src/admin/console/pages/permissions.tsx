@@ -3,6 +3,7 @@ import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
 import type { ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
+import { Alert, Table } from '../components.tsx'
 import { FormField, Notice, Problem } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, optionsFrom, problemText, recordPath, type Ctx, type Option } from '../resource.ts'
@@ -62,24 +63,9 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
       </p>
       <Notice text={notice} />
       {rules.status !== 200 ? (
-        <p class="problem" role="alert">
-          {problemText(rules, 'Reading the rules')}
-        </p>
+        <Alert text={problemText(rules, 'Reading the rules')} />
       ) : (
-        <table>
-          <caption class="visually-hidden">Rules</caption>
-          <thead>
-            <tr>
-              <th scope="col">Who</th>
-              <th scope="col">Server</th>
-              <th scope="col">Tool</th>
-              <th scope="col">Effect</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
+        <Table caption="Rules" headers={['Who', 'Server', 'Tool', 'Effect']} actions>
             {rules.body.data.map((rule) => (
               <tr>
                 <td>{rule.user_id ? (names.get(rule.user_id) ?? rule.user_id) : 'Everyone (company default)'}</td>
@@ -95,8 +81,7 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
                 </td>
               </tr>
             ))}
-          </tbody>
-        </table>
+          </Table>
       )}
       <form class="inline-form" method="post" action="/permissions/rules" hx-post="/permissions/rules" hx-target="#rules" hx-swap="outerHTML">
         {ruleFields.map((field) => (
@@ -121,9 +106,7 @@ async function Preview({ c, api, userId }: { c: Ctx; api: ApiClient; userId?: st
         <button type="submit">Show</button>
       </form>
       {reply && reply.status !== 200 ? (
-        <p class="problem" role="alert">
-          {problemText(reply, 'The preview')}
-        </p>
+        <Alert text={problemText(reply, 'The preview')} />
       ) : null}
       {reply?.status === 200 ? (
         <ul class="effective" aria-label="Effective tools">

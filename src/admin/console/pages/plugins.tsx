@@ -2,6 +2,7 @@
 import type { Hono } from 'hono'
 import type { ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
+import { Alert, Table } from '../components.tsx'
 import { FormField, Notice, Problem } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState, type FormValues } from '../form.ts'
 import { isFragment, problemText, versionOf, versionTag, type Ctx } from '../resource.ts'
@@ -102,30 +103,13 @@ export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
         <h1>Plugins</h1>
         <p class="intro">Runners, tools, channels and themes. Switching one on or off takes effect at once, in every process, without a restart.</p>
         {reply.status !== 200 ? (
-          <p class="problem" role="alert">
-            {problemText(reply, 'Reading the plugins')}
-          </p>
+          <Alert text={problemText(reply, 'Reading the plugins')} />
         ) : (
-          <table>
-            <caption class="visually-hidden">Plugins</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Version</th>
-                <th scope="col">Description</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
+          <Table caption="Plugins" headers={['Name', 'Kind', 'Version', 'Description', 'State']} actions>
               {reply.body.data.map((plugin) => (
                 <PluginRow plugin={plugin} />
               ))}
-            </tbody>
-          </table>
+            </Table>
         )}
       </section>,
       { title: 'Plugins' },
@@ -156,7 +140,7 @@ export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
   const settingsPage = async (c: Ctx, plugin: PluginInfo, extra: { form?: FormState; notice?: string } = {}) => {
     const reply = await api.call<Settings>(c, 'GET', `/api/plugins/${plugin.name}/settings`)
     const body = reply.status === 200 ? reply.body : { values: {} }
-    const form = reply.status === 200 ? <SettingsForm plugin={plugin} settings={body} version={versionOf(reply.headers.get('etag'))} {...extra} /> : <p class="problem" role="alert">{problemText(reply, 'Reading the settings')}</p>
+    const form = reply.status === 200 ? <SettingsForm plugin={plugin} settings={body} version={versionOf(reply.headers.get('etag'))} {...extra} /> : <Alert text={problemText(reply, 'Reading the settings')} />
     return { form, status: reply.status }
   }
 

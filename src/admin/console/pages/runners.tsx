@@ -2,6 +2,7 @@
 import type { Hono } from 'hono'
 import type { ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
+import { Alert, Table } from '../components.tsx'
 import { FormField, Notice, Problem } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, problemText, type Ctx } from '../resource.ts'
@@ -32,23 +33,9 @@ async function Models({ c, api, runner, form, notice }: { c: Ctx; api: ApiClient
       <h2>Model registry</h2>
       <Notice text={notice} />
       {reply.status !== 200 ? (
-        <p class="problem" role="alert">
-          {problemText(reply, 'Reading the models')}
-        </p>
+        <Alert text={problemText(reply, 'Reading the models')} />
       ) : (
-        <table>
-          <caption class="visually-hidden">Models</caption>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Name</th>
-              <th scope="col">Provider id</th>
-              <th scope="col">Curated</th>
-              <th scope="col">In catalogue</th>
-              <th scope="col">Placeholder</th>
-            </tr>
-          </thead>
-          <tbody>
+        <Table caption="Models" headers={['Id', 'Name', 'Provider id', 'Curated', 'In catalogue', 'Placeholder']}>
             {reply.body.data.map((m) => (
               <tr>
                 <td>
@@ -63,8 +50,7 @@ async function Models({ c, api, runner, form, notice }: { c: Ctx; api: ApiClient
                 <td>{m.placeholder ? 'yes' : 'no'}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
+          </Table>
       )}
       <form method="post" action={`/runners/${runner}/refresh`} hx-post={`/runners/${runner}/refresh`} hx-target="#models" hx-swap="outerHTML">
         <button type="submit">Refresh from the provider</button>
@@ -90,9 +76,7 @@ async function Auth({ c, api, runner, form, notice }: { c: Ctx; api: ApiClient; 
       <h2>Provider sign-in</h2>
       <Notice text={notice} />
       {reply.status !== 200 ? (
-        <p class="problem" role="alert">
-          {problemText(reply, 'Reading the sign-in status')}
-        </p>
+        <Alert text={problemText(reply, 'Reading the sign-in status')} />
       ) : reply.body.method === 'none' ? (
         <p>This runner needs no sign-in.</p>
       ) : (
@@ -120,9 +104,7 @@ export function mountRunners(app: Hono<AdminEnv>, api: ApiClient): void {
         <h1>Runners</h1>
         <p class="intro">The back ends that call language models. Each has a model registry agents choose from, and may need a provider key.</p>
         {reply.status !== 200 ? (
-          <p class="problem" role="alert">
-            {problemText(reply, 'Reading the runners')}
-          </p>
+          <Alert text={problemText(reply, 'Reading the runners')} />
         ) : (
           <ul class="runners">
             {reply.body.data.map((r) => (

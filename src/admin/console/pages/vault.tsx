@@ -2,6 +2,7 @@
 import type { Hono } from 'hono'
 import type { ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
+import { Alert, Table } from '../components.tsx'
 import { FormField, Notice, Problem } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, problemText, type Ctx } from '../resource.ts'
@@ -37,26 +38,11 @@ async function Secrets({ c, api, scope, form, notice }: { c: Ctx; api: ApiClient
       <h2>{SCOPES.find((s) => s.value === scope)!.label}</h2>
       <Notice text={notice} />
       {reply.status !== 200 ? (
-        <p class="problem" role="alert">
-          {problemText(reply, 'Reading the secrets')}
-        </p>
+        <Alert text={problemText(reply, 'Reading the secrets')} />
       ) : reply.body.data.length === 0 ? (
         <p>No secrets here yet.</p>
       ) : (
-        <table>
-          <caption class="visually-hidden">Secrets</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Version</th>
-              <th scope="col">Changed</th>
-              <th scope="col">Rotate</th>
-              <th scope="col">
-                <span class="visually-hidden">Delete</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
+        <Table caption="Secrets" headers={['Name', 'Version', 'Changed', 'Rotate']} actions>
             {reply.body.data.map((secret, index) => (
               <tr>
                 <td>
@@ -84,8 +70,7 @@ async function Secrets({ c, api, scope, form, notice }: { c: Ctx; api: ApiClient
                 </td>
               </tr>
             ))}
-          </tbody>
-        </table>
+          </Table>
       )}
       <form class="card" method="post" action={url} hx-post={url} hx-target="#secrets" hx-swap="outerHTML">
         <h3>Set a secret</h3>

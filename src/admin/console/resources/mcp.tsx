@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import { Alert } from '../components.tsx'
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
 import type { ApiClient } from '../../api-client.ts'
@@ -27,11 +28,7 @@ function TestPanel({ id, result, problem }: { id: string; result?: TestResult; p
         <button type="submit">Test the connection</button>
         <span class="help"> Connects as you and lists the server’s tools.</span>
       </form>
-      {problem ? (
-        <p class="problem" role="alert">
-          {problem}
-        </p>
-      ) : null}
+      <Alert text={problem} />
       {result ? (
         <div role="status">
           <p class={result.ok ? 'notice' : 'problem'}>{result.ok ? `Connected: ${result.tools?.length ?? 0} tools.` : `Could not connect: ${result.error ?? 'no reason given'}`}</p>

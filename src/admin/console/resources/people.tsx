@@ -3,6 +3,7 @@ import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
 import type { ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
+import { Alert, Table } from '../components.tsx'
 import { FormField, Notice, Problem } from '../fields.tsx'
 import { refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, problemText, recordPath, type ConsoleResource, type Ctx, type Row } from '../resource.ts'
@@ -59,22 +60,9 @@ async function Members({ c, api, company, form, notice }: { c: Ctx; api: ApiClie
       <h2>Members</h2>
       <Notice text={notice} />
       {members.status !== 200 ? (
-        <p class="problem" role="alert">
-          {problemText(members, 'Reading the members')}
-        </p>
+        <Alert text={problemText(members, 'Reading the members')} />
       ) : (
-        <table>
-          <caption class="visually-hidden">Members</caption>
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Role</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
+        <Table caption="Members" headers={['User', 'Role']} actions>
             {members.body.data.map((m) => (
               <tr>
                 <td>{names.get(m.user_id) ?? m.user_id}</td>
@@ -102,8 +90,7 @@ async function Members({ c, api, company, form, notice }: { c: Ctx; api: ApiClie
                 </td>
               </tr>
             ))}
-          </tbody>
-        </table>
+          </Table>
       )}
       <form class="inline-form" method="post" action={`/companies/${company}/members`} hx-post={`/companies/${company}/members`} hx-target="#members" hx-swap="outerHTML">
         {memberFields.map((field) => (
