@@ -42,16 +42,18 @@ async function people(c: Ctx, api: ApiClient): Promise<Option[]> {
 }
 
 async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: FormState; notice?: string }) {
-  const [rules, users, catalogue] = await Promise.all([
+  // The rule form needs server names only: read from the records, not by listing every server's tools (which
+  // connects to each one), since this panel is drawn again on every rule added or removed.
+  const [rules, users, companyServers, toolPlugins] = await Promise.all([
     api.call<{ data: Rule[] }>(c, 'GET', '/api/v1/McpPermission?limit=500&order=server.asc,tool.asc'),
     people(c, api),
-    api.call<{ data: CatalogueServer[] }>(c, 'GET', '/api/mcp/tools'),
+    optionsFrom<{ name: string }>(c, api, '/api/v1/McpServer?limit=500&order=name.asc&select=name', (s) => ({ value: s.name, label: s.name })),
+    optionsFrom<{ name: string; kind: string }>(c, api, '/api/plugins', (p) => (p.kind === 'mcp' ? [{ value: p.name, label: `${p.name} (built-in tools)` }] : [])),
   ])
   const names = new Map(users.map((u) => [u.value, u.label]))
-  const servers = catalogue.status === 200 ? catalogue.body.data : []
   const options = {
     people: users,
-    servers: [{ value: '*', label: '* (every server)' }, ...servers.map((s) => ({ value: s.name, label: s.name }))],
+    servers: [{ value: '*', label: '* (every server)' }, ...toolPlugins, ...companyServers.filter((s) => !toolPlugins.some((t) => t.value === s.value))],
     effects: EFFECTS,
   }
   const errors = form?.errors ?? []
