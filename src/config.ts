@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import { parseAllowList } from './net/address-ranges.ts'
@@ -50,6 +51,10 @@ export interface Config {
    * `memory` (each process its own). Unset: shared on PostgreSQL, memory on the embedded store.
    */
   throttleStore: 'shared' | 'memory' | undefined
+  /** PEM certificates trusted for outbound https besides the public roots (an internal CA); read from a file. */
+  outboundCa: string | undefined
+  /** Lifetimes of what the OAuth authorization server issues to MCP hosts, in seconds. */
+  oauth: { accessTokenSeconds: number; refreshTokenSeconds: number }
 }
 
 export class ConfigError extends Error {
@@ -101,6 +106,14 @@ const env = z.object({
     }),
   SWITCHBOARD_LOGIN_ACCOUNT_PER_HOUR: z.coerce.number().int().min(1).default(100),
   SWITCHBOARD_THROTTLE_STORE: z.enum(['shared', 'memory']).optional(),
+  SWITCHBOARD_OUTBOUND_CA_FILE: z
+    .string()
+    .optional()
+    .superRefine((path, ctx) => {
+      if (path !== undefined && !existsSync(path)) ctx.addIssue({ code: 'custom', message: 'no such file' })
+    }),
+  SWITCHBOARD_OAUTH_ACCESS_TOKEN_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+  SWITCHBOARD_OAUTH_REFRESH_TOKEN_DAYS: positive.max(365).default(30),
 })
 
 function ranges(list: string): string[] {
@@ -157,6 +170,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     outboundAllow: ranges(e.SWITCHBOARD_OUTBOUND_ALLOW),
     loginAccountPerHour: e.SWITCHBOARD_LOGIN_ACCOUNT_PER_HOUR,
     throttleStore: e.SWITCHBOARD_THROTTLE_STORE,
+    outboundCa: e.SWITCHBOARD_OUTBOUND_CA_FILE === undefined ? undefined : readFileSync(e.SWITCHBOARD_OUTBOUND_CA_FILE, 'utf8'),
+    oauth: { accessTokenSeconds: e.SWITCHBOARD_OAUTH_ACCESS_TOKEN_SECONDS, refreshTokenSeconds: Math.round(e.SWITCHBOARD_OAUTH_REFRESH_TOKEN_DAYS * 86_400) },
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

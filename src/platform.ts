@@ -42,6 +42,8 @@ import { OutboundPolicy } from './net/outbound.ts'
 import { Vault } from './vault/vault.ts'
 import { discoverPlugins } from './plugin-host/discover.ts'
 import { PluginHost } from './plugin-host/host.ts'
+import { OAuthClients } from './oauth/clients.ts'
+import { AuthorizationServer } from './oauth/server.ts'
 
 /** The plugins that ship with Switchboard; SWITCHBOARD_PLUGIN_PATHS adds more folders. */
 const PLUGINS_DIR = join(import.meta.dir, '..', 'plugins')
@@ -88,7 +90,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const mcpDirectory = new McpDirectory(store.db, clock, events)
   const sandbox = new Sandbox({ mode: config.mcpSandbox, dataDir: config.dataDir })
   if (!sandbox.enabled) log.warn('stdio MCP servers run unsandboxed (SWITCHBOARD_MCP_SANDBOX=none): they see what the platform sees')
-  const outbound = new OutboundPolicy(config.outboundAllow)
+  const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
   const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, { sandbox, outbound, self }, async (server) =>
     (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
   )
@@ -99,6 +101,15 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)
+  const oauth = new AuthorizationServer(
+    store.db,
+    clock,
+    new OAuthClients(store.db, clock, outbound.fetch),
+    { issuer: config.baseUrl, accessTokenSeconds: config.oauth.accessTokenSeconds, refreshTokenSeconds: config.oauth.refreshTokenSeconds },
+    // A grant for one server is asked of someone who may use it; the aggregate and the API hold whatever they may.
+    async (actor, target) => target.kind === 'api' || target.server === '' || ((await catalog.provider(actor, target.server)) !== undefined && (await catalog.judge(actor)).server(target.server)),
+    events,
+  )
   const services: Services = {
     config,
     db: store.db,
@@ -125,6 +136,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     tools,
     chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed }),
     agents,
+    oauth,
   }
   const api = createApiApp(services)
   const apiClient = createApiClient(api)

@@ -22,6 +22,7 @@ import type { VaultTokens } from './vault/tokens.ts'
 import type { Vault } from './vault/vault.ts'
 import type { BucketStore } from './throttle/buckets.ts'
 import type { EventBus } from './events/bus.ts'
+import type { AuthorizationServer } from './oauth/server.ts'
 import type { SelfAddress } from './http/self-address.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
@@ -63,4 +64,6 @@ export interface Services {
   /** Conversation turns: admitted one at a time per conversation, run, stopped. */
   chat: Chat
   agents: AgentSupervisor
+  /** The OAuth authorization server MCP hosts get their tokens from. */
+  oauth: AuthorizationServer
 }

@@ -19,6 +19,7 @@ import { Overview } from './pages/overview.tsx'
 import { CONSOLE_PAGES, mountConsole } from './console/index.ts'
 import { mountAvatarFiles } from './portal/avatar-files.ts'
 import { mountPortal } from './portal/routes.tsx'
+import { mountOAuthConsent } from './pages/oauth-consent.tsx'
 import { hasThemeLogo, mountTheme } from './theme.ts'
 import { PageRefusal } from './console/routes.tsx'
 import type { WebChat } from './chat/index.ts'
@@ -100,6 +101,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   })
   mountConsole(app, api)
   mountPortal(app, api)
+  mountOAuthConsent(app, api)
   chat.mountPages(app)
 
   app.notFound((c) => {

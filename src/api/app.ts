@@ -6,7 +6,8 @@ import { DATA_POLICY, securityHeaders } from '../http/security-headers.ts'
 import type { Services } from '../services.ts'
 import { apiThrottle } from '../throttle/api.ts'
 import { createAuthApp } from './auth/index.ts'
-import { authenticate } from './authenticate.ts'
+import { authenticate, bearerChallenge } from './authenticate.ts'
+import { mountOAuth } from './oauth/index.ts'
 import type { ApiEnv } from '../http/env.ts'
 import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
@@ -53,6 +54,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
     return (c.req.path === DOCUMENT_UPLOAD_PATH ? uploadBodyLimit : generalBodyLimit)(c, next)
   })
   app.use(originGuard([config.baseUrl, config.adminBaseUrl]))
+  app.use(bearerChallenge(config.baseUrl))
   app.use(authenticate(services))
   // One bucket per user for /api/v1/* and the plugin routes alike.
   const apiRate = apiThrottle(services)
@@ -72,6 +74,18 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
     scheme: 'bearer',
     description: 'A personal API token (sb_…), made with POST /api/v1/ApiToken.',
   })
+  app.openAPIRegistry.registerComponent('securitySchemes', 'oauth', {
+    type: 'oauth2',
+    description: 'For MCP hosts: authorization code with PKCE (S256); tokens are bound to the resource (RFC 8707) they were asked for.',
+    flows: {
+      authorizationCode: {
+        authorizationUrl: `${config.adminBaseUrl}/oauth/authorize`,
+        tokenUrl: `${config.baseUrl}/oauth/token`,
+        refreshUrl: `${config.baseUrl}/oauth/token`,
+        scopes: { mcp: 'Use the MCP gateway as you, within your permissions.', api: 'Call the REST API as you.' },
+      },
+    },
+  })
   app.route('/', createAuthApp(services))
   app.route('/', createPasswordResetApp(services))
   mountInternal(app, config)
@@ -85,6 +99,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountRunners(app)
   mountVault(app)
   mountMcp(app, services)
+  mountOAuth(app, services)
   services.plugins.mount(app, apiRate)
   mountCrud(app, services.models.values())
   mountDocs(app, config, API_VERSION)

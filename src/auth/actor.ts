@@ -10,6 +10,11 @@ export interface Actor {
   /** The user's role in that company. */
   role: CompanyRole | null
   isSuperadmin: boolean
+  /**
+   * Set when the request carries an OAuth access token: what the person granted the MCP host, which limits the
+   * token to that resource and those scopes.
+   */
+  grant?: { resource: string; scopes: readonly string[] }
 }
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3, superadmin: 4 }

@@ -6,6 +6,7 @@ import type { CompanyRole, Db } from '../db/schema.ts'
 import type { EventBus } from '../events/bus.ts'
 import { flushOn } from '../events/caches.ts'
 import type { Actor } from './actor.ts'
+import { ACCESS_TOKEN_PREFIX } from '../oauth/server.ts'
 import { hashSecret } from './secrets.ts'
 import { isLive, type SessionPolicy } from './sessions.ts'
 
@@ -21,6 +22,8 @@ export interface Credentials {
 interface Entry {
   actor: Actor
   credentialId: string
+  /** Which table the credential is in: an OAuth access token's use is noted on its grant. */
+  table: 'sessions' | 'api_tokens' | 'oauth_grants'
   expiresAt: number
   lastSeen: number
   lastWritten: number
@@ -67,6 +70,8 @@ export class Authenticator {
     const now = this.clock.now()
     // Keyed by the secret itself, which this process holds for the request anyway: hashing is for the store,
     // and is paid only on a miss.
+    // An OAuth token works in the company it was granted in, whatever the request names.
+    if (credentials.secret.startsWith(ACCESS_TOKEN_PREFIX)) companyId = undefined
     const key = `${credentials.kind}:${credentials.secret}:${companyId ?? ''}`
     const entry = await this.#cache.get(key, () => this.#load(credentials, hashSecret(credentials.secret), companyId, now))
     // Only the living are kept: guessed secrets cannot fill the cache, and one that died is read afresh next time.
@@ -77,7 +82,7 @@ export class Authenticator {
     entry.lastSeen = now
     if (now - entry.lastWritten >= TOUCH_MS) {
       entry.lastWritten = now
-      await this.#touch(credentials, entry.credentialId, now)
+      await this.#touch(entry, now)
     }
     return entry.actor
   }
@@ -88,6 +93,7 @@ export class Authenticator {
   }
 
   async #load(credentials: Credentials, hash: string, companyId: string | undefined, now: number): Promise<Entry | undefined> {
+    if (credentials.secret.startsWith(ACCESS_TOKEN_PREFIX)) return this.#loadGrant(hash)
     const credential =
       credentials.kind === 'session'
         ? await this.db
@@ -106,9 +112,34 @@ export class Authenticator {
     return {
       actor,
       credentialId: credential.id,
+      table: credentials.kind === 'session' ? 'sessions' : 'api_tokens',
       expiresAt: credential.expires_at ? new Date(credential.expires_at).getTime() : Number.POSITIVE_INFINITY,
       lastSeen: credentials.kind === 'session' ? lastSeen : now,
       lastWritten: credentials.kind === 'session' ? lastSeen : lastSeen || 0,
+    }
+  }
+
+  /** An OAuth access token: its person in the company of the grant, limited to what was granted. */
+  async #loadGrant(hash: string): Promise<Entry | undefined> {
+    const token = await this.db
+      .selectFrom('oauth_tokens as t')
+      .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
+      .select(['g.id', 'g.user_id', 'g.company_id', 'g.resource', 'g.scope', 'g.last_used_at', 't.expires_at'])
+      .where('t.token_hash', '=', hash)
+      .where('t.kind', '=', 'access')
+      .executeTakeFirst()
+    if (!token) return undefined
+    // Someone who left the company the grant was made in can no longer act there.
+    const actor = await this.#actor(token.user_id, token.company_id ?? undefined).catch(() => undefined)
+    if (!actor || actor.companyId !== token.company_id) return undefined
+    const lastWritten = token.last_used_at ? new Date(token.last_used_at).getTime() : 0
+    return {
+      actor: { ...actor, grant: { resource: token.resource, scopes: token.scope.split(' ') } },
+      credentialId: token.id,
+      table: 'oauth_grants',
+      expiresAt: new Date(token.expires_at).getTime(),
+      lastSeen: lastWritten,
+      lastWritten,
     }
   }
 
@@ -140,11 +171,10 @@ export class Authenticator {
     return { ...actor, companyId, role: 'owner' }
   }
 
-  async #touch(credentials: Credentials, id: string, now: number): Promise<void> {
-    if (credentials.kind === 'session') {
-      await this.db.updateTable('sessions').set({ last_seen_at: new Date(now) }).where('id', '=', id).execute()
-    } else {
-      await this.db.updateTable('api_tokens').set({ last_used_at: new Date(now) }).where('id', '=', id).execute()
-    }
+  async #touch(entry: Entry, now: number): Promise<void> {
+    const at = new Date(now)
+    if (entry.table === 'sessions') await this.db.updateTable('sessions').set({ last_seen_at: at }).where('id', '=', entry.credentialId).execute()
+    else if (entry.table === 'api_tokens') await this.db.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', entry.credentialId).execute()
+    else await this.db.updateTable('oauth_grants').set({ last_used_at: at }).where('id', '=', entry.credentialId).execute()
   }
 }

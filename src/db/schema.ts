@@ -269,6 +269,44 @@ export interface PluginStatesTable {
   updated_at: Timestamp
 }
 
+export interface OAuthClientsTable extends Stored {
+  client_id: string
+  kind: 'metadata_document' | 'dynamic' | 'preregistered'
+  client_name: Generated<string>
+  client_uri: string | null
+  redirect_uris: Json<string[]>
+  token_endpoint_auth_method: Generated<'none' | 'client_secret_post' | 'client_secret_basic'>
+  secret_hash: string | null
+  fetched_at: Timestamp | null
+}
+
+export interface OAuthGrantsTable extends Stored {
+  client_ref: string
+  user_id: string
+  company_id: string | null
+  resource: string
+  scope: string
+  last_used_at: Timestamp | null
+}
+
+export interface OAuthCodesTable {
+  code_hash: string
+  grant_id: string
+  redirect_uri: string
+  code_challenge: string
+  expires_at: Timestamp
+  used_at: Timestamp | null
+}
+
+export interface OAuthTokensTable {
+  token_hash: string
+  grant_id: string
+  kind: 'access' | 'refresh'
+  expires_at: Timestamp
+  used_at: Timestamp | null
+  created_at: Generated<Date>
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -298,6 +336,10 @@ export interface Database {
   vault_tokens: VaultTokensTable
   user_avatars: UserAvatarsTable
   plugin_states: PluginStatesTable
+  oauth_clients: OAuthClientsTable
+  oauth_grants: OAuthGrantsTable
+  oauth_codes: OAuthCodesTable
+  oauth_tokens: OAuthTokensTable
 }
 
 export type TableName = keyof Database

@@ -3,6 +3,7 @@ import { ApiToken } from './api-token.ts'
 import { Company, CompanyUser } from './company.ts'
 import type { Model } from './define.ts'
 import { McpCommand, McpPermission, McpServer } from './mcp.ts'
+import { OAuthClient, OAuthGrant } from './oauth.ts'
 import { defineModelAcl } from './model-acl.ts'
 import { SystemConfig } from './system.ts'
 import { User, UserPlatform } from './user.ts'
@@ -26,6 +27,8 @@ const OTHERS: readonly Model[] = [
   McpServer,
   McpPermission,
   UsageRecord,
+  OAuthClient,
+  OAuthGrant,
 ]
 
 /** Every persisted model, in the order the API document lists them. Later issues add theirs to OTHERS. */

@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises'
+import { rootCertificates } from 'node:tls'
 import ipaddr from 'ipaddr.js'
 import { parseAllowList, refusalReason } from './address-ranges.ts'
 
@@ -16,6 +17,8 @@ export type Resolver = (hostname: string) => Promise<string[]>
 export interface OutboundPolicyOptions {
   /** Replaces DNS, e.g. for a test that plays a rebinding name server. */
   resolve?: Resolver
+  /** PEM certificates trusted besides the public roots, e.g. an internal CA's. */
+  ca?: string
 }
 
 export type OutboundFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
@@ -54,11 +57,14 @@ function ipv4First(addresses: string[]): string[] {
 export class OutboundPolicy {
   private readonly allowed
   private readonly resolve: Resolver
+  private readonly ca: string[] | undefined
 
   /** `allow`: CIDRs reachable although not public, e.g. `10.1.0.0/16`; throws naming an entry that is not one. */
   constructor(allow: readonly string[] = [], options: OutboundPolicyOptions = {}) {
     this.allowed = parseAllowList(allow)
     this.resolve = options.resolve ?? resolveWithDns
+    // Bun's `tls.ca` replaces the trusted roots rather than adding to them, so the public ones go along.
+    this.ca = options.ca === undefined ? undefined : [...rootCertificates, options.ca]
   }
 
   /** The URL, normalized, and every address its host resolves to; rejects with OutboundRefused when any is refused. */
@@ -109,7 +115,8 @@ export class OutboundPolicy {
     const headers = new Headers(init?.headers ?? request?.headers)
     headers.set('host', url.host)
     const callerTls = (init as BunFetchRequestInit | undefined)?.tls
-    const tls = byName && url.protocol === 'https:' ? { ...callerTls, serverName: url.hostname.replace(/\.$/, '') } : callerTls
+    const https = url.protocol === 'https:'
+    const tls = https ? { ...callerTls, ...(byName ? { serverName: url.hostname.replace(/\.$/, '') } : {}), ...(this.ca ? { ca: this.ca } : {}) } : callerTls
     const response = await fetch(target, {
       method: request?.method,
       body: request?.body,

@@ -218,7 +218,10 @@ describe('sessions', () => {
     for (const headers of attempts) {
       const reply = await p.call('GET', '/api/v1/AgentConfigRecord', { as: null, headers })
       expectProblem(reply, 401, 'unauthorized')
-      expect(reply.headers.get('www-authenticate')).toBe('Bearer realm="switchboard"')
+      // It says where to get a token (RFC 9728), and that a bearer token sent was not valid (RFC 6750).
+      const metadata = `resource_metadata="${p.services.config.baseUrl}/.well-known/oauth-protected-resource"`
+      const invalid = headers.authorization?.startsWith('Bearer') ? 'error="invalid_token", ' : ''
+      expect(reply.headers.get('www-authenticate')).toBe(`Bearer realm="switchboard", ${invalid}${metadata}`)
     }
   })
 })

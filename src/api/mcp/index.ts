@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
+import { cors } from 'hono/cors'
 import { requireActor } from '../../auth/access.ts'
 import { hasRole } from '../../auth/actor.ts'
 import type { ApiEnv } from '../../http/env.ts'
@@ -24,7 +25,7 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
       'The tools, resources and prompts of the named server (a company’s MCP server, or a plugin’s built-in tools) that the caller may use. ' +
       'What the caller may not use is neither listed nor served. Over the per-user, per-server token bucket: 429 with Retry-After.',
     tags: ['MCP'],
-    security: [{ sessionCookie: [] }, { apiToken: [] }],
+    security: [{ sessionCookie: [] }, { apiToken: [] }, { oauth: ['mcp'] }],
     request: { params: serverParam },
     responses: { 200: { description: 'An MCP JSON-RPC response, or an SSE stream of them.' } },
   })
@@ -37,11 +38,22 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
     description:
       'Everything the caller may use of every server, as one MCP server: tools and prompts named `<server>__<name>`, resources under their own URIs.',
     tags: ['MCP'],
-    security: [{ sessionCookie: [] }, { apiToken: [] }],
+    security: [{ sessionCookie: [] }, { apiToken: [] }, { oauth: ['mcp'] }],
     responses: { 200: { description: 'An MCP JSON-RPC response, or an SSE stream of them.' } },
   })
 
   const { config, throttles, clock, catalog, gateway } = services
+  // Browser-based hosts call the gateway from their own origin with a bearer token (never a cookie: no credentials
+  // mode), and must read the session id and the OAuth challenge.
+  const open = cors({
+    origin: '*',
+    allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    allowHeaders: ['authorization', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
+    exposeHeaders: ['mcp-session-id', 'www-authenticate'],
+    maxAge: 600,
+  })
+  app.use('/mcp', open)
+  app.use('/mcp/*', open)
   const serverOf = (c: Context<ApiEnv>) => c.req.param('server') ?? AGGREGATE
   // A token bucket per user and server: one busy host cannot starve an upstream for everyone else.
   const bucket = throttle('mcp', throttles.mcp, config.mcpRate, clock, (c) => `${c.get('actor')?.userId}:${serverOf(c)}`)
