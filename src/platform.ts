@@ -37,6 +37,7 @@ import { McpDirectory } from './mcp/directory.ts'
 import { Gateway } from './mcp/gateway.ts'
 import { Sandbox } from './mcp/sandbox.ts'
 import { Upstreams } from './mcp/upstreams.ts'
+import { McpConnections } from './mcp/connections.ts'
 import { outboundChecks } from './net/write-checks.ts'
 import { OutboundPolicy } from './net/outbound.ts'
 import { Vault } from './vault/vault.ts'
@@ -91,13 +92,21 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const sandbox = new Sandbox({ mode: config.mcpSandbox, dataDir: config.dataDir })
   if (!sandbox.enabled) log.warn('stdio MCP servers run unsandboxed (SWITCHBOARD_MCP_SANDBOX=none): they see what the platform sees')
   const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
-  const upstreams = new Upstreams(vault, vaultTokens, config, clock, log, { sandbox, outbound, self }, async (server) =>
-    (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
+  const mcpConnections = new McpConnections(store.db, vault, clock, outbound.fetch, `${config.adminBaseUrl}/me/connections/callback`)
+  const upstreams = new Upstreams(
+    vault,
+    vaultTokens,
+    config,
+    clock,
+    log,
+    { sandbox, outbound, self },
+    async (server) => (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
+    mcpConnections,
   )
   const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault, db: store.db, clock, events })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
-  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, (name) => plugins.isEnabled(name))
+  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, (name) => plugins.isEnabled(name), mcpConnections)
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)
@@ -137,6 +146,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed }),
     agents,
     oauth,
+    mcpConnections,
   }
   const api = createApiApp(services)
   const apiClient = createApiClient(api)

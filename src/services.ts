@@ -23,6 +23,7 @@ import type { Vault } from './vault/vault.ts'
 import type { BucketStore } from './throttle/buckets.ts'
 import type { EventBus } from './events/bus.ts'
 import type { AuthorizationServer } from './oauth/server.ts'
+import type { McpConnections } from './mcp/connections.ts'
 import type { SelfAddress } from './http/self-address.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
@@ -66,4 +67,6 @@ export interface Services {
   agents: AgentSupervisor
   /** The OAuth authorization server MCP hosts get their tokens from. */
   oauth: AuthorizationServer
+  /** People's own OAuth connections to the remote MCP servers that sign each person in. */
+  mcpConnections: McpConnections
 }

@@ -19,6 +19,7 @@ import { Overview } from './pages/overview.tsx'
 import { CONSOLE_PAGES, mountConsole } from './console/index.ts'
 import { mountAvatarFiles } from './portal/avatar-files.ts'
 import { mountPortal } from './portal/routes.tsx'
+import { mountConnections } from './portal/connections.tsx'
 import { mountOAuthConsent } from './pages/oauth-consent.tsx'
 import { hasThemeLogo, mountTheme } from './theme.ts'
 import { PageRefusal } from './console/routes.tsx'
@@ -100,6 +101,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
     return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} pages={CONSOLE_PAGES} />, { title: 'Overview' })
   })
   mountConsole(app, api)
+  mountConnections(app, api)
   mountPortal(app, api)
   mountOAuthConsent(app, api)
   chat.mountPages(app)

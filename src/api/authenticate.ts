@@ -45,8 +45,8 @@ export function authenticate(services: Services): MiddlewareHandler<ApiEnv> {
 export function bearerChallenge(baseUrl: string): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     await next()
-    // The OAuth endpoints' own 401 (a client's failed Basic authentication) says something else.
-    if (c.res.status !== 401 || /^Basic\s/i.test(c.res.headers.get('www-authenticate') ?? '')) return
+    // The OAuth endpoints authenticate clients, not bearers: their 401 says how (Basic) or nothing.
+    if (c.res.status !== 401 || c.req.path.startsWith('/oauth/')) return
     const metadata = `resource_metadata="${metadataUrl(baseUrl, targetOfPath(c.req.path))}"`
     c.res.headers.set('www-authenticate', presentedBearer(c) ? `Bearer realm="switchboard", error="invalid_token", ${metadata}` : `Bearer realm="switchboard", ${metadata}`)
   }

@@ -16,6 +16,8 @@ export interface TurnTools {
   specs: ToolSpec[]
   /** The tool's answer as text; throws with a readable message when it cannot be run. */
   call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<string>
+  /** What the person should know about tools missing from this turn (a connection of theirs to make or renew). */
+  notices?: string[]
 }
 
 /** Where the turn loop gets its tools. */
@@ -104,9 +106,16 @@ export class AgentTools implements ToolExecutor {
     const judge = await this.catalog.judge(user)
     const listed = agent.mcp_permissions.servers
     const named = Object.keys(listed)
-    const providers = (await this.catalog.providers(user)).filter(
-      (p) => (named.length === 0 || named.includes(p.name)) && (p.kind === 'upstream' || agent.plugins.enabled.includes(p.name)),
-    )
+    const [reachable, unconnected] = await Promise.all([this.catalog.providers(user), this.catalog.unconnected(user)])
+    const providers = reachable.filter((p) => (named.length === 0 || named.includes(p.name)) && (p.kind === 'upstream' || agent.plugins.enabled.includes(p.name)))
+    // Servers that sign each person in sit the turn out until the person connects; the person is told which.
+    const notices = unconnected
+      .filter((s) => named.length === 0 || named.includes(s.name))
+      .map((s) =>
+        s.status === 'expired'
+          ? `Your connection to the MCP server ${s.name} has expired, so its tools are not available. Reconnect it under My connections (/me/connections).`
+          : `The MCP server ${s.name} needs you to connect your own account before its tools are available. Connect it under My connections (/me/connections).`,
+      )
 
     const routes = new Map<string, { provider: Provider; tool: string }>()
     const specs = BUILT_IN.map((b) => b.spec)
@@ -135,6 +144,7 @@ export class AgentTools implements ToolExecutor {
 
     return {
       specs,
+      notices,
       async call(name, args, signal) {
         const builtIn = BUILT_IN.find((b) => b.spec.name === name)
         if (builtIn) return builtIn.run(args)

@@ -133,7 +133,7 @@ async function prepareTurn(deps: TurnDeps, turn: Turn, signal: AbortSignal, answ
   const attached = documents.text ? `Documents attached to this conversation:\n\n${documents.text}` : ''
   const system = [agent.personality, conversation.context_prompt, attached].filter(Boolean).join('\n\n')
   const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...earlier, { role: 'user', content: turn.text }]
-  const notices = [sessionEnd ? sessionNotice(db, turn, answer, ttl!) : undefined, documents.notice].filter((n) => n !== undefined)
+  const notices = [sessionEnd ? sessionNotice(db, turn, answer, ttl!) : undefined, documents.notice, ...(tools.notices ?? [])].filter((n) => n !== undefined)
   return { runner, model, messages, tools, signal, notices }
 }
 

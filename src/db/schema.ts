@@ -191,6 +191,7 @@ export interface McpServersTable extends Stored {
   headers: Json<Values>
   vault_secrets: Json<string[]>
   enabled: Generated<boolean>
+  oauth: Generated<boolean>
 }
 
 export interface McpPermissionsTable extends Stored {
@@ -307,6 +308,13 @@ export interface OAuthTokensTable {
   created_at: Generated<Date>
 }
 
+export interface McpConnectionsTable {
+  user_id: string
+  server_id: string
+  status: 'connected' | 'expired'
+  changed_at: Generated<Date>
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -340,6 +348,7 @@ export interface Database {
   oauth_grants: OAuthGrantsTable
   oauth_codes: OAuthCodesTable
   oauth_tokens: OAuthTokensTable
+  mcp_connections: McpConnectionsTable
 }
 
 export type TableName = keyof Database

@@ -2,7 +2,8 @@ import { AggregateProvider } from './aggregate.ts'
 import type { McpDirectory } from './directory.ts'
 import { mayUseServer, mayUseTool } from './permissions.ts'
 import { UpstreamProvider, VirtualProvider, type Provider, type ToolUser, type VirtualTool } from './providers.ts'
-import type { Upstreams } from './upstreams.ts'
+import type { ServerDefinition, Upstreams } from './upstreams.ts'
+import type { McpConnections } from './connections.ts'
 
 /** Whether the user may use an item of a server: a tool by name, `prompt:<name>` or `resource:<uri>`. */
 export type Judge = (server: string, item: string) => boolean
@@ -20,6 +21,8 @@ export class McpCatalog {
     virtualTools: ReadonlyMap<string, readonly VirtualTool[]>,
     /** Whether a plugin is switched on now: a plugin's tools come and go with it, in every catalogue. */
     private readonly pluginEnabled: (plugin: string) => boolean = () => true,
+    /** People's own OAuth connections: a server that signs each person in counts only once they are connected. */
+    private readonly connections?: McpConnections,
   ) {
     this.#virtual = new Map([...virtualTools].map(([name, tools]) => [name, new VirtualProvider(name, tools)]))
   }
@@ -46,13 +49,30 @@ export class McpCatalog {
     return server && new UpstreamProvider(server, this.upstreams)
   }
 
-  /** Every provider the user may reach at all. */
+  /**
+   * Every provider the user may reach at all. A server that signs each person in is left out until they have
+   * connected their account (or while their connection is expired); `unconnected` names those.
+   */
   async providers(user: ToolUser): Promise<Provider[]> {
-    if (!user.companyId) return []
+    return (await this.#reachable(user)).providers
+  }
+
+  /** The servers the user may use but has not connected (or whose connection expired): their tools are absent. */
+  async unconnected(user: ToolUser): Promise<Array<{ name: string; status: 'expired' | 'not_connected' }>> {
+    return (await this.#reachable(user)).unconnected
+  }
+
+  async #reachable(user: ToolUser) {
+    if (!user.companyId) return { providers: [], unconnected: [] }
     const [servers, rules] = await Promise.all([this.directory.servers(user.companyId), this.directory.rules(user.companyId)])
-    const plugins = [...this.#virtual.keys()].flatMap((name) => this.#plugin(name) ?? [])
-    const all: Provider[] = [...plugins, ...servers.filter((s) => !this.#virtual.has(s.name)).map((s) => new UpstreamProvider(s, this.upstreams))]
-    return all.filter((p) => mayUseServer(rules, user.userId, p.name))
+    const usable = servers.filter((s) => !this.#virtual.has(s.name) && mayUseServer(rules, user.userId, s.name))
+    const statuses = usable.some((s) => s.oauth) && this.connections ? await this.connections.statuses(user.userId) : new Map()
+    const connected = (s: ServerDefinition) => !s.oauth || statuses.get(s.id)?.status === 'connected'
+    const plugins = [...this.#virtual.keys()].flatMap((name) => this.#plugin(name) ?? []).filter((p) => mayUseServer(rules, user.userId, p.name))
+    return {
+      providers: [...plugins, ...usable.filter(connected).map((s) => new UpstreamProvider(s, this.upstreams))] as Provider[],
+      unconnected: usable.filter((s) => !connected(s)).map((s) => ({ name: s.name, status: statuses.get(s.id)?.status === 'expired' ? ('expired' as const) : ('not_connected' as const) })),
+    }
   }
 
   /** Everything the user may use, as one provider that judges by itself (the gateway's `/mcp`). */

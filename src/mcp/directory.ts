@@ -53,7 +53,7 @@ export class McpDirectory {
     const [servers, programs, rules] = await Promise.all([
       company
         .selectFrom(McpServer)
-        .select(['id', 'company_id', 'name', 'transport', 'command_id', 'env', 'url', 'headers', 'vault_secrets', 'version'])
+        .select(['id', 'company_id', 'name', 'transport', 'command_id', 'env', 'url', 'headers', 'vault_secrets', 'oauth', 'version'])
         .where('enabled', '=', true)
         .execute(),
       // A program withdrawn from the company since (offered to another one now) is no program of its servers.

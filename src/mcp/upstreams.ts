@@ -2,6 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js'
+import { ConnectionRequired, type McpConnections } from './connections.ts'
 import type { Clock } from '../clock.ts'
 import type { Config } from '../config.ts'
 import type { McpCommand, McpServer } from '../db/schema.ts'
@@ -18,7 +21,7 @@ import type { Sandbox } from './sandbox.ts'
 export type ProgramDefinition = Pick<McpCommand, 'name' | 'command' | 'args' | 'env' | 'variables' | 'network' | 'enabled'>
 
 /** An MCP server's stored definition (model McpServer), with its catalogue program when it is a stdio server. */
-export type ServerDefinition = Pick<McpServer, 'id' | 'company_id' | 'name' | 'transport' | 'env' | 'url' | 'headers' | 'vault_secrets'> & {
+export type ServerDefinition = Pick<McpServer, 'id' | 'company_id' | 'name' | 'transport' | 'env' | 'url' | 'headers' | 'vault_secrets' | 'oauth'> & {
   program: ProgramDefinition | null
   /** Grows with every edit of the server or of its program: a newer definition gets a fresh connection. */
   version: number
@@ -73,6 +76,11 @@ const VAULT_TOKEN_TTL_MS = 2 * CONNECTION_MAX_AGE_MS
  * of the upstream but not of the connection; anything else (closed connection, transport error, a spawn or
  * initialize that failed) is a dead connection.
  */
+/** The upstream refused the person's sign-in, and refreshing it did not help. */
+function isUnauthorized(error: unknown): boolean {
+  return error instanceof UnauthorizedError || error instanceof OAuthError
+}
+
 function classify(error: unknown): 'answered' | 'timeout' | 'dead' {
   if (!(error instanceof McpError)) return 'dead'
   if (error.code === ErrorCode.ConnectionClosed) return 'dead'
@@ -102,6 +110,8 @@ export class Upstreams {
     private readonly isolation: { sandbox: Sandbox; outbound: OutboundPolicy; self: SelfAddress },
     /** Whether a server is still defined and enabled; connections to one that is not are closed by the reaper. */
     private readonly stillServed: (server: Pick<ServerDefinition, 'id' | 'company_id'>) => Promise<boolean> = async () => true,
+    /** People's own OAuth connections, for the servers that sign each person in (McpServer.oauth). */
+    private readonly connections?: McpConnections,
   ) {
     const every = Math.min(Math.max(config.mcpUpstream.idleMs / 2, 1_000), 60_000)
     this.#reaper = setInterval(() => void this.reapIdle(), every)
@@ -122,6 +132,14 @@ export class Upstreams {
         try {
           return await request(await connection.client)
         } catch (error) {
+          if (error instanceof ConnectionRequired || (server.oauth && isUnauthorized(error))) {
+            // The person's sign-in, not the upstream, is what failed: nothing for the breaker to count.
+            outcome = 'neutral'
+            this.#drop(connection)
+            if (error instanceof ConnectionRequired) throw error
+            await this.connections?.expired(user.userId, server.id)
+            throw new ConnectionRequired(`Your connection to the MCP server ${server.name} has expired (it refused the sign-in); reconnect it under My connections.`)
+          }
           const seen = signal?.aborted ? 'cancelled' : classify(error)
           // An error the upstream answered with shows it is up, like a result.
           outcome = seen === 'cancelled' ? 'neutral' : seen === 'answered' ? 'success' : 'failure'
@@ -169,6 +187,12 @@ export class Upstreams {
       if (!this.#connections.has(key) && breaker.state === 'closed' && breaker.status().failures === 0) this.#breakers.delete(key)
     }
     return idle.length
+  }
+
+  /** Closes a person's connections to a server (theirs and as a service account), so the next call signs in afresh. */
+  async forget(userId: string, serverId: string): Promise<void> {
+    const mine = [...this.#connections.values()].filter((c) => c.key === `${userId}:${serverId}` || c.key === `${userId}:${serverId}:delegated`)
+    await Promise.all(mine.map((connection) => this.#drop(connection)))
   }
 
   /** Ends every upstream: subprocesses are killed (at shutdown). */
@@ -288,9 +312,11 @@ export class Upstreams {
       await client.connect(new StdioClientTransport({ command, args, env, stderr: 'ignore' }))
     } else {
       const headers = await this.#resolve(server.company_id, server.headers)
+      if (server.oauth && !this.connections) throw new UpstreamSetupError(`the server ${server.name} signs people in with OAuth, which this process cannot do`)
+      const authProvider = server.oauth ? await this.connections!.forUpstream(user.userId, server) : undefined
       // Checked again at connect time, each request pinned to the address checked: a name that resolved to a public
       // address when it was saved may point inside now.
-      const transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers }, fetch: this.isolation.outbound.fetch })
+      const transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers }, fetch: this.isolation.outbound.fetch, authProvider })
       await client.connect(transport)
     }
     if (connection.closed) {

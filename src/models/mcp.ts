@@ -91,6 +91,11 @@ export const McpServer = defineModel({
         '(POST SWITCHBOARD_VAULT_URL/get): the user’s own secret of that name if they have one, else the company’s.',
     }),
     enabled: z.boolean().default(true),
+    oauth: z.boolean().default(false).openapi({
+      description:
+        'streamable-http: each person signs in to the server with their own account (OAuth), from My connections; their tokens ' +
+        'are kept in the vault under them. Until they connect, the server’s tools are not in their catalogue.',
+    }),
   },
   readAs: { env: shownValues, headers: shownValues },
   redact: (record) => ({
@@ -105,6 +110,7 @@ export const McpServer = defineModel({
       ? [
           ...(server.command_id ? [] : [{ path: 'command_id', message: 'a stdio server runs a program of the catalogue (McpCommand)' }]),
           ...(server.url ? [{ path: 'url', message: 'a stdio server has no url' }] : []),
+          ...(server.oauth ? [{ path: 'oauth', message: 'only a streamable-http server signs people in with OAuth' }] : []),
         ]
       : [
           ...(server.url ? [] : [{ path: 'url', message: 'a streamable-http server needs a url' }]),

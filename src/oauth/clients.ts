@@ -34,7 +34,7 @@ const webUrl = z.string().max(2000).refine((value) => URL.canParse(value) && /^h
 
 /** Client metadata (RFC 7591 §2) as far as the platform uses it; other members are ignored. */
 const Metadata = z.looseObject({
-  redirect_uris: z.unknown(),
+  redirect_uris: z.unknown().optional(),
   client_name: z.string().trim().max(200).optional(),
   client_uri: webUrl.optional(),
   grant_types: z.array(z.enum(['authorization_code', 'refresh_token'], 'only authorization_code and refresh_token are supported')).optional(),

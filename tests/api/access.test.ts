@@ -42,7 +42,7 @@ const ownerActor = { userId: '', companyId: '', role: 'owner', isSuperadmin: fal
 const modelNamed = (name: string) => MODELS.find((m) => m.name === name)!
 
 // Platform-wide models hold no tenant's data: only superadmins write them (tested below).
-const GLOBAL = new Set(['SystemConfig', 'ModelAcl', 'McpCommand'])
+const GLOBAL = new Set(['SystemConfig', 'ModelAcl', 'McpCommand', 'OAuthClient'])
 const TENANT_DATA = MODELS.filter((m) => !GLOBAL.has(m.name)).map((m) => m.name)
 
 describe.each(TENANT_DATA)('%s: company A cannot reach company B’s record', (model) => {
@@ -130,6 +130,7 @@ describe('roles and model ACLs', () => {
     expect((await p.call('GET', '/api/v1/McpCommand', { as: alice })).status).toBe(200)
     expectProblem(await p.call('POST', '/api/v1/McpCommand', { as: alice, json: { name: 'sh', command: '/bin/sh' } }), 403, 'forbidden')
     expectProblem(await p.call('POST', '/api/v1/SystemConfig', { as: alice, json: { key: 'x', value: 1 } }), 403, 'forbidden')
+    expectProblem(await p.call('GET', '/api/v1/OAuthClient', { as: alice }), 403, 'forbidden')
     expectProblem(await p.call('POST', '/api/v1/ModelAcl', { as: alice, json: { model: 'Plan', verb: 'read', min_role: 'owner' } }), 403, 'forbidden')
     expectProblem(await p.call('POST', '/api/v1/ModelAcl', { json: { model: 'NoSuchModel', verb: 'read', min_role: 'owner' } }), 422, 'validation_error')
   })

@@ -89,9 +89,9 @@ describe('the whole flow with the MCP SDK client', () => {
       hostname: '127.0.0.1',
       port: 0,
       tls: { cert: Bun.file(TLS_CERT), key: Bun.file(TLS_KEY) },
-      fetch: (request) => {
+      fetch: (request: Request): Response => {
         fetched += 1
-        const id = `https://localhost:${tls.port}${new URL(request.url).pathname}`
+        const id: string = `https://localhost:${new URL(request.url).port}${new URL(request.url).pathname}`
         return Response.json({ client_id: id, client_name: 'Documented Host', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' })
       },
     })

@@ -130,6 +130,26 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       patch: { effect: 'deny' },
       after: { effect: 'deny', server: 'everything' },
     },
+    OAuthClient: {
+      make: async () => ({ client_name: `host ${unique()}`, redirect_uris: ['http://127.0.0.1:1/callback'], token_endpoint_auth_method: 'none' }),
+      patch: { client_name: 'renamed host' },
+      after: { client_name: 'renamed host', kind: 'preregistered' },
+    },
+    OAuthGrant: {
+      // Grants are what a person approves on the consent page; here one is stored as that approval would store it.
+      make: async () => ({}),
+      create: async (as) => {
+        const client = Bun.randomUUIDv7()
+        const id = Bun.randomUUIDv7()
+        await p.store.db.insertInto('oauth_clients').values({ id: client, client_id: `sbc_${unique()}`, kind: 'dynamic', client_name: 'A host', client_uri: null, redirect_uris: JSON.stringify(['http://127.0.0.1:1/cb']) as never, secret_hash: null, fetched_at: null }).execute()
+        await p.store.db.insertInto('oauth_grants').values({ id, client_ref: client, user_id: as.userId, company_id: as.companyId, resource: `${p.services.config.baseUrl}/mcp`, scope: 'mcp', last_used_at: null }).execute()
+        const reply = await p.call('GET', `/api/v1/OAuthGrant/${id}`, { as })
+        if (reply.status !== 200) throw new Error(`reading a grant: ${reply.status} ${JSON.stringify(reply.body)}`)
+        return reply.body
+      },
+      patch: {},
+      after: { scope: 'mcp', client_name: 'A host' },
+    },
     UsageRecord: {
       // The platform writes these; through the API only a superadmin can, in the company `as` belongs to.
       make: async (as) => ({ user_id: as.userId, source: 'rlm', runner: 'echo', model: 'echo-1', input_tokens: 12, output_tokens: 3, cost_usd: 0.0042 }),

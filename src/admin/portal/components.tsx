@@ -236,7 +236,12 @@ export function PortalPage({ state }: { state: PortalState }) {
       <PasswordSection outcome={state.passwordOutcome} />
       <TokensSection tokens={state.tokens} {...state.tokenForm} />
       <EmptySection id="artifacts" title="My artifacts" sentence="You have no artifacts yet; what your agents make for you will be listed here." />
-      <EmptySection id="connections" title="My connections" sentence="You have no connections yet; the accounts you link to the platform will be listed here." />
+      <section id="connections" class="card" aria-labelledby="connections-title">
+        <h2 id="connections-title">My connections</h2>
+        <p>
+          Your own accounts on MCP servers that ask you to sign in, and the MCP hosts you allowed to act as you: <a href="/me/connections">manage them</a>.
+        </p>
+      </section>
     </div>
   )
 }

@@ -9,6 +9,7 @@ import type { Services } from '../../services.ts'
 import { throttle } from '../../throttle/middleware.ts'
 import { AGGREGATE } from '../../mcp/gateway.ts'
 import { mountMcpCatalogue } from './catalogue.ts'
+import { mountMcpConnections } from './connections.ts'
 import { breakersRoute, serverParam } from './routes.ts'
 
 /**
@@ -87,4 +88,5 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
   })
 
   mountMcpCatalogue(app)
+  mountMcpConnections(app)
 }

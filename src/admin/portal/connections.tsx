@@ -1,0 +1,166 @@
+/** @jsxImportSource hono/jsx */
+import type { Context, Hono } from 'hono'
+import { isUuid } from '../../models/fields.ts'
+import type { ApiClient } from '../api-client.ts'
+import type { AdminEnv } from '../context.ts'
+import { Alert, Table } from '../console/components.tsx'
+
+type Ctx = Context<AdminEnv>
+
+interface Connection {
+  server: string
+  status: 'connected' | 'expired' | 'not_connected'
+  changed_at: string | null
+}
+
+interface Grant {
+  id: string
+  client_name: string
+  client_id: string
+  resource: string
+  scope: string
+  created_at: string
+  last_used_at: string | null
+  user_id: string
+}
+
+const when = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : 'never')
+
+const BADGE: Record<Connection['status'], { text: string; className: string }> = {
+  connected: { text: 'Connected', className: 'badge badge-ok' },
+  expired: { text: 'Expired', className: 'badge badge-warning' },
+  not_connected: { text: 'Not connected', className: 'badge' },
+}
+
+function ConnectionsSection({ connections }: { connections: Connection[] }) {
+  return (
+    <section id="accounts" class="card portal-wide" aria-labelledby="accounts-title">
+      <h2 id="accounts-title">Your accounts on MCP servers</h2>
+      <p>These servers sign each person in with their own account. Until you connect, their tools are not available to you or your agents.</p>
+      {connections.length === 0 ? (
+        <p>No MCP server of your company asks you to connect an account.</p>
+      ) : (
+        <Table caption="Your connections" headers={['Server', 'Status', 'Since']} actions>
+          {connections.map((c) => (
+            <tr id={`connection-${c.server}`}>
+              <td>{c.server}</td>
+              <td>
+                <span class={BADGE[c.status].className}>{BADGE[c.status].text}</span>
+                {c.status === 'expired' ? <span class="visually-hidden">: the server refused your sign-in; reconnect.</span> : null}
+              </td>
+              <td>{c.changed_at ? when(c.changed_at) : ''}</td>
+              <td class="actions">
+                <form method="post" action={`/me/connections/${encodeURIComponent(c.server)}/connect`} class="inline-form">
+                  <button type="submit">{c.status === 'not_connected' ? 'Connect' : 'Reconnect'}</button>
+                </form>
+                {c.status === 'not_connected' ? null : (
+                  <form method="post" action={`/me/connections/${encodeURIComponent(c.server)}/disconnect`} class="inline-form">
+                    <button type="submit" aria-label={`Disconnect ${c.server}`}>
+                      Disconnect
+                    </button>
+                  </form>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </section>
+  )
+}
+
+function GrantsSection({ grants, me }: { grants: Grant[]; me: string }) {
+  return (
+    <section id="grants" class="card portal-wide" aria-labelledby="grants-title">
+      <h2 id="grants-title">Apps with access to your account</h2>
+      <p>MCP hosts (Claude, Cursor, VS Code…) you allowed to act as you. Revoking one ends its access at once.</p>
+      {grants.length === 0 ? (
+        <p>No application has access.</p>
+      ) : (
+        <Table caption="Applications with access" headers={['Application', 'Resource', 'Scope', 'Allowed', 'Last used']} actions>
+          {grants.map((g) => (
+            <tr id={`grant-${g.id}`}>
+              <td>
+                {g.client_name || 'Unnamed application'} <small>({g.client_id})</small>
+                {g.user_id === me ? null : <small> — someone else’s</small>}
+              </td>
+              <td>
+                <code>{g.resource}</code>
+              </td>
+              <td>{g.scope}</td>
+              <td>{when(g.created_at)}</td>
+              <td>{when(g.last_used_at)}</td>
+              <td class="actions">
+                <form method="post" action={`/me/grants/${g.id}/revoke`} class="inline-form">
+                  <button type="submit" aria-label={`Revoke ${g.client_name || 'this application'}`}>
+                    Revoke
+                  </button>
+                </form>
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </section>
+  )
+}
+
+/**
+ * /me/connections: the person's own accounts on MCP servers that sign each person in (connect, reconnect when
+ * expired, disconnect), and the MCP hosts they allowed to act as them (revoke). All through the public API.
+ */
+export function mountConnections(app: Hono<AdminEnv>, api: ApiClient): void {
+  const page = async (c: Ctx, outcome: { notice?: string; problem?: string } = {}, status = 200) => {
+    const [connections, grants] = await Promise.all([api.call(c, 'GET', '/api/mcp/connections'), api.call(c, 'GET', '/api/v1/OAuthGrant?order=created_at.desc&limit=100')])
+    c.status(status as 200)
+    return c.render(
+      <div class="portal">
+        <h1>My connections</h1>
+        {outcome.notice ? (
+          <p class="notice" role="status">
+            {outcome.notice}
+          </p>
+        ) : null}
+        <Alert text={outcome.problem} />
+        <ConnectionsSection connections={connections.status === 200 ? connections.body.data : []} />
+        <GrantsSection grants={grants.status === 200 ? grants.body.data : []} me={c.get('me').user.id} />
+      </div>,
+      { title: 'My connections', assets: { styles: ['/static/css/portal.css'] } },
+    )
+  }
+  const detail = (body: any, fallback: string) => (typeof body?.detail === 'string' ? body.detail : fallback)
+
+  app.get('/me/connections', (c) => page(c, { notice: c.req.query('connected') ? `Connected to ${c.req.query('connected')}.` : undefined }))
+
+  app.post('/me/connections/:server/connect', async (c) => {
+    const server = c.req.param('server')
+    const reply = await api.call(c, 'POST', `/api/mcp/connections/${encodeURIComponent(server)}/connect`)
+    if (reply.status !== 200) return page(c, { problem: detail(reply.body, `Connecting failed (${reply.status}).`) }, reply.status === 404 ? 404 : 422)
+    if (reply.body.authorization_url) return c.redirect(reply.body.authorization_url, 303)
+    return page(c, { notice: `Connected to ${server}.` })
+  })
+
+  // Where the server's authorization server sends the browser back.
+  app.get('/me/connections/callback', async (c) => {
+    const { code, state, error, error_description } = c.req.query()
+    if (error) return page(c, { problem: `The server did not connect your account: ${error}${error_description ? ` (${error_description.slice(0, 200)})` : ''}.` }, 400)
+    if (!code || !state) return page(c, { problem: 'This address is where a server sends you back after you sign in; it came without an answer.' }, 400)
+    const reply = await api.call(c, 'POST', '/api/mcp/connections/callback', { code, state })
+    if (reply.status !== 200) return page(c, { problem: detail(reply.body, `Connecting failed (${reply.status}).`) }, 422)
+    return c.redirect(`/me/connections?connected=${encodeURIComponent(reply.body.server)}`, 303)
+  })
+
+  app.post('/me/connections/:server/disconnect', async (c) => {
+    const server = c.req.param('server')
+    const reply = await api.call(c, 'DELETE', `/api/mcp/connections/${encodeURIComponent(server)}`)
+    if (reply.status !== 204) return page(c, { problem: detail(reply.body, `Disconnecting failed (${reply.status}).`) }, reply.status === 404 ? 404 : 422)
+    return page(c, { notice: `Disconnected from ${server}.` })
+  })
+
+  app.post('/me/grants/:id/revoke', async (c) => {
+    const id = c.req.param('id')
+    const reply = isUuid(id) ? await api.call(c, 'DELETE', `/api/v1/OAuthGrant/${id}`) : { status: 404, body: { detail: 'No such grant.' } }
+    if (reply.status !== 204) return page(c, { problem: detail(reply.body, `Revoking failed (${reply.status}).`) }, reply.status === 404 ? 404 : 422)
+    return page(c, { notice: 'The application’s access is revoked.' })
+  })
+}
