@@ -4,6 +4,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { EVERYTHING_STDIO, startMcpPlatform, type McpTestPlatform } from './mcp.ts'
 import type { Principal } from './platform.ts'
 import { freePort } from './ports.ts'
+import { signIn } from './web-chat.ts'
 
 export const TLS_CERT = join(import.meta.dir, '..', 'fixtures', 'tls', 'localhost.crt')
 export const TLS_KEY = join(import.meta.dir, '..', 'fixtures', 'tls', 'localhost.key')
@@ -36,15 +37,7 @@ export async function startOAuthPlatform(env: Record<string, string> = {}): Prom
     async person() {
       const password = 'oauth-person-password'
       const made = await p.createUser({ password })
-      const login = await fetch(`${adminUrl}/auth/login`, {
-        method: 'POST',
-        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', origin: adminUrl },
-        body: new URLSearchParams({ username: made.username, password }),
-        redirect: 'manual',
-      })
-      const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
-      if (!cookie) throw new Error(`signing in ${made.username} answered ${login.status}`)
-      return { ...made, cookie }
+      return { ...made, cookie: await signIn(adminUrl, made.username, password) }
     },
     async close() {
       await admin.stop(true)

@@ -37,15 +37,7 @@ export async function startChatPlatform(env: Record<string, string> = {}): Promi
     async person({ companyId = p.root.companyId } = {}) {
       const password = 'chat-person-password'
       const made = await p.createUser({ companyId, password })
-      const login = await fetch(`${adminUrl}/auth/login`, {
-        method: 'POST',
-        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', origin: adminUrl },
-        body: new URLSearchParams({ username: made.username, password }),
-        redirect: 'manual',
-      })
-      const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
-      if (!cookie) throw new Error(`signing in ${made.username} answered ${login.status}`)
-      return { ...made, cookie }
+      return { ...made, cookie: await signIn(adminUrl, made.username, password) }
     },
     socket(cookie, options = {}) {
       const client = openChatSocket(adminUrl, cookie, options)
@@ -58,6 +50,19 @@ export async function startChatPlatform(env: Record<string, string> = {}): Promi
       await p.close()
     },
   }
+}
+
+/** Signs in on the console's form as a browser does; the session cookie it sets. */
+export async function signIn(adminUrl: string, username: string, password: string): Promise<string> {
+  const login = await fetch(`${adminUrl}/auth/login`, {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', origin: adminUrl },
+    body: new URLSearchParams({ username, password }),
+    redirect: 'manual',
+  })
+  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+  if (!cookie) throw new Error(`signing in ${username} answered ${login.status}`)
+  return cookie
 }
 
 /**
