@@ -55,6 +55,13 @@ export interface Config {
   outboundCa: string | undefined
   /** Lifetimes of what the OAuth authorization server issues to MCP hosts, in seconds. */
   oauth: { accessTokenSeconds: number; refreshTokenSeconds: number }
+  /** Background tasks (async_run_tool) one person may have running at once, across all processes. */
+  tasksPerUser: number
+  /**
+   * How long an active plan waits after a turn before its next continuation message: a breath in which people can
+   * read, pause or speak first.
+   */
+  planContinuationDelayMs: number
 }
 
 export class ConfigError extends Error {
@@ -114,6 +121,8 @@ const env = z.object({
     }),
   SWITCHBOARD_OAUTH_ACCESS_TOKEN_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
   SWITCHBOARD_OAUTH_REFRESH_TOKEN_DAYS: positive.max(365).default(30),
+  SWITCHBOARD_TASKS_PER_USER: z.coerce.number().int().min(1).max(100).default(3),
+  SWITCHBOARD_PLAN_CONTINUATION_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(1000),
 })
 
 function ranges(list: string): string[] {
@@ -172,6 +181,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throttleStore: e.SWITCHBOARD_THROTTLE_STORE,
     outboundCa: e.SWITCHBOARD_OUTBOUND_CA_FILE === undefined ? undefined : readFileSync(e.SWITCHBOARD_OUTBOUND_CA_FILE, 'utf8'),
     oauth: { accessTokenSeconds: e.SWITCHBOARD_OAUTH_ACCESS_TOKEN_SECONDS, refreshTokenSeconds: Math.round(e.SWITCHBOARD_OAUTH_REFRESH_TOKEN_DAYS * 86_400) },
+    tasksPerUser: e.SWITCHBOARD_TASKS_PER_USER,
+    planContinuationDelayMs: e.SWITCHBOARD_PLAN_CONTINUATION_DELAY_MS,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

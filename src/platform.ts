@@ -30,7 +30,7 @@ import { PostgresBus } from './events/postgres.ts'
 import { MemoryTurnLocks, PostgresTurnLocks, type TurnLocks } from './chat/turn-locks.ts'
 import { SelfAddress } from './http/self-address.ts'
 import { RunnerModels } from './runners/registry.ts'
-import { deriveKey, masterKey } from './vault/keys.ts'
+import { deriveHmacKey, deriveKey, masterKey } from './vault/keys.ts'
 import { VaultTokens } from './vault/tokens.ts'
 import { McpCatalog } from './mcp/catalog.ts'
 import { McpDirectory } from './mcp/directory.ts'
@@ -45,6 +45,11 @@ import { discoverPlugins } from './plugin-host/discover.ts'
 import { PluginHost } from './plugin-host/host.ts'
 import { OAuthClients } from './oauth/clients.ts'
 import { AuthorizationServer } from './oauth/server.ts'
+import type { PluginKernel } from './plugin-host/sdk.ts'
+import { Plans } from './plans/plans.ts'
+import { PlanContinuation } from './plans/continuation.ts'
+import { Artifacts } from './artifacts/artifacts.ts'
+import { BackgroundTasks } from './tasks/tasks.ts'
 
 /** The plugins that ship with Switchboard; SWITCHBOARD_PLUGIN_PATHS adds more folders. */
 const PLUGINS_DIR = join(import.meta.dir, '..', 'plugins')
@@ -103,7 +108,18 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     async (server) => (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
     mcpConnections,
   )
-  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault, db: store.db, clock, events })
+  // Filled in below, once the services built-in tools stand on exist (they need the plugins' tools in turn).
+  const kernel = {} as PluginKernel
+  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), {
+    log,
+    env: config.pluginEnv,
+    models: runnerModels,
+    vault,
+    db: store.db,
+    clock,
+    events,
+    kernel,
+  })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, (name) => plugins.isEnabled(name), mcpConnections)
@@ -147,15 +163,33 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     agents,
     oauth,
     mcpConnections,
+    plans: new Plans(store.db, feed),
+    artifacts: new Artifacts({
+      db: store.db,
+      clock,
+      log,
+      signingKey: await deriveHmacKey(masterKey(config.masterKey, config.dataDir), 'switchboard artifact share links v1'),
+      shareBaseUrl: config.adminBaseUrl,
+    }),
+    tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres' }),
   }
+  Object.assign(kernel, { plans: services.plans, artifacts: services.artifacts, tasks: services.tasks })
+  // Before agents start: tasks the last run left running are settled first.
+  await services.tasks.start()
+  const continuation = new PlanContinuation(services.plans, services.chat, services.authenticator, log, config.planContinuationDelayMs)
   const api = createApiApp(services)
   const apiClient = createApiClient(api)
   const webChat = createWebChat(services, apiClient)
   const admin = createAdminApp(services, apiClient, [createAuthApp(services), createPasswordResetApp(services)], webChat)
   await plugins.startup()
   await services.agents.startAll()
+  services.artifacts.startSweeping()
   async function close(): Promise<void> {
+    continuation.stop()
+    // First: running tasks are marked interrupted while the store, the feed and the upstreams are all still there.
+    await services.tasks.close()
     webChat.close()
+    await services.artifacts.stopSweeping()
     stopExtractions()
     await services.gateway.closeAll()
     await services.upstreams.closeAll()

@@ -25,6 +25,9 @@ import type { EventBus } from './events/bus.ts'
 import type { AuthorizationServer } from './oauth/server.ts'
 import type { McpConnections } from './mcp/connections.ts'
 import type { SelfAddress } from './http/self-address.ts'
+import type { Plans } from './plans/plans.ts'
+import type { Artifacts } from './artifacts/artifacts.ts'
+import type { BackgroundTasks } from './tasks/tasks.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
 export interface Services {
@@ -69,4 +72,10 @@ export interface Services {
   oauth: AuthorizationServer
   /** People's own OAuth connections to the remote MCP servers that sign each person in. */
   mcpConnections: McpConnections
+  /** Plans and their tasks: the state machines, live events and auto-continuation. */
+  plans: Plans
+  /** What agents hand over (create_artifact): stored, shared by signed links, swept when expired. */
+  artifacts: Artifacts
+  /** Tools run in the background (async_run_tool), persisted, limited per user. */
+  tasks: BackgroundTasks
 }

@@ -225,6 +225,12 @@
     },
     stream_end() {},
     message(e) {
+      // A background task's result is a message of its own, even when it lands while another answer streams.
+      if (e.task_id) {
+        if (!byId(e.message_id)) renderMarkdown(item('agent', { id: e.message_id, who: e.agent, status: 'complete' }).body, e.text)
+        scrollDown()
+        return
+      }
       if (streaming) finishStream(e.message_id, e.text, 'complete')
       else showStored({ id: e.message_id, role: 'agent', text: e.text, status: 'complete', sender_name: e.agent })
       after = e.message_id
@@ -277,6 +283,16 @@
     },
     unread() {
       listStale()
+    },
+    // The plan panel fetches itself afresh (its markup is the server's); the list shows which conversations have one.
+    plan_created() {
+      document.body.dispatchEvent(new CustomEvent('chat-plan-stale'))
+    },
+    plan_task_update() {
+      document.body.dispatchEvent(new CustomEvent('chat-plan-stale'))
+    },
+    plan_updated() {
+      document.body.dispatchEvent(new CustomEvent('chat-plan-stale'))
     },
     heartbeat() {},
   }

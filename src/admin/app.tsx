@@ -20,6 +20,8 @@ import { CONSOLE_PAGES, mountConsole } from './console/index.ts'
 import { mountAvatarFiles } from './portal/avatar-files.ts'
 import { mountPortal } from './portal/routes.tsx'
 import { mountConnections } from './portal/connections.tsx'
+import { mountArtifactsPage } from './portal/artifacts.tsx'
+import { mountArtifactShares } from './portal/artifact-share.tsx'
 import { mountOAuthConsent } from './pages/oauth-consent.tsx'
 import { hasThemeLogo, mountTheme } from './theme.ts'
 import { PageRefusal } from './console/routes.tsx'
@@ -75,6 +77,9 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
 
   app.get('/reset-password', (c) => c.render(<ResetPasswordPage token={c.req.query('token') ?? ''} error={c.req.query('error')} />, { title: 'Choose a password' }))
 
+  // Share links open without signing in: the signed token is the permission.
+  mountArtifactShares(app, services.artifacts)
+
   // Every other page needs a session: without one, to the sign-in page and back here afterwards.
   app.use(async (c, next) => {
     const me = await api.call<Me>(c, 'GET', '/api/me')
@@ -102,6 +107,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   })
   mountConsole(app, api)
   mountConnections(app, api)
+  mountArtifactsPage(app, api)
   mountPortal(app, api)
   mountOAuthConsent(app, api)
   chat.mountPages(app)

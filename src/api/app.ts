@@ -22,9 +22,12 @@ import { renderProblems } from './hooks.ts'
 import { createRouter } from './router.ts'
 import { mountInternal } from './internal/index.ts'
 import { mountMe } from './me/index.ts'
+import { mountPlans } from './plans/index.ts'
 import { AVATAR_PATH, mountAvatars } from './avatars/index.ts'
+import { mountArtifacts } from './artifacts/index.ts'
 import { createPasswordResetApp, mountPasswords } from './passwords/index.ts'
 import { mountPluginList } from './plugins/index.ts'
+import { mountTasks } from './tasks/index.ts'
 import { createNotFoundHandler } from './not-found.ts'
 
 export const API_VERSION = '0.1.0'
@@ -91,9 +94,12 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountInternal(app, config)
   mountMe(app)
   mountAvatars(app, apiRate)
+  mountArtifacts(app, apiRate)
   mountPasswords(app)
   mountPluginList(app)
   mountChat(app)
+  mountTasks(app)
+  mountPlans(app)
   mountDocuments(app)
   mountAgents(app)
   mountRunners(app)

@@ -143,6 +143,14 @@ export class Authenticator {
     }
   }
 
+  /**
+   * Who a user is in a company, for work the platform does on their behalf with no request to carry it (a plan's
+   * continuation turns). Refused (403) when they are no longer a member there.
+   */
+  memberActor(userId: string, companyId: string): Promise<Actor> {
+    return this.#actor(userId, companyId)
+  }
+
   /** The user with their membership in the asked company, or in their first company when none is asked. */
   async #actor(userId: string, companyId: string | undefined): Promise<Actor> {
     const row = await this.db

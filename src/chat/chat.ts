@@ -13,7 +13,7 @@ import type { ChatEvent, FeedEvent } from './events.ts'
 import type { ChatFeed } from './feed.ts'
 import { mentions } from './mention.ts'
 import { history, insertMessage } from './messages.ts'
-import { runTurn, type TurnDeps } from './turn.ts'
+import { runTurn, type Turn, type TurnDeps } from './turn.ts'
 
 export interface TurnRequest {
   /** The agent of a new conversation; for an existing one it may be left out, and must be the conversation's. */
@@ -35,6 +35,9 @@ export interface StartedTurn {
   signal: AbortSignal
 }
 
+/** How a turn ended: answered whole, stopped, or failed. */
+export type TurnOutcome = 'complete' | 'aborted' | 'error'
+
 /** How often one person's typing reaches the others, at most. */
 const TYPING_INTERVAL_MS = 2_000
 
@@ -46,6 +49,7 @@ export class Chat {
   /** The answer streamed so far by each turn of this process, for clients that come back mid-answer. */
   readonly #streaming = new Map<string, () => string>()
   readonly #typedAt = new Map<string, number>()
+  readonly #turnEnded = new Set<(conversationId: string, outcome: TurnOutcome) => void>()
   // The TTL only backs up the events that drop an entry, for rows changed behind the API's back.
   readonly #participants = new TtlCache<string, ReadonlySet<string>>(systemClock, 60_000, 10_000)
 
@@ -112,14 +116,63 @@ export class Chat {
       void turns.finish(conversation.id, controller)
       throw error
     })
+    return this.#run({ actor, agent, conversation, history: earlier, text, message: { id: said.message_id, attachments }, signal: controller.signal }, controller)
+  }
+
+  /**
+   * Sends the agent a continuation message of the conversation's plan, as `actor` (who executed or resumed it), when
+   * no turn is running there. `prompt` is asked once the turn is admitted, and answers the message, or nothing when
+   * the plan may not go on (paused meanwhile, out of continuations): then no turn runs. True when one started; its
+   * events go to the conversation's feed.
+   */
+  async continuePlan(actor: Actor, conversationId: string, prompt: () => Promise<string | undefined>): Promise<boolean> {
+    const { db, turns, feed, log } = this.deps
+    const [{ record: conversation }, earlier] = await Promise.all([getRecord(db, actor, WebchatConversation, conversationId), history(db, conversationId)])
+    if (!conversation.agent_id) return false
+    const { record: agent } = await getRecord(db, actor, AgentConfigRecord, conversation.agent_id)
+    if (!agent.enabled) return false
+    const controller = await turns.start(conversation.id).catch((error) => {
+      // Another turn runs there: its end asks again.
+      if (error instanceof ApiError && error.code === 'conflict') return undefined
+      throw error
+    })
+    if (!controller) return false
+    const text = await prompt().catch(async (error) => {
+      await turns.finish(conversation.id, controller)
+      throw error
+    })
+    if (!text) {
+      await turns.finish(conversation.id, controller)
+      return false
+    }
+    void feed.publish(conversation.id, { type: 'notice', text })
+    const message = { id: Bun.randomUUIDv7(), attachments: [], role: 'system' as const }
+    const { events } = this.#run({ actor, agent, conversation, history: earlier, text, message, signal: controller.signal }, controller)
+    void (async () => {
+      for await (const _ of events);
+    })().catch((error) => log.error('plan continuation failed', { conversation_id: conversation.id, error: String(error) }))
+    return true
+  }
+
+  /** Hears each turn's end, in this process, with how it ended (after its lock is released). */
+  onTurnEnd(listener: (conversationId: string, outcome: TurnOutcome) => void): () => void {
+    this.#turnEnded.add(listener)
+    return () => void this.#turnEnded.delete(listener)
+  }
+
+  /** Runs an admitted turn on the agent's live instance, publishing what it says to the conversation's feed. */
+  #run(turn: Turn, controller: AbortController): StartedTurn {
+    const { turns, agents, feed } = this.deps
+    const conversation = turn.conversation
     // The turn runs on the agent's live instance: a reload meanwhile waits for it before stopping that instance.
-    const release = agents.instance(agent.id).lease()
-    const turn = { actor, agent, conversation, history: earlier, text, message: { id: said.message_id, attachments }, signal: controller.signal }
+    const release = agents.instance(turn.agent.id).lease()
     const deps = this.deps
     let streamed = ''
     this.#streaming.set(conversation.id, () => streamed)
     const streaming = this.#streaming
+    const ended = this.#turnEnded
     async function* events(): AsyncGenerator<ChatEvent> {
+      let outcome: TurnOutcome = 'aborted'
       try {
         yield { type: 'conversation', conversation_id: conversation.id }
         for await (const event of runTurn(deps, turn)) {
@@ -131,12 +184,15 @@ export class Chat {
             if (event.type === 'message' || event.type === 'aborted' || event.type === 'error') streaming.delete(conversation.id)
             void feed.publish(conversation.id, event)
           }
+          if (event.type === 'message') outcome = 'complete'
+          else if (event.type === 'error') outcome = 'error'
           yield event
         }
       } finally {
         streaming.delete(conversation.id)
         release()
         await turns.finish(conversation.id, controller)
+        for (const listener of ended) listener(conversation.id, outcome)
       }
     }
     return { events: events(), stop: (reason) => controller.abort(reason), signal: controller.signal }

@@ -1,3 +1,5 @@
+import type { PlanView } from '../plans/view.ts'
+
 /** What a chat turn streams to the client (DESIGN §4, Web chat), one JSON object per NDJSON line. */
 export type ChatEvent =
   | { type: 'conversation'; conversation_id: string }
@@ -8,7 +10,8 @@ export type ChatEvent =
   | { type: 'tool_result'; tool: string; result: string }
   | { type: 'stream'; text: string }
   | { type: 'stream_end' }
-  | { type: 'message'; text: string; agent: string; message_id: string }
+  /** The agent's stored answer; `task_id` marks a background task's result, which may land while another answer streams. */
+  | { type: 'message'; text: string; agent: string; message_id: string; task_id?: string }
   | { type: 'error'; text: string; details: string; error_type: string }
   | { type: 'aborted'; message_id: string | null }
 
@@ -41,3 +44,7 @@ export type FeedEvent =
   | { type: 'conversation_update'; title: string }
   /** Someone was added or removed: lists and the participants panel are stale. */
   | { type: 'participants' }
+  /** The conversation's plan, whole, after each change: the plan panel redraws from it. */
+  | { type: 'plan_created'; plan: PlanView }
+  | { type: 'plan_task_update'; plan: PlanView }
+  | { type: 'plan_updated'; plan: PlanView }

@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../auth/actor.ts'
 import { companyScoped } from '../db/scoped.ts'
 import type { AgentConfig, Db } from '../db/schema.ts'
@@ -9,7 +9,7 @@ import type { Provider, ToolUser } from '../mcp/providers.ts'
 import type { ToolSpec } from '../runners/contract.ts'
 
 /** What of an agent decides its tools. */
-export type ToolAgent = Pick<AgentConfig, 'company_id' | 'mcp_permissions' | 'plugins' | 'context_options'>
+export type ToolAgent = Pick<AgentConfig, 'id' | 'company_id' | 'mcp_permissions' | 'plugins' | 'context_options'>
 
 /** The tools of one turn: what the model is offered, and how its calls are run. */
 export interface TurnTools {
@@ -22,8 +22,11 @@ export interface TurnTools {
 
 /** Where the turn loop gets its tools. */
 export interface ToolExecutor {
-  /** `signal` ends the turn (stop, timeout): setting up the tools stops waiting too. */
-  forTurn(actor: Actor, agent: ToolAgent, signal: AbortSignal): Promise<TurnTools>
+  /**
+   * `signal` ends the turn (stop, timeout): setting up the tools stops waiting too. Built-in tools learn the
+   * conversation they are called in.
+   */
+  forTurn(actor: Actor, agent: ToolAgent, signal: AbortSignal, conversationId: string): Promise<TurnTools>
 }
 
 /** Thrown when an agent's tools cannot be set up; the turn reports it to the user as it is. */
@@ -101,8 +104,9 @@ export class AgentTools implements ToolExecutor {
     private readonly log: Logger,
   ) {}
 
-  async forTurn(actor: Actor, agent: ToolAgent, signal: AbortSignal): Promise<TurnTools> {
+  async forTurn(actor: Actor, agent: ToolAgent, signal: AbortSignal, conversationId: string): Promise<TurnTools> {
     const user = await this.#actingUser(actor, agent)
+    const person: ToolUser = { userId: actor.userId, companyId: agent.company_id }
     const judge = await this.catalog.judge(user)
     const listed = agent.mcp_permissions.servers
     const named = Object.keys(listed)
@@ -142,17 +146,15 @@ export class AgentTools implements ToolExecutor {
       }
     })
 
-    return {
-      specs,
-      notices,
-      async call(name, args, signal) {
-        const builtIn = BUILT_IN.find((b) => b.spec.name === name)
-        if (builtIn) return builtIn.run(args)
-        const route = routes.get(name)
-        if (!route) throw new Error(`There is no tool named ${name} for this agent.`)
-        return resultText(await route.provider.callTool(user, { name: route.tool, arguments: args }, { signal }))
-      },
+    async function call(name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (progress: Progress) => void): Promise<string> {
+      const builtIn = BUILT_IN.find((b) => b.spec.name === name)
+      if (builtIn) return builtIn.run(args)
+      const route = routes.get(name)
+      if (!route) throw new Error(`There is no tool named ${name} for this agent.`)
+      return resultText(await route.provider.callTool(user, { name: route.tool, arguments: args }, { signal, turn, ...(onProgress ? { onProgress } : {}) }))
     }
+    const turn = { conversationId, agentId: agent.id, person, callTool: call }
+    return { specs, notices, call }
   }
 
   /** The caller, or the agent's service account when it has one (which must belong to the agent's company). */

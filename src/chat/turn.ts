@@ -25,8 +25,11 @@ export interface Turn {
   /** The conversation so far, read while the agent and conversation were; empty for a new conversation. */
   history: ChatMessage[]
   text: string
-  /** The user's message: its id (published before it is stored) and the documents it attaches. */
-  message: { id: string; attachments: Attachment[] }
+  /**
+   * The user's message: its id (published before it is stored) and the documents it attaches. A `system` message is
+   * the platform's (a plan's continuation): the model reads it as the user's turn, people see it as the platform's.
+   */
+  message: { id: string; attachments: Attachment[]; role?: 'user' | 'system' }
   /** Aborted by POST /api/chat/abort or by the client going away. */
   signal: AbortSignal
 }
@@ -111,15 +114,16 @@ async function prepareTurn(deps: TurnDeps, turn: Turn, signal: AbortSignal, answ
   const sessionEnd = ttl ? await expiredSessionEnd(db, conversation.id, ttl) : undefined
   const earlier = sessionEnd ? await history(db, conversation.id, { afterId: sessionEnd }) : turn.history
   const base = { company_id: agent.company_id, conversation_id: conversation.id }
-  const { id, attachments } = turn.message
-  answer.stored = insertMessage(db, { ...base, sender_id: actor.userId, agent_id: null, role: 'user', text: turn.text, status: 'complete', attachments }, id)
+  const { id, attachments, role = 'user' } = turn.message
+  const author = role === 'user' ? { sender_id: actor.userId, agent_id: null } : { sender_id: null, agent_id: agent.id }
+  answer.stored = insertMessage(db, { ...base, ...author, role, text: turn.text, status: 'complete', attachments }, id)
   answer.stored.catch(() => {}) // awaited when the answer is stored; this only stops it counting as unhandled meanwhile
 
   const runner = deps.runners.get(agent.runner)
   if (!runner) throw failure(`The agent's runner "${agent.runner}" is not installed.`, `Installed runners: ${[...deps.runners.keys()].join(', ') || 'none'}.`, 'runner_unavailable')
   const [model, tools, documents] = await Promise.all([
     deps.models.resolve(agent.runner, agent.model),
-    deps.tools.forTurn(actor, agent, signal).catch((error) => {
+    deps.tools.forTurn(actor, agent, signal, conversation.id).catch((error) => {
       throw error instanceof ToolSetupError ? failure(error.message, `agent ${agent.id}`, 'tool_setup') : error
     }),
     // Every document of the conversation, on every turn: what was attached earlier stays in view.

@@ -101,11 +101,28 @@ export interface WebchatDocumentsTable extends Stored {
   truncated: Generated<boolean>
 }
 
+export type PlanStatus = 'draft' | 'active' | 'paused' | 'completed' | 'cancelled'
+export type PlanTaskStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'skipped'
+
 export interface PlansTable extends Stored {
   company_id: string
   conversation_id: string
   title: string
-  status: Generated<'draft' | 'active' | 'paused' | 'completed' | 'cancelled'>
+  description: Generated<string>
+  status: Generated<PlanStatus>
+  created_by: string | null
+  driven_by: Generated<string | null>
+  continuations: Generated<number>
+}
+
+export interface PlanTasksTable extends Stored {
+  company_id: string
+  plan_id: string
+  position: number
+  title: string
+  description: Generated<string>
+  status: Generated<PlanTaskStatus>
+  note: Generated<string>
 }
 
 export interface SystemConfigTable extends Stored {
@@ -315,6 +332,55 @@ export interface McpConnectionsTable {
   changed_at: Generated<Date>
 }
 
+export type ArtifactMediaType =
+  | 'text/plain'
+  | 'text/markdown'
+  | 'text/html'
+  | 'application/json'
+  | 'text/csv'
+  | 'image/png'
+  | 'image/jpeg'
+  | 'image/gif'
+  | 'image/webp'
+
+/** What an agent handed over (sql/0017_artifacts.sql): kept until it expires, unless pinned. */
+export interface ArtifactsTable extends Stored {
+  company_id: string
+  user_id: string
+  conversation_id: string | null
+  agent_id: string | null
+  title: string
+  media_type: ArtifactMediaType
+  size_bytes: number
+  content: Uint8Array
+  ttl_days: Generated<number>
+  pinned: Generated<boolean>
+  expires_at: Timestamp | null
+  revoked_at: Timestamp | null
+}
+
+export type BackgroundTaskStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted'
+
+/** A tool run in the background (sql/0018_background_tasks.sql): written by the kernel only. */
+export interface BackgroundTasksTable extends Stored {
+  company_id: string
+  user_id: string
+  conversation_id: string | null
+  agent_id: string | null
+  tool: string
+  arguments: Json<Record<string, unknown>>
+  status: Generated<BackgroundTaskStatus>
+  progress: number | null
+  progress_total: number | null
+  progress_message: string | null
+  result: string | null
+  result_truncated: Generated<boolean>
+  error: string | null
+  owner: string | null
+  heartbeat_at: Timestamp | null
+  finished_at: Timestamp | null
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -326,6 +392,7 @@ export interface Database {
   webchat_messages: WebchatMessagesTable
   webchat_documents: WebchatDocumentsTable
   plans: PlansTable
+  plan_tasks: PlanTasksTable
   system_config: SystemConfigTable
   model_acls: ModelAclsTable
   sessions: SessionsTable
@@ -349,6 +416,8 @@ export interface Database {
   oauth_codes: OAuthCodesTable
   oauth_tokens: OAuthTokensTable
   mcp_connections: McpConnectionsTable
+  artifacts: ArtifactsTable
+  background_tasks: BackgroundTasksTable
 }
 
 export type TableName = keyof Database

@@ -36,6 +36,8 @@ export interface Events {
   'plugin.changed': { plugin: string }
   /** An MCP host cancelled one of its requests; the process serving that request stops it. */
   'mcp.cancel': { session_id: string; request_id: string | number; reason?: string }
+  /** A background task was cancelled (its row already says so); the process running it stops the tool. */
+  'task.cancel': { task_id: string }
 }
 
 export type EventType = keyof Events

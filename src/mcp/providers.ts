@@ -20,6 +20,25 @@ import type { ServerDefinition, Upstreams } from './upstreams.ts'
 export interface CallOptions {
   signal?: AbortSignal
   onProgress?: (progress: Progress) => void
+  /** Set when an agent's chat turn calls the tool (a built-in tool then knows its conversation). */
+  turn?: ToolTurn
+}
+
+/** The chat turn a tool is called from. */
+export interface ToolTurn {
+  conversationId: string
+  agentId: string
+  /**
+   * The person whose turn it is. A tool runs as `user`, which is the agent's service account when it has one; what
+   * a built-in tool keeps for someone (a plan, an artifact, a task) belongs to this person, or everyone using the
+   * agent would share it.
+   */
+  person: ToolUser
+  /**
+   * Runs another of the turn's tools by its model-facing name (`server__tool`), within the agent's and the user's
+   * permissions, as the turn itself would: how a background task runs one after the turn has ended.
+   */
+  callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (progress: Progress) => void): Promise<string>
 }
 
 /**
@@ -39,6 +58,13 @@ export interface ListOptions {
   timeoutMs?: number
 }
 
+/** Who a built-in tool runs for, and from which chat turn when an agent calls it (through `/mcp`, none). */
+export interface ToolContext {
+  user: ToolUser
+  signal: AbortSignal
+  turn?: ToolTurn
+}
+
 /** A built-in tool of an mcp-kind plugin (a virtual tool provider). */
 export interface VirtualTool {
   name: string
@@ -46,7 +72,7 @@ export interface VirtualTool {
   /** JSON Schema of the arguments (type: object). */
   inputSchema: { type: 'object'; properties?: Record<string, object>; required?: string[] }
   /** The answer as text, or a whole MCP tool result. Throwing answers an error result with the message. */
-  run(args: Record<string, unknown>, context: { user: ToolUser; signal: AbortSignal }): string | CallToolResult | Promise<string | CallToolResult>
+  run(args: Record<string, unknown>, context: ToolContext): string | CallToolResult | Promise<string | CallToolResult>
 }
 
 /**
@@ -136,11 +162,11 @@ export class VirtualProvider implements Provider {
     return { tools: [...this.#tools.values()].map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) }
   }
 
-  async callTool(user: ToolUser, params: CallToolRequest['params'], { signal = new AbortController().signal }: CallOptions = {}): Promise<CallToolResult> {
+  async callTool(user: ToolUser, params: CallToolRequest['params'], { signal = new AbortController().signal, turn }: CallOptions = {}): Promise<CallToolResult> {
     const tool = this.#tools.get(params.name)
     if (!tool) return errorResult(`${this.name} has no tool ${params.name}.`)
     try {
-      const result = await tool.run(params.arguments ?? {}, { user, signal })
+      const result = await tool.run(params.arguments ?? {}, { user, signal, ...(turn ? { turn } : {}) })
       return typeof result === 'string' ? { content: [{ type: 'text', text: result }] } : result
     } catch (error) {
       return errorResult((error as Error).message)

@@ -1,4 +1,5 @@
 import { AgentConfigRecord } from './agent-config.ts'
+import { Artifact } from './artifact.ts'
 import { ApiToken } from './api-token.ts'
 import { Company, CompanyUser } from './company.ts'
 import type { Model } from './define.ts'
@@ -8,7 +9,9 @@ import { defineModelAcl } from './model-acl.ts'
 import { SystemConfig } from './system.ts'
 import { User, UserPlatform } from './user.ts'
 import { UsageRecord } from './usage.ts'
-import { Plan, WebchatConversation, WebchatDocument, WebchatMessage, WebchatParticipant } from './webchat.ts'
+import { WebchatConversation, WebchatDocument, WebchatMessage, WebchatParticipant } from './webchat.ts'
+import { Plan, PlanTask } from './plan.ts'
+import { BackgroundTask } from './background-task.ts'
 
 const OTHERS: readonly Model[] = [
   AgentConfigRecord,
@@ -21,6 +24,7 @@ const OTHERS: readonly Model[] = [
   WebchatMessage,
   WebchatDocument,
   Plan,
+  PlanTask,
   SystemConfig,
   ApiToken,
   McpCommand,
@@ -29,6 +33,8 @@ const OTHERS: readonly Model[] = [
   UsageRecord,
   OAuthClient,
   OAuthGrant,
+  Artifact,
+  BackgroundTask,
 ]
 
 /** Every persisted model, in the order the API document lists them. Later issues add theirs to OTHERS. */

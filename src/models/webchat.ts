@@ -14,7 +14,7 @@ import { DOCUMENT_MEDIA_TYPES } from '../documents/media-types.ts'
  * Conversations are private to their participants, whatever the role: chats are not the administrators' to read.
  * The creator is a participant like the others (a row made with the conversation).
  */
-function takesPart(eb: ExpressionBuilder<any, any>, actor: Actor, conversationId: string): Expression<SqlBool> {
+export function takesPart(eb: ExpressionBuilder<any, any>, actor: Actor, conversationId: string): Expression<SqlBool> {
   return eb.exists(
     eb.selectFrom('webchat_participants as p').select('p.id').where('p.conversation_id', '=', sql.ref<string>(conversationId)).where('p.user_id', '=', actor.userId),
   )
@@ -27,7 +27,7 @@ function started(eb: ExpressionBuilder<any, any>, actor: Actor, conversationId: 
   )
 }
 
-const conversation = visible(() => WebchatConversation)
+export const conversation = visible(() => WebchatConversation)
 
 export const WebchatConversation = defineModel({
   name: 'WebchatConversation',
@@ -197,20 +197,4 @@ export const WebchatDocument = defineModel({
   },
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
   example: { filename: 'notes.txt' },
-})
-
-export const Plan = defineModel({
-  name: 'Plan',
-  table: 'plans',
-  description: 'A plan the agent follows in a conversation. Tasks and transitions arrive with the planning issue.',
-  tenantColumn: 'company_id',
-  fields: {
-    conversation_id: z.uuid(),
-    title: z.string().trim().min(1).max(300),
-    status: z.enum(['draft', 'active', 'paused', 'completed', 'cancelled']).default('draft'),
-  },
-  references: { conversation_id: conversation },
-  recordRule: (eb, actor) => takesPart(eb, actor, 'plans.conversation_id'),
-  access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
-  example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', title: 'Write the quarterly report' },
 })

@@ -21,7 +21,7 @@ import { effectiveSettings, environmentSettings, liveView } from './live-setting
 import type { Manifest } from './manifest.ts'
 import { createPluginRouter } from './openapi.ts'
 import { describePluginRoutes } from './route-docs.ts'
-import type { Plugin, PluginEnv } from './sdk.ts'
+import type { Plugin, PluginEnv, PluginKernel } from './sdk.ts'
 import { lockStates, readStates, writeState, type PluginState } from './states.ts'
 import { switchedRunner } from './switched-runner.ts'
 import type { ThemeFiles } from './theme-files.ts'
@@ -53,6 +53,11 @@ export interface HostServices {
   clock?: Clock
   /** Flushes the secret cache and follows plugin states changed in any process; none in tests of the loader alone. */
   events?: EventBus
+  /**
+   * The kernel services built-in tool plugins stand on, filled in once boot has built them (they need the plugins'
+   * tools in turn); none in tests of the loader alone.
+   */
+  kernel?: PluginKernel
 }
 
 /** What GET /api/plugins shows of a plugin. */
@@ -183,6 +188,10 @@ export class PluginHost {
             runnerPlugins.set(runner.name, manifest.name)
           },
           secret: (key) => host!.secret(manifest.name, key),
+          get kernel() {
+            if (!services.kernel?.plans) throw new Error(`${manifest.name}: the kernel services are there once boot is over, not during setup()`)
+            return services.kernel
+          },
           // The api app, and so its throttle, exists only once the plugins are loaded: mount() hands it over.
           throttle: (c, next) => host!.#apiRate(c, next),
           recordUsage: (c, usage) => recordUsage(c, manifest.name, usage),

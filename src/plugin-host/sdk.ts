@@ -9,8 +9,11 @@ import { requireActor as requireSignedIn } from '../auth/access.ts'
 import type { Actor } from '../auth/actor.ts'
 import type { Logger } from '../logger.ts'
 import type { ModelEntry, Runner } from '../runners/contract.ts'
-import type { VirtualTool } from '../mcp/providers.ts'
+import type { ToolContext, ToolUser, VirtualTool } from '../mcp/providers.ts'
 import type { Manifest } from './manifest.ts'
+import type { Plans } from '../plans/plans.ts'
+import type { Artifacts } from '../artifacts/artifacts.ts'
+import type { BackgroundTasks } from '../tasks/tasks.ts'
 import type { PluginEnv } from './openapi.ts'
 
 export { ApiError } from '../errors.ts'
@@ -30,9 +33,11 @@ export { openAICompatibleRunner } from './openai-compatible.ts'
 export { createPluginRouter, problem, signedIn, type PluginEnv } from './openapi.ts'
 export { createRoute, z } from '@hono/zod-openapi'
 export { sseData } from './sse.ts'
+export { PLAN_TOOL_INPUTS } from '../plans/inputs.ts'
+export { planText, type PlanView } from '../plans/view.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest, MiddlewareHandler }
-export type { ToolUser, VirtualTool } from '../mcp/providers.ts'
+export type { ToolContext, ToolTurn, ToolUser, VirtualTool } from '../mcp/providers.ts'
 export type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 /** What one model call cost, as a runner's `usage` events add up. */
@@ -43,6 +48,13 @@ export interface UsageReport {
   input_tokens: number
   output_tokens: number
   cost_usd: number
+}
+
+/** The kernel services behind the built-in tool plugins: their rules live in the kernel, for the tools and the API alike. */
+export interface PluginKernel {
+  plans: Plans
+  artifacts: Artifacts
+  tasks: BackgroundTasks
 }
 
 export interface PluginContext {
@@ -93,6 +105,8 @@ export interface PluginContext {
    * plugin's name. The caller must be a company member (see requireMember).
    */
   recordUsage(c: Context<PluginEnv>, usage: UsageReport): Promise<void>
+  /** Kernel services for built-in tools: read it when a tool runs (it is there once boot is over, not in setup()). */
+  readonly kernel: PluginKernel
 }
 
 export interface Plugin {
@@ -102,6 +116,14 @@ export interface Plugin {
 /** A plugin module's default export. */
 export function definePlugin(plugin: Plugin): Plugin {
   return plugin
+}
+
+/**
+ * Whom what a built-in tool keeps (a plan, an artifact, a task) belongs to: the person whose chat turn called it,
+ * though the tool runs as the agent's service account; through `/mcp`, the caller.
+ */
+export function personOf(context: ToolContext): ToolUser {
+  return context.turn?.person ?? context.user
 }
 
 /** The signed-in caller of a request, or a 401 problem. For public routes that still need a user. */

@@ -34,3 +34,18 @@ export async function deriveKey(master: Uint8Array<ArrayBuffer>, purpose: string
     ['encrypt', 'decrypt'],
   )
 }
+
+/**
+ * A purpose-bound HMAC-SHA256 signing key from the master key (HKDF-SHA256, like deriveKey): what it signs (share
+ * links) cannot be forged without the master key, and the key opens nothing the vault holds.
+ */
+export async function deriveHmacKey(master: Uint8Array<ArrayBuffer>, purpose: string): Promise<CryptoKey> {
+  const base = await crypto.subtle.importKey('raw', master, 'HKDF', false, ['deriveKey'])
+  return crypto.subtle.deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: new TextEncoder().encode('switchboard'), info: new TextEncoder().encode(purpose) },
+    base,
+    { name: 'HMAC', hash: 'SHA-256', length: 256 },
+    false,
+    ['sign', 'verify'],
+  )
+}

@@ -74,7 +74,7 @@ describe('the page', () => {
     expect(anonymous.headers.get('location')).toBe('/login?post_login_redirect=%2Fme')
   })
 
-  test('the whole page: profile, picture, password, tokens and artifacts still empty, connections linked', async () => {
+  test('the whole page: profile, picture, password, tokens, artifacts and connections linked', async () => {
     const me = await signedInMember()
     const reply = await page(me, '/me')
     expect(reply.status).toBe(200)
@@ -82,7 +82,7 @@ describe('the page', () => {
     expect(reply.text).toContain('<title>Your account · Switchboard</title>')
     expect(reply.text).toContain('href="/static/css/portal.css"')
     for (const id of ['profile', 'avatar', 'password', 'tokens', 'artifacts', 'connections']) expect(reply.text).toContain(`<section id="${id}"`)
-    expect(reply.text).toMatch(/<section id="artifacts"[^]*?<p>You have no artifacts yet[^<]*<\/p>/)
+    expect(reply.text).toMatch(/<section id="artifacts"[^]*?<a href="\/me\/artifacts">manage them<\/a>/)
     expect(reply.text).toMatch(/<section id="connections"[^]*?<a href="\/me\/connections">manage them<\/a>/)
     expect(reply.text).toContain(`value="${me.username}@example.com"`)
     expect(etagIn(reply.text)).toBe((await p.call('GET', `/api/v1/User/${me.userId}`, { as: me })).headers.get('etag')!)

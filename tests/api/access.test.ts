@@ -82,8 +82,9 @@ describe.each(MODELS.filter((m) => m.tenantColumn).map((m) => m.name))('%s: the 
 describe('references across tenants', () => {
   test('a record cannot be made to point at another company’s record or user', async () => {
     const bobsConversation = await recordOf('WebchatConversation', bob)
-    // (Documents are uploaded: an upload to another company's conversation is a 404, in tests/api/documents.test.ts.)
-    for (const model of ['WebchatMessage', 'Plan', 'WebchatParticipant']) {
+    // (Documents are uploaded: an upload to another company's conversation is a 404, in tests/api/documents.test.ts;
+    // plans are made through POST /api/plans, where another company's conversation is a 404, in tests/plugins/mcp-planning.test.ts.)
+    for (const model of ['WebchatMessage', 'WebchatParticipant']) {
       const body = { ...(await cases[model]!.make(alice)), conversation_id: bobsConversation }
       const problem = expectProblem(await p.call('POST', `/api/v1/${model}`, { as: alice, json: body }), 422, 'validation_error')
       expect(problem.errors).toContainEqual({ path: 'conversation_id', message: 'no such record' })

@@ -145,7 +145,7 @@ describe('server-set and secret fields', () => {
   test('a conversation reports has_plan, and can be filtered by it', async () => {
     const withPlan = await newConversation()
     const without = await newConversation()
-    await create('Plan', { conversation_id: withPlan, title: 'Plan' })
+    expect((await p.call('POST', '/api/plans', { json: { conversation_id: withPlan, title: 'Plan', tasks: [{ title: 'Step' }] } })).status).toBe(201)
     const listed = await p.call('GET', `/api/v1/WebchatConversation?id=in.(${withPlan},${without})&has_plan=is.true&select=id,has_plan`)
     expect(listed.body.data).toEqual([{ id: withPlan, has_plan: true }])
   })

@@ -80,7 +80,7 @@ describe('GET /api/mcp/tools', () => {
     expect(Date.now() - started).toBeLessThan(15_000)
     expect(user_id).toBeNull()
     const entries = byName(data)
-    expect(Object.keys(entries).sort()).toEqual(['everything', 'failing', 'notes', 'nowhere', 'refusing', 'silent', 'switched-off'])
+    expect(Object.keys(entries).sort()).toEqual(['everything', 'failing', 'mcp-artifacts', 'mcp-planning', 'mcp-tasks', 'notes', 'nowhere', 'refusing', 'silent', 'switched-off'])
 
     const everything = entries.everything!
     expect(everything).toMatchObject({ kind: 'server', id: ids.everything, enabled: true, breaker: 'closed' })

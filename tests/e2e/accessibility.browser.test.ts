@@ -60,6 +60,7 @@ const PAGES: ConsolePage[] = [
   { name: 'system-settings', path: '/system-config', who: ['superadmin'] },
   { name: 'system-settings-refused', path: '/system-config', who: ['member'], status: 403 },
   { name: 'me', path: '/me', who: SIGNED_IN },
+  { name: 'my-artifacts', path: '/me/artifacts', who: SIGNED_IN },
   { name: 'not-found', path: '/no-such-page', who: SIGNED_IN, status: 404 },
 ]
 
@@ -165,6 +166,9 @@ beforeAll(async () => {
   await signIn(visitors.get('member')!.context, member.username, memberPassword)
   memberId = member.userId
   agentId = agent.id
+  // The superadmin's artifacts page lists one, pinned, so its table and buttons are checked too; the member's is empty.
+  const artifact = await p.call('POST', '/api/artifacts', { json: { title: 'Figures', kind: 'csv', content: 'a,b\n1,2' } })
+  await p.call('POST', `/api/artifacts/${artifact.body.id}/pin`)
   // Switched off, so testing it answers at once without starting anything.
   const program = await p.call('POST', '/api/v1/McpCommand', { json: { name: 'idle', command: 'true' } })
   serverId = (await p.call('POST', '/api/v1/McpServer', { json: { name: 'idle', transport: 'stdio', command_id: program.body.id, enabled: false } })).body.id

@@ -1,3 +1,4 @@
+import { jsonb } from '../../src/db/jsonb.ts'
 import { MODELS } from '../../src/models/registry.ts'
 import type { Principal, TestPlatform } from './platform.ts'
 
@@ -27,6 +28,11 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
   }
   const agent = async (as: Principal) => (await create('AgentConfigRecord', { name: `agent-${unique()}` }, as)).id as string
   const conversation = async (as: Principal) => (await create('WebchatConversation', { title: 'c', agent_id: await agent(as) }, as)).id as string
+  const plan = async (as: Principal) => {
+    const reply = await p.call('POST', '/api/plans', { as, json: { conversation_id: await conversation(as), title: 'Write it', tasks: [{ title: 'Step' }] } })
+    if (reply.status !== 201) throw new Error(`making a plan: ${reply.status} ${JSON.stringify(reply.body)}`)
+    return (await p.call('GET', `/api/v1/Plan/${reply.body.id}`, { as })).body
+  }
   const members = new Map<string, Principal>()
   const member = async (as: Principal) => {
     const made = await p.createUser({ companyId: as.companyId })
@@ -100,9 +106,21 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       after: { filename: 'renamed.txt', media_type: 'text/plain', extracted_text: 'Meeting notes: ship on Friday.', truncated: false },
     },
     Plan: {
-      make: async (as) => ({ conversation_id: await conversation(as), title: 'Write it' }),
-      patch: { status: 'active' },
-      after: { status: 'active', title: 'Write it' },
+      // Plans are made with their tasks through POST /api/plans; the generic API edits their words.
+      make: async () => ({ title: 'Write it', description: 'All of it.' }),
+      create: async (as) => await plan(as),
+      patch: { title: 'Rewrite it' },
+      after: { title: 'Rewrite it', status: 'draft', continuations: 0 },
+    },
+    PlanTask: {
+      make: async () => ({ title: 'Step', description: 'First.' }),
+      create: async (as) => {
+        const made = await plan(as)
+        const reply = await p.call('GET', `/api/v1/PlanTask?plan_id=eq.${made.id}`, { as })
+        return reply.body.data[0]
+      },
+      patch: { description: 'First of all.' },
+      after: { description: 'First of all.', status: 'pending', plan_status: 'draft' },
     },
     SystemConfig: {
       make: async () => ({ key: `k${unique()}`, value: { enabled: true, depth: 2 } }),
@@ -150,11 +168,38 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       patch: {},
       after: { scope: 'mcp', client_name: 'A host' },
     },
+    BackgroundTask: {
+      // Tasks are started by a tool or POST /api/tasks; here one that has ended is stored as the service would store it.
+      make: async () => ({}),
+      create: async (as) => {
+        const id = Bun.randomUUIDv7()
+        await p.store.db
+          .insertInto('background_tasks')
+          .values({ id, company_id: as.companyId!, user_id: as.userId, conversation_id: null, agent_id: null, tool: 'everything__echo', arguments: jsonb({ message: 'hi' }), status: 'completed', progress: null, progress_total: null, progress_message: null, result: 'Echo: hi', error: null, owner: null, heartbeat_at: null, finished_at: new Date() })
+          .execute()
+        const reply = await p.call('GET', `/api/v1/BackgroundTask/${id}`, { as })
+        if (reply.status !== 200) throw new Error(`reading a task: ${reply.status} ${JSON.stringify(reply.body)}`)
+        return reply.body
+      },
+      patch: {},
+      after: { status: 'completed', result: 'Echo: hi', arguments: { message: 'hi' } },
+    },
     UsageRecord: {
       // The platform writes these; through the API only a superadmin can, in the company `as` belongs to.
       make: async (as) => ({ user_id: as.userId, source: 'rlm', runner: 'echo', model: 'echo-1', input_tokens: 12, output_tokens: 3, cost_usd: 0.0042 }),
       patch: { cost_usd: 0.005 },
       after: { cost_usd: 0.005, runner: 'echo', input_tokens: 12 },
+    },
+    Artifact: {
+      // Artifacts are made by the create_artifact tool or POST /api/artifacts; the generic API renames and deletes.
+      make: async () => ({ title: `figures ${unique()}` }),
+      create: async (as) => {
+        const reply = await p.call('POST', '/api/artifacts', { json: { title: 'Figures', kind: 'markdown', content: '# Q3\n\nUp 12 %.' }, as })
+        if (reply.status !== 201) throw new Error(`making an artifact: ${reply.status} ${JSON.stringify(reply.body)}`)
+        return reply.body
+      },
+      patch: { title: 'Renamed figures' },
+      after: { title: 'Renamed figures', media_type: 'text/markdown', pinned: false, revoked_at: null },
     },
     ModelAcl: {
       // (model, verb) is unique: walk through the pairs.

@@ -1,5 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { ConversationSummary } from '../../chat/conversations.ts'
+import type { PlanView } from '../../plans/view.ts'
+import { PlanPanel } from './plan-panel.tsx'
 
 export interface Message {
   id: string
@@ -177,6 +179,7 @@ export interface ChatView {
   messages?: Message[]
   participants?: Participant[]
   documents?: ChatDocument[]
+  plan?: PlanView
   problem?: string
 }
 
@@ -233,6 +236,7 @@ export function ChatPage({ view }: { view: ChatView }) {
       )}
       {conversation ? (
         <aside class="chat-aside" aria-label="About this conversation">
+          <PlanPanel conversationId={conversation.id} plan={view.plan} />
           <ParticipantsPanel conversation={conversation} participants={view.participants ?? []} me={me} />
           <DocumentsPanel documents={view.documents ?? []} />
         </aside>

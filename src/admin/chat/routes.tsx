@@ -5,6 +5,8 @@ import { isUuid } from '../../models/fields.ts'
 import type { ApiClient, ApiReply } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { ChatPage, ConversationList, ParticipantsPanel, type ChatView, type Conversation } from './components.tsx'
+import { PlanPanel } from './plan-panel.tsx'
+import type { PlanView } from '../../plans/view.ts'
 
 type Ctx = Context<AdminEnv>
 
@@ -37,10 +39,11 @@ async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string): 
   if (!id) return view
   const conversation = await api.call<Conversation>(c, 'GET', `/api/v1/WebchatConversation/${id}`)
   if (conversation.status === 404) return undefined
-  const [messages, participants, documents] = await Promise.all([
+  const [messages, participants, documents, plan] = await Promise.all([
     api.call(c, 'GET', `/api/v1/WebchatMessage?conversation_id=eq.${id}&order=id.desc&limit=${SHOWN_MESSAGES}`),
     participantsOf(c, api, id),
     api.call(c, 'GET', `/api/v1/WebchatDocument?conversation_id=eq.${id}&select=id,filename,media_type,size_bytes,truncated&order=created_at.asc&limit=500`),
+    planOf(c, api, id),
   ])
   return {
     ...view,
@@ -48,7 +51,14 @@ async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string): 
     messages: ok(messages, 'messages').data.reverse(),
     participants,
     documents: documents.body?.data ?? [],
+    plan,
   }
+}
+
+/** The conversation's plan (its live one, else its latest), or none. */
+async function planOf(c: Ctx, api: ApiClient, id: string): Promise<PlanView | undefined> {
+  const reply = await api.call<PlanView>(c, 'GET', `/api/chat/conversations/${id}/plan`)
+  return reply.status === 200 ? reply.body : undefined
 }
 
 const onlyConversationIds: MiddlewareHandler<AdminEnv> = async (c, next) => {
@@ -137,6 +147,23 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
       return backTo(c, '/chat')
     }
     return participantsPanel(c, id, removed.status === 204 ? undefined : (removed.body?.detail ?? `Removing failed (${removed.status}).`))
+  })
+
+  async function planPanel(c: Ctx, id: string, problem?: string) {
+    if (!isFragment(c)) return backTo(c, `/chat/${id}`)
+    const conversation = await api.call(c, 'GET', `/api/v1/WebchatConversation/${id}?select=id`)
+    if (conversation.status !== 200) return c.notFound()
+    return c.html(<PlanPanel conversationId={id} plan={await planOf(c, api, id)} problem={problem} />)
+  }
+
+  app.get('/chat/:id/plan', (c) => planPanel(c, c.req.param('id')!))
+
+  app.post('/chat/:id/plan/:action{execute|pause|resume|cancel}', async (c) => {
+    const id = c.req.param('id')!
+    const plan = await planOf(c, api, id)
+    if (!plan) return planPanel(c, id, 'This conversation has no plan.')
+    const reply = await api.call(c, 'POST', `/api/plans/${plan.id}/update`, { action: c.req.param('action') })
+    return planPanel(c, id, reply.status === 200 ? undefined : (reply.body?.detail ?? `The plan could not be changed (${reply.status}).`))
   })
 
   // The script uploads here; the document goes on to the API as it came, and the API's answer comes back as is.

@@ -235,7 +235,12 @@ export function PortalPage({ state }: { state: PortalState }) {
       <AvatarSection avatar={state.profile.avatar} outcome={state.avatarOutcome} />
       <PasswordSection outcome={state.passwordOutcome} />
       <TokensSection tokens={state.tokens} {...state.tokenForm} />
-      <EmptySection id="artifacts" title="My artifacts" sentence="You have no artifacts yet; what your agents make for you will be listed here." />
+      <section id="artifacts" class="card" aria-labelledby="artifacts-title">
+        <h2 id="artifacts-title">My artifacts</h2>
+        <p>
+          What your agents made for you (pages, documents, tables, pictures), with their share links: <a href="/me/artifacts">manage them</a>.
+        </p>
+      </section>
       <section id="connections" class="card" aria-labelledby="connections-title">
         <h2 id="connections-title">My connections</h2>
         <p>

@@ -1,0 +1,72 @@
+/** @jsxImportSource hono/jsx */
+import type { PlanView } from '../../plans/view.ts'
+
+/** The buttons a plan in this state offers, with what they do. */
+const ACTIONS: Record<PlanView['status'], Array<{ action: 'execute' | 'pause' | 'resume' | 'cancel'; label: string }>> = {
+  draft: [
+    { action: 'execute', label: 'Execute' },
+    { action: 'cancel', label: 'Cancel' },
+  ],
+  active: [
+    { action: 'pause', label: 'Pause' },
+    { action: 'cancel', label: 'Cancel' },
+  ],
+  paused: [
+    { action: 'resume', label: 'Resume' },
+    { action: 'cancel', label: 'Cancel' },
+  ],
+  completed: [],
+  cancelled: [],
+}
+
+const TASK_LABEL: Record<PlanView['tasks'][number]['status'], string> = {
+  pending: 'pending',
+  in_progress: 'in progress',
+  completed: 'done',
+  failed: 'failed',
+  skipped: 'skipped',
+}
+
+/**
+ * The conversation's plan and its tasks. It redraws itself when the socket says the plan changed (plan_created,
+ * plan_task_update, plan_updated, on any process); its buttons go through POST /api/plans/{id}/update.
+ */
+export function PlanPanel({ conversationId, plan, problem }: { conversationId: string; plan?: PlanView; problem?: string }) {
+  return (
+    <section id="plan" class="panel plan" aria-labelledby="plan-title" hx-get={`/chat/${conversationId}/plan`} hx-trigger="chat-plan-stale from:body" hx-swap="outerHTML">
+      <h2 id="plan-title">
+        Plan {plan ? <span class={`tag plan-${plan.status}`}>{plan.status}</span> : null}
+      </h2>
+      {plan ? (
+        <>
+          <p class="plan-name">{plan.title}</p>
+          <ol class="plan-tasks">
+            {plan.tasks.map((t) => (
+              <li class={`task task-${t.status}`} data-id={t.id} data-status={t.status}>
+                <span class="task-title">{t.title}</span>
+                <span class="task-state">{TASK_LABEL[t.status]}</span>
+              </li>
+            ))}
+          </ol>
+          {plan.status === 'active' ? <p class="muted">The agent is sent a continuation message after each turn ({plan.continuations} of 20 so far).</p> : null}
+          <div class="plan-actions">
+            {ACTIONS[plan.status].map(({ action, label }) => (
+              <form method="post" action={`/chat/${conversationId}/plan/${action}`} hx-post={`/chat/${conversationId}/plan/${action}`} hx-target="#plan" hx-swap="outerHTML">
+                <button type="submit" data-action={action}>
+                  {label}
+                </button>
+              </form>
+            ))}
+          </div>
+        </>
+      ) : (
+        <p class="muted">No plan. Ask the agent to make one for work in several steps.</p>
+      )}
+      {problem ? (
+        <p class="problem" role="alert">
+          {problem}
+        </p>
+      ) : null}
+    </section>
+  )
+}
