@@ -1,4 +1,4 @@
-import { definePlugin, personOf, type PluginContext, type VirtualTool } from '../../src/plugin-host/sdk.ts'
+import { definePlugin, personOf, type PluginContext, type TaskView, type VirtualTool } from '../../src/plugin-host/sdk.ts'
 
 /**
  * Background tasks as built-in tools. The rules (who may run what, the limit per person, cancelling across
@@ -12,19 +12,7 @@ function taskId(args: Record<string, unknown>): string {
 }
 
 /** What the model reads of a task: its state, and its result once there is one. */
-function described(task: {
-  id: string
-  tool: string
-  status: string
-  progress: number | null
-  progress_total: number | null
-  progress_message: string | null
-  result: string | null
-  result_truncated: boolean
-  error: string | null
-  created_at: string
-  finished_at: string | null
-}): string {
+function described(task: TaskView): string {
   const progress = task.progress === null ? null : { progress: task.progress, total: task.progress_total, message: task.progress_message }
   return JSON.stringify(
     {

@@ -35,6 +35,7 @@ export { createRoute, z } from '@hono/zod-openapi'
 export { sseData } from './sse.ts'
 export { PLAN_TOOL_INPUTS } from '../plans/inputs.ts'
 export { planText, type PlanView } from '../plans/view.ts'
+export type { TaskView } from '../tasks/tasks.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest, MiddlewareHandler }
 export type { ToolContext, ToolTurn, ToolUser, VirtualTool } from '../mcp/providers.ts'
