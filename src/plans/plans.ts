@@ -6,7 +6,7 @@ import { insertMessage } from '../chat/messages.ts'
 import { scoped } from '../db/scoped.ts'
 import type { Db, Executor, PlanStatus, PlanTaskStatus, Row } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
-import { Plan } from '../models/plan.ts'
+import { Plan, PlanTask } from '../models/plan.ts'
 import { WebchatConversation } from '../models/webchat.ts'
 import { MAX_TASKS, NewPlan, parseInput, PlanChanges, TaskMove, type TaskRef } from './inputs.ts'
 import { isFinal, LIVE_PLAN, planAction, refusedTaskMove, refuseWordsOfOthers, settledStatus } from './states.ts'
@@ -239,7 +239,7 @@ export class Plans {
   async #planOf(user: PlanUser, place: PlanPlace, ref: TaskRef): Promise<string> {
     if (place.plan_id) return place.plan_id.toLowerCase()
     if (typeof ref === 'string') {
-      const task = await this.db.selectFrom('plan_tasks').select('plan_id').where('id', '=', ref.toLowerCase()).executeTakeFirst()
+      const task = await scoped(this.db, asActor(user)).selectFrom(PlanTask).select('plan_id').where('id', '=', ref.toLowerCase()).executeTakeFirst()
       if (task) return task.plan_id
     }
     if (!place.conversation_id) throw new ApiError('validation_error', 'Say which plan: name the task by its id, or give the plan or conversation.', { errors: [{ path: 'task', message: 'no plan to look in' }] })
