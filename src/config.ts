@@ -62,6 +62,8 @@ export interface Config {
    * read, pause or speak first.
    */
   planContinuationDelayMs: number
+  /** The first retry of a channel reply that failed, in ms; each next one waits twice as long (at most 15 minutes). */
+  channelRetryMs: number
 }
 
 export class ConfigError extends Error {
@@ -123,6 +125,7 @@ const env = z.object({
   SWITCHBOARD_OAUTH_REFRESH_TOKEN_DAYS: positive.max(365).default(30),
   SWITCHBOARD_TASKS_PER_USER: z.coerce.number().int().min(1).max(100).default(3),
   SWITCHBOARD_PLAN_CONTINUATION_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(1000),
+  SWITCHBOARD_CHANNEL_RETRY_MS: z.coerce.number().int().min(1).max(3_600_000).default(2000),
 })
 
 function ranges(list: string): string[] {
@@ -183,6 +186,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     oauth: { accessTokenSeconds: e.SWITCHBOARD_OAUTH_ACCESS_TOKEN_SECONDS, refreshTokenSeconds: Math.round(e.SWITCHBOARD_OAUTH_REFRESH_TOKEN_DAYS * 86_400) },
     tasksPerUser: e.SWITCHBOARD_TASKS_PER_USER,
     planContinuationDelayMs: e.SWITCHBOARD_PLAN_CONTINUATION_DELAY_MS,
+    channelRetryMs: e.SWITCHBOARD_CHANNEL_RETRY_MS,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

@@ -50,6 +50,7 @@ import { Plans } from './plans/plans.ts'
 import { PlanContinuation } from './plans/continuation.ts'
 import { Artifacts } from './artifacts/artifacts.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
+import { Channels } from './channels/channels.ts'
 
 /** The plugins that ship with Switchboard; SWITCHBOARD_PLUGIN_PATHS adds more folders. */
 const PLUGINS_DIR = join(import.meta.dir, '..', 'plugins')
@@ -110,6 +111,18 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   )
   // Filled in below, once the services built-in tools stand on exist (they need the plugins' tools in turn).
   const kernel = {} as PluginKernel
+  // Before the plugins: channel plugins register their drivers while they are set up; it starts answering at the end.
+  const channels = new Channels({
+    db: store.db,
+    vault,
+    clock,
+    log,
+    events,
+    outbound,
+    publicBaseUrl: config.baseUrl,
+    adminBaseUrl: config.adminBaseUrl,
+    retryMs: config.channelRetryMs,
+  })
   const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), {
     log,
     env: config.pluginEnv,
@@ -119,6 +132,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     clock,
     events,
     kernel,
+    channels,
   })
   await runnerModels.prepare(plugins.runners.values())
   const policy = sessionPolicy(config)
@@ -172,6 +186,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
       shareBaseUrl: config.adminBaseUrl,
     }),
     tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres' }),
+    channels,
   }
   Object.assign(kernel, { plans: services.plans, artifacts: services.artifacts, tasks: services.tasks })
   // Before agents start: tasks the last run left running are settled first.
@@ -184,8 +199,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   await plugins.startup()
   await services.agents.startAll()
   services.artifacts.startSweeping()
+  channels.start(services.chat, services.authenticator, (name) => plugins.isEnabled(name))
   async function close(): Promise<void> {
     continuation.stop()
+    await channels.stop()
     // First: running tasks are marked interrupted while the store, the feed and the upstreams are all still there.
     await services.tasks.close()
     webChat.close()

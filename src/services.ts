@@ -27,6 +27,7 @@ import type { McpConnections } from './mcp/connections.ts'
 import type { SelfAddress } from './http/self-address.ts'
 import type { Plans } from './plans/plans.ts'
 import type { Artifacts } from './artifacts/artifacts.ts'
+import type { Channels } from './channels/channels.ts'
 import type { BackgroundTasks } from './tasks/tasks.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
@@ -78,4 +79,6 @@ export interface Services {
   artifacts: Artifacts
   /** Tools run in the background (async_run_tool), persisted, limited per user. */
   tasks: BackgroundTasks
+  /** Telegram, Slack, WhatsApp and email: deliveries kept once, answered as the linked user, replies retried. */
+  channels: Channels
 }

@@ -28,6 +28,7 @@ import { mountArtifacts } from './artifacts/index.ts'
 import { createPasswordResetApp, mountPasswords } from './passwords/index.ts'
 import { mountPluginList } from './plugins/index.ts'
 import { mountTasks } from './tasks/index.ts'
+import { mountChannels } from './channels/index.ts'
 import { createNotFoundHandler } from './not-found.ts'
 
 export const API_VERSION = '0.1.0'
@@ -102,6 +103,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountPlans(app)
   mountDocuments(app)
   mountAgents(app)
+  mountChannels(app)
   mountRunners(app)
   mountVault(app)
   mountMcp(app, services)

@@ -381,6 +381,71 @@ export interface BackgroundTasksTable extends Stored {
   finished_at: Timestamp | null
 }
 
+/** Where a channel's answers go, as its plugin describes it (a chat id, a channel and thread, an email to answer). */
+export type ChannelTarget = Record<string, unknown>
+
+export type ChannelQueueStatus = 'pending' | 'done' | 'failed'
+
+interface ChannelQueued {
+  id: string
+  company_id: string
+  agent_id: string
+  platform: string
+  thread_key: string
+  attempts: Generated<number>
+  next_attempt_at: Timestamp
+  lease_until: Timestamp | null
+  last_error: string | null
+  created_at: Timestamp
+}
+
+export interface ChannelInboxTable extends ChannelQueued {
+  delivery_id: string
+  message: Json<unknown>
+  status: Generated<ChannelQueueStatus>
+  done_at: Timestamp | null
+}
+
+export interface ChannelThreadsTable {
+  id: string
+  company_id: string
+  agent_id: string
+  platform: string
+  thread_key: string
+  user_id: string
+  conversation_id: string
+  target: Json<ChannelTarget>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface ChannelOutboxTable extends ChannelQueued {
+  key: string
+  target: Json<ChannelTarget>
+  parts: Json<string[]>
+  parts_sent: Generated<number>
+  status: Generated<'pending' | 'sent' | 'failed'>
+  sent_at: Timestamp | null
+}
+
+export interface ChannelStatusTable {
+  agent_id: string
+  platform: string
+  company_id: string
+  last_seen_at: Timestamp | null
+  last_delivery_at: Timestamp | null
+  last_error: string | null
+  last_error_at: Timestamp | null
+}
+
+export interface ChannelLinkCodesTable {
+  code_hash: string
+  company_id: string
+  user_id: string
+  expires_at: Timestamp
+  created_at: Timestamp
+}
+
 export interface Database {
   companies: CompaniesTable
   users: UsersTable
@@ -418,6 +483,11 @@ export interface Database {
   mcp_connections: McpConnectionsTable
   artifacts: ArtifactsTable
   background_tasks: BackgroundTasksTable
+  channel_inbox: ChannelInboxTable
+  channel_threads: ChannelThreadsTable
+  channel_outbox: ChannelOutboxTable
+  channel_status: ChannelStatusTable
+  channel_link_codes: ChannelLinkCodesTable
 }
 
 export type TableName = keyof Database

@@ -3,18 +3,38 @@ import { guardServiceAccount } from '../auth/ladder.ts'
 import { defineModel } from './define.ts'
 import { nullableUuid, pluginName, secretName } from './fields.ts'
 
-const channelBase = { enabled: z.boolean().default(true) }
+const enabled = z.boolean().default(true)
+const channelBase = {
+  enabled,
+  unknown_senders: z
+    .enum(['invite', 'refuse'])
+    .default('invite')
+    .openapi({ description: 'What a sender not linked to a user of the company is told: how to link their account (invite), or only that the agent does not talk to them (refuse).' }),
+}
+
+const mailServer = (port: number) =>
+  z.strictObject({
+    host: z.string().trim().min(1).max(253).regex(/^[A-Za-z0-9.:[\]-]+$/, 'a host name or address'),
+    port: z.int().min(1).max(65_535).default(port),
+    secure: z.boolean().default(true).openapi({ description: 'TLS from the start (ports 993 and 465); false upgrades with STARTTLS where the server offers it.' }),
+  })
 
 /** Per-channel settings; secrets are vault names, never values. */
 export const AgentChannels = z
   .strictObject({
-    webchat: z.strictObject({ ...channelBase }).optional(),
+    webchat: z.strictObject({ enabled }).optional(),
     slack: z
       .strictObject({ ...channelBase, bot_token_secret: secretName, signing_secret_secret: secretName, app_id: z.string().max(64).optional() })
       .optional(),
     telegram: z.strictObject({ ...channelBase, bot_token_secret: secretName, webhook_secret_secret: secretName.optional() }).optional(),
     whatsapp: z
-      .strictObject({ ...channelBase, phone_number_id: z.string().regex(/^\d{1,32}$/), access_token_secret: secretName, app_secret_secret: secretName })
+      .strictObject({
+        ...channelBase,
+        phone_number_id: z.string().regex(/^\d{1,32}$/),
+        access_token_secret: secretName,
+        app_secret_secret: secretName,
+        verify_token_secret: secretName.optional().openapi({ description: 'Vault name of the verify token typed into the Meta dashboard; the subscription handshake is refused without it.' }),
+      })
       .optional(),
     email: z.strictObject({ ...channelBase }).optional(),
   })
@@ -37,6 +57,18 @@ export const AgentEmail = z
     sender_name: z.string().max(200).optional(),
     from_alias: z.email().optional(),
     signature: z.string().max(4000).optional(),
+    imap: mailServer(993).optional().openapi({ description: 'Where the agent reads its mail.' }),
+    smtp: mailServer(465).optional().openapi({ description: 'Where the agent sends its answers.' }),
+    username: z.string().max(320).optional().openapi({ description: 'The mailbox login; the account address when left out.' }),
+    password_secret: secretName.optional().openapi({ description: 'Vault name of the mailbox password (the agent’s secret of that name, else the company’s).' }),
+    authserv_id: z
+      .string()
+      .max(255)
+      .optional()
+      .openapi({
+        description:
+          'The authserv-id the mailbox’s server writes in Authentication-Results. A sender counts as who the From address says only when that server reports dmarc=pass, or dkim=pass for the From domain; without it every sender is unknown.',
+      }),
   })
   .openapi('AgentEmail')
 export type AgentEmail = z.output<typeof AgentEmail>
@@ -96,7 +128,15 @@ export const AgentConfigRecord = defineModel({
     context_options: AgentContextOptions.prefault({}),
   },
   // Even where a ModelAcl lets members edit agents, the identity an agent acts with stays an admin's choice.
-  guard: guardServiceAccount,
+  async guard(tx, actor, change, context) {
+    await guardServiceAccount(tx, actor, change)
+    // Mail servers are addresses a tenant sets: the outbound-address policy judges them as it does URLs.
+    const email = change.after?.email as AgentEmail | undefined
+    for (const server of ['imap', 'smtp'] as const) {
+      const host = email?.[server]?.host
+      if (host) await context.checkOutbound(`email.${server}.host`, `https://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`)
+    }
+  },
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
   example: {
     name: 'helpdesk',

@@ -21,6 +21,8 @@ import { effectiveSettings, environmentSettings, liveView } from './live-setting
 import type { Manifest } from './manifest.ts'
 import { createPluginRouter } from './openapi.ts'
 import { describePluginRoutes } from './route-docs.ts'
+import type { Channels } from '../channels/channels.ts'
+import type { ChannelKernel } from '../channels/contract.ts'
 import type { Plugin, PluginEnv, PluginKernel } from './sdk.ts'
 import { lockStates, readStates, writeState, type PluginState } from './states.ts'
 import { switchedRunner } from './switched-runner.ts'
@@ -58,6 +60,8 @@ export interface HostServices {
    * tools in turn); none in tests of the loader alone.
    */
   kernel?: PluginKernel
+  /** What channel plugins receive and answer through; none in tests of the loader alone. */
+  channels?: Channels
 }
 
 /** What GET /api/plugins shows of a plugin. */
@@ -159,6 +163,7 @@ export class PluginHost {
         throw new PluginError(`${file}: entry: ${manifest.entry} has no default export made with definePlugin()`)
       }
       const loaded: LoadedPlugin = { manifest, schema, theme, router: createPluginRouter(), startup: [], settings: {} }
+      let channelKernel: ChannelKernel | undefined
       loaded.settings = effectiveSettings(loaded, states.get(manifest.name), env)
       const pluginLog = prefixed(log, manifest.name)
       try {
@@ -191,6 +196,10 @@ export class PluginHost {
           get kernel() {
             if (!services.kernel?.plans) throw new Error(`${manifest.name}: the kernel services are there once boot is over, not during setup()`)
             return services.kernel
+          },
+          get channels() {
+            if (!services.channels) throw new Error(`${manifest.name}: no channel kernel here (the loader runs alone)`)
+            return (channelKernel ??= services.channels.kernelFor(manifest.name))
           },
           // The api app, and so its throttle, exists only once the plugins are loaded: mount() hands it over.
           throttle: (c, next) => host!.#apiRate(c, next),

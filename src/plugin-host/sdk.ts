@@ -15,6 +15,7 @@ import type { Plans } from '../plans/plans.ts'
 import type { Artifacts } from '../artifacts/artifacts.ts'
 import type { BackgroundTasks } from '../tasks/tasks.ts'
 import type { PluginEnv } from './openapi.ts'
+import type { ChannelKernel } from '../channels/contract.ts'
 
 export { ApiError } from '../errors.ts'
 export {
@@ -36,6 +37,20 @@ export { sseData } from './sse.ts'
 export { PLAN_TOOL_INPUTS } from '../plans/inputs.ts'
 export { planText, type PlanView } from '../plans/view.ts'
 export type { TaskView } from '../tasks/tasks.ts'
+export { ChannelSendError } from '../channels/contract.ts'
+export type {
+  ChannelDriver,
+  ChannelEndpoint,
+  ChannelKernel,
+  ChannelPlatform,
+  ChannelSettings,
+  ChannelTarget,
+  InboundAttachment,
+  InboundMessage,
+  WebhookReport,
+} from '../channels/contract.ts'
+export { secretsEqual } from '../auth/secrets.ts'
+export { hmacSha256 } from '../channels/signatures.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest, MiddlewareHandler }
 export type { ToolContext, ToolTurn, ToolUser, VirtualTool } from '../mcp/providers.ts'
@@ -108,6 +123,11 @@ export interface PluginContext {
   recordUsage(c: Context<PluginEnv>, usage: UsageReport): Promise<void>
   /** Kernel services for built-in tools: read it when a tool runs (it is there once boot is over, not in setup()). */
   readonly kernel: PluginKernel
+  /**
+   * For channel plugins: register the platform's driver in setup(); hand each verified delivery to receive(), which
+   * dedupes it across processes, runs the turn as the linked user and queues the answer for the driver's send().
+   */
+  readonly channels: ChannelKernel
 }
 
 export interface Plugin {

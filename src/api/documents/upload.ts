@@ -1,8 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { requireActor } from '../../auth/access.ts'
 import { DocumentError } from '../../documents/errors.ts'
-import { detectDocumentType } from '../../documents/detect.ts'
-import { extractText } from '../../documents/extract.ts'
+import { readDocument } from '../../documents/read.ts'
 import { SlotsBusy } from '../../documents/slots.ts'
 import { sanitizeFilename } from '../../documents/filename.ts'
 import { insertDocument } from '../../documents/store.ts'
@@ -33,8 +32,7 @@ function refusal(error: DocumentError): ApiError {
 
 async function read(bytes: Uint8Array, filename: string) {
   try {
-    const mediaType = await detectDocumentType(bytes, filename)
-    return { mediaType, ...(await extractText(bytes, mediaType)) }
+    return await readDocument(bytes, filename)
   } catch (error) {
     if (error instanceof SlotsBusy) {
       throw new ApiError('unavailable', 'Many documents are being read just now; try again in a minute.', { headers: { 'Retry-After': '30' } })

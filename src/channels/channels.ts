@@ -1,0 +1,221 @@
+import { sql } from 'kysely'
+import type { Authenticator } from '../auth/authenticator.ts'
+import type { Chat } from '../chat/chat.ts'
+import type { Clock } from '../clock.ts'
+import type { Db } from '../db/schema.ts'
+import { jsonb } from '../db/jsonb.ts'
+import type { EventBus } from '../events/bus.ts'
+import type { Logger } from '../logger.ts'
+import type { AgentChannels, AgentEmail } from '../models/agent-config.ts'
+import type { OutboundPolicy } from '../net/outbound.ts'
+import type { Vault } from '../vault/vault.ts'
+import type { ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget, InboundMessage } from './contract.ts'
+import { Deliveries } from './deliveries.ts'
+import { splitMessage } from './split.ts'
+import { ChannelWorker } from './worker.ts'
+
+export const CHANNEL_PLATFORMS: readonly ChannelPlatform[] = ['telegram', 'slack', 'whatsapp', 'email']
+
+export interface ChannelsOptions {
+  db: Db
+  vault: Vault
+  clock: Clock
+  log: Logger
+  events: EventBus
+  outbound: OutboundPolicy
+  /** Where webhooks reach the platform (SWITCHBOARD_BASE_URL). */
+  publicBaseUrl: string
+  /** Where people link their accounts (the admin app's /me). */
+  adminBaseUrl: string
+  /** The first retry's delay; each next one doubles it. */
+  retryMs: number
+}
+
+type AgentRow = { id: string; company_id: string; name: string; channels: AgentChannels; email: AgentEmail }
+
+/**
+ * The kernel side of every channel: which agent a platform reaches, what came in (each delivery once, whichever
+ * process received it), who is speaking, and what goes back (queued, retried, in order). Plugins do the platform's
+ * wire format, its signatures and its API; everything they have in common is here.
+ */
+export class Channels {
+  /** Per platform, the plugins serving it in the order they registered; the first one switched on is used. */
+  readonly #drivers = new Map<ChannelPlatform, Array<{ driver: ChannelDriver; plugin: string }>>()
+  readonly #worker: ChannelWorker
+  readonly deliveries: Deliveries
+  #pluginEnabled: (plugin: string) => boolean = () => true
+
+  constructor(private readonly options: ChannelsOptions) {
+    this.deliveries = new Deliveries(options, this)
+    this.#worker = new ChannelWorker(options.db, options.clock, options.log, {
+      inbox: (row) => this.deliveries.process(row),
+      outbox: (row) => this.#send(row),
+    })
+  }
+
+  /** The kernel as one plugin sees it: what it registers is known to be its own (and switched off with it). */
+  kernelFor(plugin: string): ChannelKernel {
+    return {
+      register: (driver) => {
+        const serving = this.#drivers.get(driver.platform) ?? []
+        if (serving.some((d) => d.plugin === plugin)) throw new Error(`${plugin} already registered a ${driver.platform} driver`)
+        this.#drivers.set(driver.platform, [...serving, { driver: driver as ChannelDriver, plugin }])
+      },
+      endpoint: (agentId, platform) => this.endpoint(agentId, platform),
+      endpoints: (platform) => this.endpoints(platform),
+      seen: (endpoint) => this.#status(endpoint, { last_seen_at: new Date(this.options.clock.now()) }),
+      failed: (endpoint, error) => this.recordError(endpoint, error),
+      receive: (endpoint, message) => this.deliveries.receive(endpoint, message),
+      resolveAllowed: async (host) => {
+        const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+        return (await this.options.outbound.check(`https://${bracketed}`)).addresses[0]!
+      },
+      publicBaseUrl: this.options.publicBaseUrl,
+    }
+  }
+
+  /** Starts answering: the chat runs the turns, the authenticator says who a linked user is now. */
+  start(chat: Chat, authenticator: Authenticator, pluginEnabled: (plugin: string) => boolean): void {
+    this.#pluginEnabled = pluginEnabled
+    this.deliveries.start(chat, authenticator)
+    this.#worker.start()
+  }
+
+  async stop(): Promise<void> {
+    await this.#worker.stop()
+  }
+
+  /** Work was queued: look now rather than at the next poll. */
+  wake(): void {
+    this.#worker.wake()
+  }
+
+  driver(platform: ChannelPlatform): ChannelDriver | undefined {
+    return this.#drivers.get(platform)?.find((d) => this.#pluginEnabled(d.plugin))?.driver
+  }
+
+  /** Which plugin serves the platform (the one switched on, else the first), and whether it is on: for the console. */
+  served(platform: ChannelPlatform): { plugin: string; enabled: boolean } | undefined {
+    const serving = this.#drivers.get(platform) ?? []
+    const entry = serving.find((d) => this.#pluginEnabled(d.plugin)) ?? serving[0]
+    return entry && { plugin: entry.plugin, enabled: this.#pluginEnabled(entry.plugin) }
+  }
+
+  async endpoint<P extends ChannelPlatform>(agentId: string, platform: P): Promise<ChannelEndpoint<P> | undefined> {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(agentId)) return undefined
+    const row = await this.options.db
+      .selectFrom('agent_configs')
+      .select(['id', 'company_id', 'name', 'channels', 'email'])
+      .where('id', '=', agentId.toLowerCase())
+      .where('enabled', '=', true)
+      .executeTakeFirst()
+    return row ? this.#endpointOf(row as AgentRow, platform) : undefined
+  }
+
+  async endpoints<P extends ChannelPlatform>(platform: P): Promise<ChannelEndpoint<P>[]> {
+    const rows = await this.options.db
+      .selectFrom('agent_configs')
+      .select(['id', 'company_id', 'name', 'channels', 'email'])
+      .where('enabled', '=', true)
+      .where(sql<boolean>`channels ? ${platform}`)
+      .orderBy('id')
+      .execute()
+    return rows.flatMap((row) => this.#endpointOf(row as AgentRow, platform) ?? [])
+  }
+
+  #endpointOf<P extends ChannelPlatform>(row: AgentRow, platform: P): ChannelEndpoint<P> | undefined {
+    const settings = row.channels?.[platform]
+    if (!settings || settings.enabled === false) return undefined
+    const { vault } = this.options
+    return {
+      agentId: row.id,
+      companyId: row.company_id,
+      agentName: row.name,
+      platform,
+      settings: settings as ChannelEndpoint<P>['settings'],
+      email: row.email ?? {},
+      async secret(name) {
+        return (await vault.get({ scope: 'agent', ownerId: row.id, name })) ?? (await vault.get({ scope: 'company', ownerId: row.company_id, name }))
+      },
+    }
+  }
+
+  /**
+   * Queues text for a thread, once per `key` (the agent's message id, or the delivery a notice answers): processes
+   * that all see the same answer queue it once. Cut to the platform's limit now, so a retry resends the same pieces.
+   */
+  async enqueue(reply: { companyId: string; agentId: string; platform: ChannelPlatform; threadKey: string; target: ChannelTarget; key: string; text: string }): Promise<void> {
+    const limit = this.driver(reply.platform)?.maxLength ?? 4000
+    const parts = splitMessage(reply.text, limit)
+    await this.options.db
+      .insertInto('channel_outbox')
+      .values({
+        id: Bun.randomUUIDv7(),
+        company_id: reply.companyId,
+        agent_id: reply.agentId,
+        platform: reply.platform,
+        key: reply.key,
+        thread_key: reply.threadKey,
+        target: jsonb(reply.target),
+        parts: jsonb(parts),
+        next_attempt_at: new Date(this.options.clock.now()),
+      })
+      .onConflict((oc) => oc.columns(['agent_id', 'platform', 'key']).doNothing())
+      .execute()
+    this.wake()
+  }
+
+  /** Sends what is left of a queued reply; a failure retries later from the part that failed. */
+  async #send(row: import('./queue.ts').OutboxRow): Promise<{ retryAt?: Date; error?: string; failed?: boolean; countAttempt?: boolean }> {
+    const platform = row.platform as ChannelPlatform
+    const endpoint = await this.endpoint(row.agent_id, platform)
+    if (!endpoint) return { failed: true, error: `The agent's ${platform} channel is off or the agent is disabled; the reply was not sent.` }
+    const driver = this.driver(platform)
+    // The plugin is off or not installed: the reply waits for it, without using up its attempts.
+    if (!driver) return { retryAt: new Date(this.options.clock.now() + 60_000), error: `No enabled plugin sends ${platform} messages.`, countAttempt: false }
+    const parts = row.parts as string[]
+    for (let i = row.parts_sent; i < parts.length; i++) {
+      try {
+        await driver.send(endpoint, row.target as ChannelTarget, parts[i]!)
+      } catch (error) {
+        const { retryable, retryAfterMs } = error as { retryable?: boolean; retryAfterMs?: number }
+        const message = (error as Error).message || String(error)
+        await this.recordError(endpoint, `Sending failed: ${message}`)
+        if (retryable === false) return { failed: true, error: message }
+        const backoff = Math.min(this.options.retryMs * 2 ** (row.attempts - 1), 15 * 60_000)
+        return { retryAt: new Date(this.options.clock.now() + Math.max(backoff, retryAfterMs ?? 0)), error: message }
+      }
+      await this.options.db.updateTable('channel_outbox').set({ parts_sent: i + 1 }).where('id', '=', row.id).execute()
+    }
+    return {}
+  }
+
+  async recordError(endpoint: Pick<ChannelEndpoint, 'agentId' | 'companyId' | 'platform'>, error: string): Promise<void> {
+    this.options.log.warn('channel error', { agent_id: endpoint.agentId, platform: endpoint.platform, error })
+    await this.#status(endpoint, { last_error: error.slice(0, 1000), last_error_at: new Date(this.options.clock.now()) })
+  }
+
+  async recordDelivery(endpoint: Pick<ChannelEndpoint, 'agentId' | 'companyId' | 'platform'>): Promise<void> {
+    const now = new Date(this.options.clock.now())
+    await this.#status(endpoint, { last_delivery_at: now, last_seen_at: now })
+  }
+
+  async #status(
+    endpoint: Pick<ChannelEndpoint, 'agentId' | 'companyId' | 'platform'>,
+    change: { last_seen_at?: Date; last_delivery_at?: Date; last_error?: string; last_error_at?: Date },
+  ): Promise<void> {
+    await this.options.db
+      .insertInto('channel_status')
+      .values({ agent_id: endpoint.agentId, platform: endpoint.platform, company_id: endpoint.companyId, ...change })
+      .onConflict((oc) => oc.columns(['agent_id', 'platform']).doUpdateSet(change))
+      .execute()
+  }
+
+  get db(): Db {
+    return this.options.db
+  }
+
+  get publicBaseUrl(): string {
+    return this.options.publicBaseUrl
+  }
+}

@@ -1,0 +1,225 @@
+import type { Actor } from '../auth/actor.ts'
+import type { Authenticator } from '../auth/authenticator.ts'
+import type { Chat } from '../chat/chat.ts'
+import { displayName } from '../chat/conversations.ts'
+import { DocumentError } from '../documents/errors.ts'
+import { readDocument } from '../documents/read.ts'
+import { sanitizeFilename } from '../documents/filename.ts'
+import { insertDocument } from '../documents/store.ts'
+import { EXTRACTED_TEXT_CAP, KB } from '../documents/text-cap.ts'
+import { jsonb } from '../db/jsonb.ts'
+import { ApiError } from '../errors.ts'
+import { createRecord } from '../models/records.ts'
+import { WebchatConversation } from '../models/webchat.ts'
+import type { Channels, ChannelsOptions } from './channels.ts'
+import type { ChannelEndpoint, ChannelPlatform, InboundMessage } from './contract.ts'
+import { redeemLinkCode } from './link-codes.ts'
+import type { InboxRow } from './queue.ts'
+import { badCodeReply, LINK_COMMAND, linkedReply, skippedAttachments, strangerReply, turnFailedReply } from './replies.ts'
+import { linkSpeaker, speakerOf } from './speakers.ts'
+import type { Outcome } from './worker.ts'
+
+/** A message waits this long for a turn running in its conversation (begun in the web chat) before giving up. */
+const BUSY_GIVE_UP_MS = 30 * 60_000
+/** Typing indicators fade after about five seconds on the platforms that have them. */
+const TYPING_EVERY_MS = 4_000
+/** Attachments of one message, together, at most (they wait in the inbox as base64). */
+export const ATTACHMENTS_MAX_BYTES = 20 * 1024 * 1024
+
+/**
+ * What came in on a channel: kept once (the platform's delivery id is the key, across processes), then answered
+ * as the person the sender is linked to, in the conversation of their thread.
+ */
+export class Deliveries {
+  #chat: Chat | undefined
+  #authenticator: Authenticator | undefined
+
+  constructor(
+    private readonly options: ChannelsOptions,
+    private readonly channels: Channels,
+  ) {}
+
+  start(chat: Chat, authenticator: Authenticator): void {
+    this.#chat = chat
+    this.#authenticator = authenticator
+    // Whatever the agent says later in a channel's conversation (a background task's result, a plan's next step)
+    // goes to the platform too. The process that said it queues it; the key keeps it once.
+    this.options.events.subscribe('chat.event', ({ conversation_id, event }, origin) => {
+      if (origin !== 'here' || event.type !== 'message') return
+      void this.#forward(conversation_id, event.message_id, event.text).catch((error) =>
+        this.options.log.error('channel forward failed', { conversation_id, error: String(error) }),
+      )
+    })
+  }
+
+  async receive(endpoint: ChannelEndpoint, message: InboundMessage): Promise<boolean> {
+    const size = (message.attachments ?? []).reduce((sum, a) => sum + a.base64.length * 0.75, 0)
+    const kept = size > ATTACHMENTS_MAX_BYTES ? { ...message, attachments: [], dropped: message.attachments?.map((a) => a.name) } : message
+    const inserted = await this.options.db
+      .insertInto('channel_inbox')
+      .values({
+        id: Bun.randomUUIDv7(),
+        company_id: endpoint.companyId,
+        agent_id: endpoint.agentId,
+        platform: endpoint.platform,
+        delivery_id: message.deliveryId.slice(0, 500),
+        thread_key: message.thread.key.slice(0, 500),
+        message: jsonb(kept),
+        next_attempt_at: new Date(this.options.clock.now()),
+      })
+      .onConflict((oc) => oc.columns(['agent_id', 'platform', 'delivery_id']).doNothing())
+      .returning('id')
+      .executeTakeFirst()
+    await this.channels.recordDelivery(endpoint)
+    if (inserted) this.channels.wake()
+    return inserted !== undefined
+  }
+
+  async process(row: InboxRow): Promise<Outcome> {
+    const platform = row.platform as ChannelPlatform
+    const endpoint = await this.channels.endpoint(row.agent_id, platform)
+    if (!endpoint) return { failed: true, error: `The agent's ${platform} channel was switched off before the message was answered.` }
+    const message = row.message as InboundMessage & { dropped?: string[] }
+    const notice = (text: string, suffix = 'notice') =>
+      this.channels.enqueue({ ...this.#place(endpoint, message), key: `${suffix}:${row.id}`, text })
+    const adminBaseUrl = this.options.adminBaseUrl
+
+    const link = message.sender.verified === false ? null : LINK_COMMAND.exec(message.text)
+    if (link) {
+      const userId = await redeemLinkCode(this.options.db, this.options.clock, endpoint.companyId, link[1]!)
+      if (!userId) return (await notice(badCodeReply(adminBaseUrl)), {})
+      await linkSpeaker(this.options.db, endpoint.companyId, userId, platform, message.sender)
+      await notice(linkedReply(endpoint, await displayName(this.options.db, userId)))
+      return {}
+    }
+
+    const userId = await speakerOf(this.options.db, endpoint.companyId, platform, message.sender)
+    const actor = userId ? await this.#authenticator!.memberActor(userId, endpoint.companyId).catch(() => undefined) : undefined
+    if (!actor || actor.companyId !== endpoint.companyId) {
+      // A mail whose sender nobody vouched for gets no answer: it would go to whoever the From address names.
+      if (message.sender.verified === false) {
+        await this.channels.recordError(endpoint, `A message from ${message.sender.id} was not answered: its sender is not authenticated.`)
+        return {}
+      }
+      await notice(strangerReply(endpoint, adminBaseUrl))
+      return {}
+    }
+    return this.#answer(row, endpoint, message, actor)
+  }
+
+  /** Runs the turn as the person, in their thread's conversation; its answer reaches the platform through the outbox. */
+  async #answer(row: InboxRow, endpoint: ChannelEndpoint, message: InboundMessage & { dropped?: string[] }, actor: Actor): Promise<Outcome> {
+    const { clock } = this.options
+    const place = this.#place(endpoint, message)
+    const conversationId = await this.#conversation(endpoint, message, actor)
+    const { documents, skipped } = await this.#documents(endpoint, conversationId, message, actor, row.id)
+    if (skipped.length > 0 || message.dropped?.length) {
+      const lines = [...skipped, ...(message.dropped?.length ? [skippedAttachments(message.dropped, 'more than 20 MiB together')] : [])]
+      await this.channels.enqueue({ ...place, key: `attachments:${row.id}`, text: lines.join('\n') })
+    }
+    let started
+    try {
+      started = await this.#chat!.start(actor, { conversation_id: conversationId, text: message.text || '(attachments)', attachments: documents })
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'conflict' && /turn/i.test(error.message) && clock.now() - new Date(row.created_at).getTime() < BUSY_GIVE_UP_MS) {
+        return { retryAt: new Date(clock.now() + 1_000), error: error.message, countAttempt: false }
+      }
+      if (error instanceof ApiError) {
+        await this.channels.enqueue({ ...place, key: `error:${row.id}`, text: turnFailedReply(endpoint, error.message) })
+        return { failed: true, error: error.message }
+      }
+      throw error
+    }
+    const driver = this.channels.driver(endpoint.platform)
+    const type = () => void driver?.typing?.(endpoint, place.target).catch(() => {})
+    type()
+    const typing = setInterval(type, TYPING_EVERY_MS)
+    try {
+      for await (const event of started.events) {
+        if (event.type === 'message') await this.channels.enqueue({ ...place, key: `message:${event.message_id}`, text: event.text })
+        else if (event.type === 'error') await this.channels.enqueue({ ...place, key: `error:${row.id}`, text: turnFailedReply(endpoint, event.text) })
+      }
+    } finally {
+      clearInterval(typing)
+    }
+    return {}
+  }
+
+  /** Where answers to this message go, and the thread they belong to. */
+  #place(endpoint: ChannelEndpoint, message: InboundMessage) {
+    return { companyId: endpoint.companyId, agentId: endpoint.agentId, platform: endpoint.platform, threadKey: message.thread.key, target: message.thread.target }
+  }
+
+  /** The person's conversation of this thread, begun with the first message; the thread remembers where to answer. */
+  async #conversation(endpoint: ChannelEndpoint, message: InboundMessage, actor: Actor): Promise<string> {
+    const { db } = this.options
+    const key = { agent_id: endpoint.agentId, platform: endpoint.platform, thread_key: message.thread.key.slice(0, 500), user_id: actor.userId }
+    const known = await db
+      .updateTable('channel_threads')
+      .set({ target: jsonb(message.thread.target), updated_at: new Date(this.options.clock.now()) })
+      .where('agent_id', '=', key.agent_id)
+      .where('platform', '=', key.platform)
+      .where('thread_key', '=', key.thread_key)
+      .where('user_id', '=', key.user_id)
+      .returning('conversation_id')
+      .executeTakeFirst()
+    if (known) return known.conversation_id
+    const title = `${endpoint.platform === 'email' ? 'Email' : endpoint.platform[0]!.toUpperCase() + endpoint.platform.slice(1)}: ${message.text.replace(/\s+/g, ' ').trim().slice(0, 60) || 'conversation'}`
+    const { record } = await createRecord(db, actor, WebchatConversation, WebchatConversation.create.parse({ agent_id: endpoint.agentId, title }))
+    await db
+      .insertInto('channel_threads')
+      .values({ id: Bun.randomUUIDv7(), company_id: endpoint.companyId, ...key, conversation_id: record.id, target: jsonb(message.thread.target) })
+      .execute()
+    return record.id
+  }
+
+  /** Attachments that are documents, read as web chat uploads are; the others are named back to the sender. */
+  async #documents(endpoint: ChannelEndpoint, conversationId: string, message: InboundMessage, actor: Actor, inboxId: string) {
+    const documents: string[] = []
+    const skipped: string[] = []
+    for (const attachment of message.attachments ?? []) {
+      const filename = sanitizeFilename(attachment.name)
+      const bytes = new Uint8Array(Buffer.from(attachment.base64, 'base64'))
+      try {
+        const { mediaType, text, truncated } = await readDocument(bytes, filename)
+        if (truncated) skipped.push(`Only the first ${EXTRACTED_TEXT_CAP / KB} KB of text of ${filename} was kept.`)
+        documents.push(
+          await insertDocument(this.options.db, {
+            companyId: endpoint.companyId,
+            conversationId,
+            uploadedBy: actor.userId,
+            filename,
+            mediaType,
+            sizeBytes: bytes.length,
+            extractedText: text,
+            truncated,
+          }),
+        )
+      } catch (error) {
+        if (!(error instanceof DocumentError)) throw error
+        skipped.push(skippedAttachments([filename], error.message))
+        this.options.log.info('channel attachment not read', { inbox_id: inboxId, filename, error: error.message })
+      }
+    }
+    return { documents, skipped }
+  }
+
+  /** Queues an agent's message said in a channel's conversation outside a channel's turn. */
+  async #forward(conversationId: string, messageId: string, text: string): Promise<void> {
+    const thread = await this.options.db
+      .selectFrom('channel_threads')
+      .select(['company_id', 'agent_id', 'platform', 'thread_key', 'target'])
+      .where('conversation_id', '=', conversationId)
+      .executeTakeFirst()
+    if (!thread) return
+    await this.channels.enqueue({
+      companyId: thread.company_id,
+      agentId: thread.agent_id,
+      platform: thread.platform as ChannelPlatform,
+      threadKey: thread.thread_key,
+      target: thread.target,
+      key: `message:${messageId}`,
+      text,
+    })
+  }
+}
