@@ -122,6 +122,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     publicBaseUrl: config.baseUrl,
     adminBaseUrl: config.adminBaseUrl,
     retryMs: config.channelRetryMs,
+    documentMaxBytes: config.documentMaxBytes,
   })
   const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), {
     log,

@@ -29,6 +29,8 @@ export interface ChannelsOptions {
   adminBaseUrl: string
   /** The first retry's delay; each next one doubles it. */
   retryMs: number
+  /** The largest attachment read as a document (SWITCHBOARD_DOCUMENT_MAX_BYTES, as for uploads). */
+  documentMaxBytes: number
 }
 
 type AgentRow = { id: string; company_id: string; name: string; channels: AgentChannels; email: AgentEmail }

@@ -7,6 +7,7 @@ import { readDocument } from '../documents/read.ts'
 import { sanitizeFilename } from '../documents/filename.ts'
 import { insertDocument } from '../documents/store.ts'
 import { EXTRACTED_TEXT_CAP, KB } from '../documents/text-cap.ts'
+import { describeBytes } from '../documents/sizes.ts'
 import { jsonb } from '../db/jsonb.ts'
 import { ApiError } from '../errors.ts'
 import { createRecord } from '../models/records.ts'
@@ -180,6 +181,10 @@ export class Deliveries {
     for (const attachment of message.attachments ?? []) {
       const filename = sanitizeFilename(attachment.name)
       const bytes = new Uint8Array(Buffer.from(attachment.base64, 'base64'))
+      if (bytes.length > this.options.documentMaxBytes) {
+        skipped.push(skippedAttachments([filename], `larger than ${describeBytes(this.options.documentMaxBytes)}`))
+        continue
+      }
       try {
         const { mediaType, text, truncated } = await readDocument(bytes, filename)
         if (truncated) skipped.push(`Only the first ${EXTRACTED_TEXT_CAP / KB} KB of text of ${filename} was kept.`)

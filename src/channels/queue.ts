@@ -35,9 +35,12 @@ export async function extendLease(db: Db, table: QueueTable, id: string, until: 
   await db.updateTable(table).set({ lease_until: until }).where('id', '=', id).where('status', '=', 'pending').execute()
 }
 
-/** The row is finished with: done (inbox), sent (outbox), or failed for good, with why. */
+/**
+ * The row is finished with: done (inbox), sent (outbox), or failed for good, with why. An inbox row keeps its
+ * delivery id (the platform may still retry) but lets go of its attachments, which are documents by now.
+ */
 export async function settle(db: Db, table: QueueTable, id: string, status: 'done' | 'sent' | 'failed', now: Date, error?: string): Promise<void> {
-  const finished = table === 'channel_inbox' ? { done_at: now } : status === 'sent' ? { sent_at: now } : {}
+  const finished = table === 'channel_inbox' ? { done_at: now, message: sql`message - 'attachments'` } : status === 'sent' ? { sent_at: now } : {}
   await db
     .updateTable(table)
     .set({ status: status as never, lease_until: null, ...(error !== undefined ? { last_error: error } : {}), ...finished })
@@ -63,4 +66,13 @@ export async function nextDue(db: Db): Promise<Date | undefined> {
     ) AS due`.execute(db)
   const due = row.rows[0]?.due
   return due ? new Date(due) : undefined
+}
+
+/**
+ * Forgets finished rows after `keepMs`: long past any platform's retries (WhatsApp's last the longest, a few days),
+ * so a delivery id is still known whenever the platform could send it again.
+ */
+export async function forgetFinished(db: Db, before: Date): Promise<void> {
+  await db.deleteFrom('channel_inbox').where('status', '<>', 'pending').where('created_at', '<', before).execute()
+  await db.deleteFrom('channel_outbox').where('status', '<>', 'pending').where('created_at', '<', before).execute()
 }

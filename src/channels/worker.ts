@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
-import { claimNext, extendLease, nextDue, retryAt, settle, type InboxRow, type OutboxRow } from './queue.ts'
+import { claimNext, extendLease, forgetFinished, nextDue, retryAt, settle, type InboxRow, type OutboxRow } from './queue.ts'
 
 /** How a row's work ended: finished (nothing said), to try again at a time, or failed for good. */
 export interface Outcome {
@@ -19,6 +19,9 @@ const RENEW_MS = 30_000
 const POLL_MS = 1_000
 /** After this many tries a row is failed and kept, with its last error. */
 export const MAX_ATTEMPTS = 10
+/** Finished rows are kept this long (the console counts failed replies), then forgotten; looked at hourly. */
+const KEEP_MS = 30 * 24 * 3_600_000
+const FORGET_EVERY_MS = 3_600_000
 
 /**
  * Works both channel queues in every process: takes due rows one by one (any process may, none twice at once) and
@@ -30,6 +33,7 @@ export class ChannelWorker {
   #running: Promise<void> | undefined
   #again = false
   #stopped = true
+  #forgotAt = 0
 
   constructor(
     private readonly db: Db,
@@ -79,6 +83,10 @@ export class ChannelWorker {
 
   /** Takes due rows until none is left. Rows run concurrently with each other's threads, one per thread. */
   async #drain(): Promise<void> {
+    if (this.clock.now() - this.#forgotAt > FORGET_EVERY_MS) {
+      this.#forgotAt = this.clock.now()
+      await forgetFinished(this.db, new Date(this.clock.now() - KEEP_MS))
+    }
     const work: Promise<void>[] = []
     for (;;) {
       if (this.#stopped) break

@@ -201,7 +201,10 @@ describe('merge patch and replace semantics', () => {
     const path = `/api/v1/AgentConfigRecord/${agent.id}`
     const off = await p.call('PATCH', path, { json: { channels: { slack: { enabled: false } } } })
     expect(off.status).toBe(200)
-    expect(off.body.channels).toEqual({ slack: { enabled: false, bot_token_secret: 'slack/bot', signing_secret_secret: 'slack/signing' }, webchat: { enabled: true } })
+    expect(off.body.channels).toEqual({
+      slack: { enabled: false, unknown_senders: 'invite', bot_token_secret: 'slack/bot', signing_secret_secret: 'slack/signing' },
+      webchat: { enabled: true },
+    })
     const removed = await p.call('PATCH', path, { json: { channels: { slack: null } } })
     expect(removed.status).toBe(200)
     expect(removed.body.channels).toEqual({ webchat: { enabled: true } })

@@ -100,6 +100,8 @@ const modelNames = [...new Set(operations.map((op) => /^\/api\/v1\/([^/{}]+)$/.e
 function recordModel(op: Operation): string | undefined {
   const crud = /^\/api\/v1\/([^/{}]+)\/\{[^}]+\}$/.exec(op.path)
   if (crud) return crud[1]
+  // A channel's webhook, `/channels/telegram/{agent_id}`, names the agent it reaches.
+  if (op.pathParams.some((param) => param.name === 'agent_id')) return 'AgentConfigRecord'
   const collection = /\/([^/{}]+)\/\{[^}]+\}(?:\/[^{}]*)?$/.exec(op.path)?.[1]?.toLowerCase().replace(/s$/, '')
   if (!collection) return undefined
   const exact = modelNames.find((name) => name.toLowerCase() === collection)

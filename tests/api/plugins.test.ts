@@ -54,6 +54,10 @@ test('GET /api/plugins lists what was loaded, whether each is on, its settings s
   })
   // The shipped plugins first, then the extra folders', each in dependency order.
   expect(listed.body.data.map((x: { name: string }) => x.name)).toEqual([
+    'channel-email',
+    'channel-slack',
+    'channel-telegram',
+    'channel-whatsapp',
     'mcp-artifacts',
     'mcp-planning',
     'mcp-tasks',

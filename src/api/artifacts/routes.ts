@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { ARTIFACT_KINDS, MAX_IMAGE_BYTES, MAX_TEXT_BYTES } from '../../artifacts/content.ts'
 import { Artifact } from '../../models/artifact.ts'
-import { describeBytes } from '../documents/body-limit.ts'
+import { describeBytes } from '../../documents/sizes.ts'
 import { IdParam } from '../params.ts'
 import { ProblemSchema, commonErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
 

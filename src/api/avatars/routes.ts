@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi'
-import { describeBytes } from '../documents/body-limit.ts'
+import { describeBytes } from '../../documents/sizes.ts'
 import { ProblemSchema, commonErrors, signedIn } from '../responses.ts'
 import { AVATAR_MEDIA_TYPES, MAX_AVATAR_SIDE } from './image.ts'
 import { avatarUploadGuards } from './upload.ts'

@@ -3,7 +3,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { requireActor } from '../../auth/access.ts'
 import { ApiError } from '../../errors.ts'
 import type { ApiEnv } from '../../http/env.ts'
-import { describeBytes } from '../documents/body-limit.ts'
+import { describeBytes } from '../../documents/sizes.ts'
 import { imageDimensions, MAX_AVATAR_SIDE, sniffAvatarType } from './image.ts'
 import { replaceAvatar } from './store.ts'
 

@@ -1,19 +1,13 @@
 import { bodyLimit } from 'hono/body-limit'
 import type { MiddlewareHandler } from 'hono'
 import { ApiError } from '../../errors.ts'
+import { describeBytes } from '../../documents/sizes.ts'
 
 export const DOCUMENT_UPLOAD_PATH = '/api/chat/documents'
 
 // Room in a multipart body for what is not the file: boundaries, part headers, the conversation id, a long name.
 const MULTIPART_OVERHEAD = 64 * 1024
 
-/** A size for people: "20 MiB", "512 KiB", "900 bytes". */
-export function describeBytes(bytes: number): string {
-  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
-    if (bytes >= size) return `${Math.round((bytes / size) * 10) / 10} ${unit}`
-  }
-  return `${bytes} bytes`
-}
 
 /**
  * The upload's own body limit, in place of the api app's general one: a document may be far larger than any JSON

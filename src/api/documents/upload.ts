@@ -10,7 +10,7 @@ import { ApiError } from '../../errors.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { getRecord } from '../../models/records.ts'
 import { WebchatConversation, WebchatDocument } from '../../models/webchat.ts'
-import { describeBytes } from './body-limit.ts'
+import { describeBytes } from '../../documents/sizes.ts'
 
 /**
  * Runs before the body is read: who may upload is settled before up to 20 MiB is buffered, and a body that is not

@@ -1,0 +1,54 @@
+import type { Document, Message, Update } from 'grammy/types'
+import type { InboundMessage } from '../../src/plugin-host/sdk.ts'
+
+/** Where an answer goes: the chat, and in a forum supergroup the topic the message came from. */
+export interface TelegramTarget {
+  chat_id: number
+  message_thread_id?: number
+}
+
+/** A message the agent should answer, and the document it carried, if any (downloaded by the webhook). */
+export interface ReadMessage {
+  message: InboundMessage
+  document?: Document
+}
+
+// In a group, commands name the bot ("/link@switchboard_bot CODE"); the kernel reads "/link CODE".
+const ADDRESSED_COMMAND = /^\/(\w+)@\w+(?=\s|$)/
+
+/** Telegram's chat and topic as the kernel's thread: each topic of a forum is its own conversation. */
+function thread(message: Message): InboundMessage['thread'] {
+  const topic = message.is_topic_message ? message.message_thread_id : undefined
+  const target: TelegramTarget = topic === undefined ? { chat_id: message.chat.id } : { chat_id: message.chat.id, message_thread_id: topic }
+  return { key: topic === undefined ? String(message.chat.id) : `${message.chat.id}:${topic}`, target: { ...target } }
+}
+
+/**
+ * The message of an update, as the kernel reads it; undefined for what the agent does not answer: edits, updates
+ * other than messages, messages of no person (a channel posting in a group) and messages with nothing to read.
+ */
+export function readUpdate(update: Update): ReadMessage | undefined {
+  const message = update.message
+  if (!message?.from) return undefined
+  const text = (message.text ?? message.caption ?? '').replace(ADDRESSED_COMMAND, '/$1')
+  if (text.trim() === '' && !message.document) return undefined
+  const { from } = message
+  const displayName = [from.first_name, from.last_name].filter(Boolean).join(' ')
+  return {
+    message: {
+      deliveryId: String(update.update_id),
+      sender: { id: String(from.id), ...(from.username ? { username: from.username } : {}), ...(displayName ? { displayName } : {}) },
+      thread: thread(message),
+      text,
+    },
+    ...(message.document ? { document: message.document } : {}),
+  }
+}
+
+/** The target the kernel hands back, checked: it is the plugin's own JSON, yet it comes back from the store. */
+export function telegramTarget(target: Record<string, unknown>): TelegramTarget {
+  const { chat_id: chat, message_thread_id: topic } = target
+  if (typeof chat !== 'number' || !Number.isSafeInteger(chat)) throw new Error(`A Telegram target needs a numeric chat_id, not ${JSON.stringify(chat)}.`)
+  if (topic !== undefined && (typeof topic !== 'number' || !Number.isSafeInteger(topic))) throw new Error(`A Telegram topic is a number, not ${JSON.stringify(topic)}.`)
+  return topic === undefined ? { chat_id: chat } : { chat_id: chat, message_thread_id: topic }
+}
