@@ -10,9 +10,11 @@ export const LINK_COMMAND = /^\s*\/?(?:link|start)(?:@\w+)?\s+([0-9A-Za-z][0-9A-
 export function strangerReply(endpoint: ChannelEndpoint, adminBaseUrl: string): string {
   const where = PLATFORM_NAMES[endpoint.platform]
   if (endpoint.settings.unknown_senders === 'refuse') return `${endpoint.agentName} only talks to the people of its organisation, and this ${where} account is not one it knows.`
+  // Slack takes a message starting with "/" for a slash command and never delivers it.
+  const command = endpoint.platform === 'slack' ? 'link' : '/link'
   return (
     `Hello! ${endpoint.agentName} does not know this ${where} account yet. To talk to it, sign in at ${adminBaseUrl}/me/channels, ` +
-    `get a link code there, and send it here as: /link <code>`
+    `get a link code there, and send it here as: ${command} <code>`
   )
 }
 
