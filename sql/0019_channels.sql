@@ -16,8 +16,10 @@ CREATE TABLE channel_inbox (
   status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'failed')),
   attempts integer NOT NULL DEFAULT 0,
   next_attempt_at timestamptz NOT NULL DEFAULT now(),
-  -- While a process works on it; a lease that ran out (the process is gone) lets another take it.
+  -- While a process works on it; a lease that ran out (the process is gone) lets another take it. The owner is
+  -- that claim's own token: a process that stalled past its lease can no longer write the row.
   lease_until timestamptz,
+  lease_owner uuid,
   last_error text,
   created_at timestamptz NOT NULL DEFAULT now(),
   done_at timestamptz,
@@ -65,6 +67,7 @@ CREATE TABLE channel_outbox (
   attempts integer NOT NULL DEFAULT 0,
   next_attempt_at timestamptz NOT NULL DEFAULT now(),
   lease_until timestamptz,
+  lease_owner uuid,
   last_error text,
   created_at timestamptz NOT NULL DEFAULT now(),
   sent_at timestamptz,

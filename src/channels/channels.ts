@@ -12,7 +12,8 @@ import type { Vault } from '../vault/vault.ts'
 import type { ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget, InboundMessage } from './contract.ts'
 import { Deliveries } from './deliveries.ts'
 import { splitMessage } from './split.ts'
-import { ChannelWorker } from './worker.ts'
+import { record, type Claim, type InboxRow, type OutboxRow } from './queue.ts'
+import { backoff, ChannelWorker, type Outcome } from './worker.ts'
 
 export const CHANNEL_PLATFORMS: readonly ChannelPlatform[] = ['telegram', 'slack', 'whatsapp', 'email']
 
@@ -49,9 +50,10 @@ export class Channels {
 
   constructor(private readonly options: ChannelsOptions) {
     this.deliveries = new Deliveries(options, this)
-    this.#worker = new ChannelWorker(options.db, options.clock, options.log, {
-      inbox: (row) => this.deliveries.process(row),
-      outbox: (row) => this.#send(row),
+    this.#worker = new ChannelWorker(options.db, options.clock, options.log, options.retryMs, {
+      inbox: (row, claim) => this.deliveries.process(row, claim),
+      outbox: (row, claim) => this.#send(row, claim),
+      gaveUp: (table, row, error) => (table === 'channel_inbox' ? this.deliveries.gaveUp(row as InboxRow, error) : this.#gaveUp(row as OutboxRow, error)),
     })
   }
 
@@ -168,7 +170,7 @@ export class Channels {
   }
 
   /** Sends what is left of a queued reply; a failure retries later from the part that failed. */
-  async #send(row: import('./queue.ts').OutboxRow): Promise<{ retryAt?: Date; error?: string; failed?: boolean; countAttempt?: boolean }> {
+  async #send(row: OutboxRow, claim: Claim): Promise<Outcome> {
     const platform = row.platform as ChannelPlatform
     const endpoint = await this.endpoint(row.agent_id, platform)
     if (!endpoint) return { failed: true, error: `The agent's ${platform} channel is off or the agent is disabled; the reply was not sent.` }
@@ -184,12 +186,17 @@ export class Channels {
         const message = (error as Error).message || String(error)
         await this.recordError(endpoint, `Sending failed: ${message}`)
         if (retryable === false) return { failed: true, error: message }
-        const backoff = Math.min(this.options.retryMs * 2 ** (row.attempts - 1), 15 * 60_000)
-        return { retryAt: new Date(this.options.clock.now() + Math.max(backoff, retryAfterMs ?? 0)), error: message }
+        const wait = Math.max(backoff(this.options.retryMs, row.attempts), retryAfterMs ?? 0)
+        return { retryAt: new Date(this.options.clock.now() + wait), error: message }
       }
-      await this.options.db.updateTable('channel_outbox').set({ parts_sent: i + 1 }).where('id', '=', row.id).execute()
+      // The claim was lost meanwhile (this process stalled past its lease): whoever holds it now sends the rest.
+      if (!(await record(this.options.db, claim, { parts_sent: i + 1 }))) return {}
     }
     return {}
+  }
+
+  async #gaveUp(row: OutboxRow, error: string): Promise<void> {
+    this.options.log.error('channel reply given up', { agent_id: row.agent_id, platform: row.platform, id: row.id, error })
   }
 
   async recordError(endpoint: Pick<ChannelEndpoint, 'agentId' | 'companyId' | 'platform'>, error: string): Promise<void> {

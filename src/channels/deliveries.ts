@@ -3,6 +3,8 @@ import type { Authenticator } from '../auth/authenticator.ts'
 import type { Chat } from '../chat/chat.ts'
 import { displayName } from '../chat/conversations.ts'
 import { DocumentError } from '../documents/errors.ts'
+import { SlotsBusy } from '../documents/slots.ts'
+import { hashSecret } from '../auth/secrets.ts'
 import { readDocument } from '../documents/read.ts'
 import { sanitizeFilename } from '../documents/filename.ts'
 import { insertDocument } from '../documents/store.ts'
@@ -15,7 +17,7 @@ import { WebchatConversation } from '../models/webchat.ts'
 import type { Channels, ChannelsOptions } from './channels.ts'
 import type { ChannelEndpoint, ChannelPlatform, InboundMessage } from './contract.ts'
 import { redeemLinkCode } from './link-codes.ts'
-import type { InboxRow } from './queue.ts'
+import { record, type Claim, type InboxRow } from './queue.ts'
 import { badCodeReply, LINK_COMMAND, linkedReply, skippedAttachments, strangerReply, turnFailedReply } from './replies.ts'
 import { linkSpeaker, speakerOf } from './speakers.ts'
 import type { Outcome } from './worker.ts'
@@ -24,8 +26,30 @@ import type { Outcome } from './worker.ts'
 const BUSY_GIVE_UP_MS = 30 * 60_000
 /** Typing indicators fade after about five seconds on the platforms that have them. */
 const TYPING_EVERY_MS = 4_000
-/** Attachments of one message, together, at most (they wait in the inbox as base64). */
+/** Attachments of one message, together, at most (they wait in the inbox as base64), and how many. */
 export const ATTACHMENTS_MAX_BYTES = 20 * 1024 * 1024
+const ATTACHMENTS_MAX = 20
+/** The longest message kept, as in the web chat. */
+const TEXT_MAX = 100_000
+/** Longer ids and keys (an email's References) are kept as their hash: indexes have a size limit. */
+const KEY_MAX = 200
+/** A stranger is told how to link at most once an hour per platform account, however often they write. */
+const STRANGER_REPLY_EVERY_MS = 3_600_000
+
+/** A message as the inbox keeps it, with what its processing has done so far (a retry goes on from there). */
+type Kept = InboundMessage & {
+  /** Attachments left out for their size. */
+  dropped?: string[]
+  /** The documents read from the attachments, and what was said of those not read. */
+  documents?: string[]
+  notes?: string[]
+  /** The turn was admitted: a retry after that must not run it again. */
+  started?: boolean
+}
+
+function shortKey(value: string): string {
+  return value.length <= KEY_MAX ? value : `sha256:${hashSecret(value)}`
+}
 
 /**
  * What came in on a channel: kept once (the platform's delivery id is the key, across processes), then answered
@@ -54,8 +78,16 @@ export class Deliveries {
   }
 
   async receive(endpoint: ChannelEndpoint, message: InboundMessage): Promise<boolean> {
-    const size = (message.attachments ?? []).reduce((sum, a) => sum + a.base64.length * 0.75, 0)
-    const kept = size > ATTACHMENTS_MAX_BYTES ? { ...message, attachments: [], dropped: message.attachments?.map((a) => a.name) } : message
+    const attachments = message.attachments ?? []
+    const size = attachments.reduce((sum, a) => sum + a.base64.length * 0.75, 0)
+    const fits = size <= ATTACHMENTS_MAX_BYTES && attachments.length <= ATTACHMENTS_MAX
+    const kept: Kept = {
+      ...message,
+      text: message.text.slice(0, TEXT_MAX),
+      thread: { ...message.thread, key: shortKey(message.thread.key) },
+      attachments: fits ? attachments : [],
+      ...(fits ? {} : { dropped: attachments.map((a) => a.name) }),
+    }
     const inserted = await this.options.db
       .insertInto('channel_inbox')
       .values({
@@ -63,8 +95,8 @@ export class Deliveries {
         company_id: endpoint.companyId,
         agent_id: endpoint.agentId,
         platform: endpoint.platform,
-        delivery_id: message.deliveryId.slice(0, 500),
-        thread_key: message.thread.key.slice(0, 500),
+        delivery_id: shortKey(message.deliveryId),
+        thread_key: kept.thread.key,
         message: jsonb(kept),
         next_attempt_at: new Date(this.options.clock.now()),
       })
@@ -76,13 +108,14 @@ export class Deliveries {
     return inserted !== undefined
   }
 
-  async process(row: InboxRow): Promise<Outcome> {
+  async process(row: InboxRow, claim: Claim): Promise<Outcome> {
     const platform = row.platform as ChannelPlatform
     const endpoint = await this.channels.endpoint(row.agent_id, platform)
     if (!endpoint) return { failed: true, error: `The agent's ${platform} channel was switched off before the message was answered.` }
-    const message = row.message as InboundMessage & { dropped?: string[] }
-    const notice = (text: string, suffix = 'notice') =>
-      this.channels.enqueue({ ...this.#place(endpoint, message), key: `${suffix}:${row.id}`, text })
+    const message = row.message as Kept
+    // A try before this one got the turn going (and stopped, or its process did): its answer, if any, went out.
+    if (message.started) return {}
+    const notice = (text: string, noticeKey = `notice:${row.id}`) => this.channels.enqueue({ ...this.#place(endpoint, message), key: noticeKey, text })
     const adminBaseUrl = this.options.adminBaseUrl
 
     const link = message.sender.verified === false ? null : LINK_COMMAND.exec(message.text)
@@ -102,27 +135,46 @@ export class Deliveries {
         await this.channels.recordError(endpoint, `A message from ${message.sender.id} was not answered: its sender is not authenticated.`)
         return {}
       }
-      await notice(strangerReply(endpoint, adminBaseUrl))
+      // Keyed by the hour, so a stranger who writes often hears it once an hour, not after every message.
+      await notice(strangerReply(endpoint, adminBaseUrl), `stranger:${shortKey(message.sender.id)}:${Math.floor(this.options.clock.now() / STRANGER_REPLY_EVERY_MS)}`)
       return {}
     }
-    return this.#answer(row, endpoint, message, actor)
+    return this.#answer(row, claim, endpoint, message, actor)
+  }
+
+  /** Tells the sender their message was given up on after its tries (the turn kept failing). */
+  async gaveUp(row: InboxRow, error: string): Promise<void> {
+    const endpoint = await this.channels.endpoint(row.agent_id, row.platform as ChannelPlatform)
+    if (!endpoint) return
+    const message = row.message as Kept
+    if (message.sender.verified === false) return
+    await this.channels.recordError(endpoint, `A message was given up on: ${error}`)
+    await this.channels.enqueue({ ...this.#place(endpoint, message), key: `gave-up:${row.id}`, text: turnFailedReply(endpoint, 'something went wrong on our side; please send it again later.') })
   }
 
   /** Runs the turn as the person, in their thread's conversation; its answer reaches the platform through the outbox. */
-  async #answer(row: InboxRow, endpoint: ChannelEndpoint, message: InboundMessage & { dropped?: string[] }, actor: Actor): Promise<Outcome> {
-    const { clock } = this.options
+  async #answer(row: InboxRow, claim: Claim, endpoint: ChannelEndpoint, message: Kept, actor: Actor): Promise<Outcome> {
+    const { db, clock } = this.options
     const place = this.#place(endpoint, message)
     const conversationId = await this.#conversation(endpoint, message, actor)
-    const { documents, skipped } = await this.#documents(endpoint, conversationId, message, actor, row.id)
-    if (skipped.length > 0 || message.dropped?.length) {
-      const lines = [...skipped, ...(message.dropped?.length ? [skippedAttachments(message.dropped, 'more than 20 MiB together')] : [])]
-      await this.channels.enqueue({ ...place, key: `attachments:${row.id}`, text: lines.join('\n') })
+    if (!message.documents) {
+      // Read once: a retry (the conversation was busy) reuses them rather than storing them again.
+      const read = await this.#documents(endpoint, conversationId, message, actor, row.id).catch((error) => {
+        if (error instanceof SlotsBusy) return undefined
+        throw error
+      })
+      if (!read) return { retryAt: new Date(clock.now() + 5_000), error: 'Many documents are being read just now.', countAttempt: false }
+      const notes = [...read.skipped, ...(message.dropped?.length ? [skippedAttachments(message.dropped, `more than ${ATTACHMENTS_MAX} or 20 MiB together`)] : [])]
+      Object.assign(message, { documents: read.documents, notes, attachments: [] })
+      await record(db, claim, { message: jsonb(message) })
+      if (notes.length > 0) await this.channels.enqueue({ ...place, key: `attachments:${row.id}`, text: notes.join('\n') })
     }
     let started
     try {
-      started = await this.#chat!.start(actor, { conversation_id: conversationId, text: message.text || '(attachments)', attachments: documents })
+      started = await this.#chat!.start(actor, { conversation_id: conversationId, text: message.text || '(attachments)', attachments: message.documents })
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'conflict' && /turn/i.test(error.message) && clock.now() - new Date(row.created_at).getTime() < BUSY_GIVE_UP_MS) {
+      const busy = error instanceof ApiError && error.code === 'conflict' && error.message.startsWith('A turn is already running')
+      if (busy && clock.now() - new Date(row.created_at).getTime() < BUSY_GIVE_UP_MS) {
         return { retryAt: new Date(clock.now() + 1_000), error: error.message, countAttempt: false }
       }
       if (error instanceof ApiError) {
@@ -131,6 +183,7 @@ export class Deliveries {
       }
       throw error
     }
+    await record(db, claim, { message: jsonb({ ...message, started: true }) })
     const driver = this.channels.driver(endpoint.platform)
     const type = () => void driver?.typing?.(endpoint, place.target).catch(() => {})
     type()
@@ -154,7 +207,7 @@ export class Deliveries {
   /** The person's conversation of this thread, begun with the first message; the thread remembers where to answer. */
   async #conversation(endpoint: ChannelEndpoint, message: InboundMessage, actor: Actor): Promise<string> {
     const { db } = this.options
-    const key = { agent_id: endpoint.agentId, platform: endpoint.platform, thread_key: message.thread.key.slice(0, 500), user_id: actor.userId }
+    const key = { agent_id: endpoint.agentId, platform: endpoint.platform, thread_key: message.thread.key, user_id: actor.userId }
     const known = await db
       .updateTable('channel_threads')
       .set({ target: jsonb(message.thread.target), updated_at: new Date(this.options.clock.now()) })

@@ -3,7 +3,14 @@ import type { Db, Row } from '../db/schema.ts'
 
 export type InboxRow = Row<'channel_inbox'>
 export type OutboxRow = Row<'channel_outbox'>
-type QueueTable = 'channel_inbox' | 'channel_outbox'
+export type QueueTable = 'channel_inbox' | 'channel_outbox'
+
+/** A row this process claimed: every later write names the claim, so it is void once another process took over. */
+export interface Claim {
+  table: QueueTable
+  id: string
+  owner: string
+}
 
 /**
  * Takes the oldest due row of a queue for this process, for `leaseMs`: one no other process holds (SKIP LOCKED
@@ -13,7 +20,7 @@ type QueueTable = 'channel_inbox' | 'channel_outbox'
 export async function claimNext<T extends QueueTable>(db: Db, table: T, now: Date, leaseMs: number): Promise<Row<T> | undefined> {
   const until = new Date(now.getTime() + leaseMs)
   const claimed = await sql<Row<T>>`
-    UPDATE ${sql.table(table)} AS q SET lease_until = ${until}, attempts = q.attempts + 1
+    UPDATE ${sql.table(table)} AS q SET lease_until = ${until}, lease_owner = ${crypto.randomUUID()}, attempts = q.attempts + 1
     WHERE q.id = (
       SELECT c.id FROM ${sql.table(table)} AS c
       WHERE c.status = 'pending' AND c.next_attempt_at <= ${now} AND (c.lease_until IS NULL OR c.lease_until < ${now})
@@ -30,31 +37,51 @@ export async function claimNext<T extends QueueTable>(db: Db, table: T, now: Dat
   return claimed.rows[0]
 }
 
-/** Keeps a row this process works on from being taken by another while the work goes on (a long turn). */
-export async function extendLease(db: Db, table: QueueTable, id: string, until: Date): Promise<void> {
-  await db.updateTable(table).set({ lease_until: until }).where('id', '=', id).where('status', '=', 'pending').execute()
+export function claimOf(table: QueueTable, row: { id: string; lease_owner: string | null }): Claim {
+  return { table, id: row.id, owner: row.lease_owner! }
+}
+
+/** Updates the claimed row; false when the claim was lost (the lease ran out and another process took the row). */
+async function write(db: Db, claim: Claim, set: Record<string, unknown>): Promise<boolean> {
+  const written = await db
+    .updateTable(claim.table)
+    .set(set as never)
+    .where('id', '=', claim.id)
+    .where('lease_owner', '=', claim.owner)
+    .where('status', '=', 'pending')
+    .returning('id')
+    .executeTakeFirst()
+  return written !== undefined
+}
+
+/** Keeps the row from being taken by another process while the work goes on (a long turn). */
+export function extendLease(db: Db, claim: Claim, until: Date): Promise<boolean> {
+  return write(db, claim, { lease_until: until })
+}
+
+/** Notes progress on the row (parts sent, documents read, the turn begun) while the claim holds. */
+export function record(db: Db, claim: Claim, set: Record<string, unknown>): Promise<boolean> {
+  return write(db, claim, set)
 }
 
 /**
  * The row is finished with: done (inbox), sent (outbox), or failed for good, with why. An inbox row keeps its
  * delivery id (the platform may still retry) but lets go of its attachments, which are documents by now.
  */
-export async function settle(db: Db, table: QueueTable, id: string, status: 'done' | 'sent' | 'failed', now: Date, error?: string): Promise<void> {
-  const finished = table === 'channel_inbox' ? { done_at: now, message: sql`message - 'attachments'` } : status === 'sent' ? { sent_at: now } : {}
-  await db
-    .updateTable(table)
-    .set({ status: status as never, lease_until: null, ...(error !== undefined ? { last_error: error } : {}), ...finished })
-    .where('id', '=', id)
-    .execute()
+export function settle(db: Db, claim: Claim, status: 'done' | 'sent' | 'failed', now: Date, error?: string): Promise<boolean> {
+  const finished = claim.table === 'channel_inbox' ? { done_at: now, message: sql`message - 'attachments'` } : status === 'sent' ? { sent_at: now } : {}
+  return write(db, claim, { status, lease_until: null, lease_owner: null, ...(error !== undefined ? { last_error: error } : {}), ...finished })
 }
 
 /** Tries again at `at`; `countAttempt` false gives the attempt back (it was not the row's fault: a busy conversation). */
-export async function retryAt(db: Db, table: QueueTable, id: string, at: Date, error: string, countAttempt = true): Promise<void> {
-  await db
-    .updateTable(table)
-    .set({ next_attempt_at: at, lease_until: null, last_error: error, ...(countAttempt ? {} : { attempts: sql<number>`attempts - 1` }) })
-    .where('id', '=', id)
-    .execute()
+export function retryAt(db: Db, claim: Claim, at: Date, error: string, countAttempt = true): Promise<boolean> {
+  return write(db, claim, {
+    next_attempt_at: at,
+    lease_until: null,
+    lease_owner: null,
+    last_error: error,
+    ...(countAttempt ? {} : { attempts: sql<number>`attempts - 1` }),
+  })
 }
 
 /** When the next pending row of either queue falls due (a leased one: when its lease runs out), for the worker's timer. */
@@ -69,8 +96,8 @@ export async function nextDue(db: Db): Promise<Date | undefined> {
 }
 
 /**
- * Forgets finished rows after `keepMs`: long past any platform's retries (WhatsApp's last the longest, a few days),
- * so a delivery id is still known whenever the platform could send it again.
+ * Forgets finished rows created before `before`: long past any platform's retries (WhatsApp's last the longest, a
+ * few days), so a delivery id is still known whenever the platform could send it again.
  */
 export async function forgetFinished(db: Db, before: Date): Promise<void> {
   await db.deleteFrom('channel_inbox').where('status', '<>', 'pending').where('created_at', '<', before).execute()

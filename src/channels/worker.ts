@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
-import { claimNext, extendLease, forgetFinished, nextDue, retryAt, settle, type InboxRow, type OutboxRow } from './queue.ts'
+import { claimNext, claimOf, extendLease, forgetFinished, nextDue, retryAt, settle, type Claim, type InboxRow, type OutboxRow, type QueueTable } from './queue.ts'
 
 /** How a row's work ended: finished (nothing said), to try again at a time, or failed for good. */
 export interface Outcome {
@@ -12,6 +12,13 @@ export interface Outcome {
   countAttempt?: boolean
 }
 
+export interface QueueHandlers {
+  inbox(row: InboxRow, claim: Claim): Promise<Outcome>
+  outbox(row: OutboxRow, claim: Claim): Promise<Outcome>
+  /** A row is given up on after its last try: the sender should hear of it. */
+  gaveUp(table: QueueTable, row: InboxRow | OutboxRow, error: string): Promise<void>
+}
+
 /** How long a claim holds before another process may take the row; renewed while the work runs. */
 const LEASE_MS = 90_000
 const RENEW_MS = 30_000
@@ -19,27 +26,38 @@ const RENEW_MS = 30_000
 const POLL_MS = 1_000
 /** After this many tries a row is failed and kept, with its last error. */
 export const MAX_ATTEMPTS = 10
+/** Rows one process works on at once: a flood is shared with the other processes, not taken whole by one. */
+const MAX_IN_FLIGHT = 16
+/** The longest wait between two tries. */
+const MAX_BACKOFF_MS = 15 * 60_000
 /** Finished rows are kept this long (the console counts failed replies), then forgotten; looked at hourly. */
 const KEEP_MS = 30 * 24 * 3_600_000
 const FORGET_EVERY_MS = 3_600_000
 
+/** The wait before try `attempts + 1`: `base`, doubling, at most 15 minutes. */
+export function backoff(base: number, attempts: number): number {
+  return Math.min(base * 2 ** Math.max(attempts - 1, 0), MAX_BACKOFF_MS)
+}
+
 /**
- * Works both channel queues in every process: takes due rows one by one (any process may, none twice at once) and
- * hands them to the channel kernel. Work queued here wakes it at once; other processes' work is found by polling,
- * and a retry is looked for when it falls due.
+ * Works both channel queues in every process: takes due rows (any process may, none twice at once) and hands them
+ * to the channel kernel, a bounded number at a time. Work queued here wakes it at once; other processes' work is
+ * found by polling, and a retry is looked for when it falls due.
  */
 export class ChannelWorker {
   #timer: ReturnType<typeof setTimeout> | undefined
-  #running: Promise<void> | undefined
+  #claiming: Promise<void> | undefined
   #again = false
   #stopped = true
   #forgotAt = 0
+  readonly #inFlight = new Set<Promise<void>>()
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly handlers: { inbox(row: InboxRow): Promise<Outcome>; outbox(row: OutboxRow): Promise<Outcome> },
+    private readonly retryMs: number,
+    private readonly handlers: QueueHandlers,
   ) {}
 
   start(): void {
@@ -50,20 +68,21 @@ export class ChannelWorker {
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#timer)
-    await this.#running
+    await this.#claiming
+    await Promise.all(this.#inFlight)
   }
 
   wake(): void {
     if (this.#stopped) return
-    if (this.#running) {
+    if (this.#claiming) {
       this.#again = true
       return
     }
     clearTimeout(this.#timer)
-    this.#running = this.#drain()
+    this.#claiming = this.#claim()
       .catch((error) => this.log.error('channel queue failed', { error: String(error) }))
       .finally(() => {
-        this.#running = undefined
+        this.#claiming = undefined
         if (this.#again) {
           this.#again = false
           this.wake()
@@ -75,42 +94,54 @@ export class ChannelWorker {
     if (this.#stopped) return
     const due = await nextDue(this.db).catch(() => undefined)
     const wait = due ? Math.min(Math.max(due.getTime() - this.clock.now(), 0), POLL_MS) : POLL_MS
-    if (this.#stopped || this.#running) return
+    if (this.#stopped || this.#claiming) return
     clearTimeout(this.#timer)
     this.#timer = setTimeout(() => this.wake(), wait)
     this.#timer.unref?.()
   }
 
-  /** Takes due rows until none is left. Rows run concurrently with each other's threads, one per thread. */
-  async #drain(): Promise<void> {
+  /** Takes due rows until none is left or enough are in flight; a finished one makes room and looks again. */
+  async #claim(): Promise<void> {
     if (this.clock.now() - this.#forgotAt > FORGET_EVERY_MS) {
       this.#forgotAt = this.clock.now()
       await forgetFinished(this.db, new Date(this.clock.now() - KEEP_MS))
     }
-    const work: Promise<void>[] = []
-    for (;;) {
-      if (this.#stopped) break
+    while (!this.#stopped && this.#inFlight.size < MAX_IN_FLIGHT) {
       const now = new Date(this.clock.now())
-      const [inbox, outbox] = await Promise.all([claimNext(this.db, 'channel_inbox', now, LEASE_MS), claimNext(this.db, 'channel_outbox', now, LEASE_MS)])
+      const inbox = await claimNext(this.db, 'channel_inbox', now, LEASE_MS)
+      if (inbox) this.#track('channel_inbox', inbox, (claim) => this.handlers.inbox(inbox, claim))
+      if (this.#inFlight.size >= MAX_IN_FLIGHT) break
+      const outbox = await claimNext(this.db, 'channel_outbox', now, LEASE_MS)
+      if (outbox) this.#track('channel_outbox', outbox, (claim) => this.handlers.outbox(outbox, claim))
       if (!inbox && !outbox) break
-      if (inbox) work.push(this.#work('channel_inbox', inbox, () => this.handlers.inbox(inbox)))
-      if (outbox) work.push(this.#work('channel_outbox', outbox, () => this.handlers.outbox(outbox)))
     }
-    await Promise.all(work)
   }
 
-  async #work(table: 'channel_inbox' | 'channel_outbox', row: { id: string; attempts: number }, run: () => Promise<Outcome>): Promise<void> {
-    const renew = setInterval(() => void extendLease(this.db, table, row.id, new Date(this.clock.now() + LEASE_MS)).catch(() => {}), RENEW_MS)
+  #track(table: QueueTable, row: InboxRow | OutboxRow, run: (claim: Claim) => Promise<Outcome>): void {
+    const work = this.#work(table, row, run).finally(() => {
+      this.#inFlight.delete(work)
+      this.wake()
+    })
+    this.#inFlight.add(work)
+  }
+
+  async #work(table: QueueTable, row: InboxRow | OutboxRow, run: (claim: Claim) => Promise<Outcome>): Promise<void> {
+    const claim = claimOf(table, row)
+    const renew = setInterval(() => void extendLease(this.db, claim, new Date(this.clock.now() + LEASE_MS)).catch(() => {}), RENEW_MS)
     try {
-      const outcome = await run().catch((error): Outcome => {
+      const outcome = await run(claim).catch((error): Outcome => {
         this.log.error('channel work failed', { table, id: row.id, error: String(error) })
-        return { retryAt: new Date(this.clock.now() + 5_000), error: (error as Error).message ?? String(error) }
+        return { retryAt: new Date(this.clock.now() + backoff(this.retryMs, row.attempts)), error: (error as Error).message ?? String(error) }
       })
       const now = new Date(this.clock.now())
-      const spent = outcome.retryAt && outcome.countAttempt !== false && row.attempts >= MAX_ATTEMPTS
-      if (outcome.failed || spent) await settle(this.db, table, row.id, 'failed', now, outcome.error)
-      else if (outcome.retryAt) await retryAt(this.db, table, row.id, outcome.retryAt, outcome.error ?? '', outcome.countAttempt ?? true)
-      else await settle(this.db, table, row.id, table === 'channel_inbox' ? 'done' : 'sent', now)
+      const spent = outcome.retryAt !== undefined && outcome.countAttempt !== false && row.attempts >= MAX_ATTEMPTS
+      if (outcome.failed || spent) {
+        const error = outcome.error ?? 'failed'
+        if ((await settle(this.db, claim, 'failed', now, error)) && spent) await this.handlers.gaveUp(table, row, error)
+      } else if (outcome.retryAt) await retryAt(this.db, claim, outcome.retryAt, outcome.error ?? '', outcome.countAttempt ?? true)
+      else await settle(this.db, claim, table === 'channel_inbox' ? 'done' : 'sent', now)
+    } catch (error) {
+      this.log.error('channel queue row not settled', { table, id: row.id, error: String(error) })
     } finally {
       clearInterval(renew)
     }

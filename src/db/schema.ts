@@ -395,6 +395,7 @@ interface ChannelQueued {
   attempts: Generated<number>
   next_attempt_at: Timestamp
   lease_until: Timestamp | null
+  lease_owner: string | null
   last_error: string | null
   created_at: Timestamp
 }

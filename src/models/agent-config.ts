@@ -1,5 +1,7 @@
 import { z } from '@hono/zod-openapi'
+import { hasRole } from '../auth/actor.ts'
 import { guardServiceAccount } from '../auth/ladder.ts'
+import { ApiError } from '../errors.ts'
 import { defineModel } from './define.ts'
 import { nullableUuid, pluginName, secretName } from './fields.ts'
 
@@ -130,6 +132,13 @@ export const AgentConfigRecord = defineModel({
   // Even where a ModelAcl lets members edit agents, the identity an agent acts with stays an admin's choice.
   async guard(tx, actor, change, context) {
     await guardServiceAccount(tx, actor, change)
+    // Channel and email settings decide whose secrets verify a webhook and whose mail server vouches for a sender:
+    // whoever sets them could speak as any linked person, so they stay an admin's even where members edit agents.
+    const { before, after } = change
+    const same = (field: 'channels' | 'email') => JSON.stringify(before?.[field] ?? {}) === JSON.stringify(after?.[field] ?? {})
+    if (after && (!same('channels') || !same('email')) && !hasRole(actor, 'admin')) {
+      throw new ApiError('forbidden', 'Only company admins change an agent’s channels and email settings.')
+    }
     // Mail servers are addresses a tenant sets: the outbound-address policy judges them as it does URLs.
     const email = change.after?.email as AgentEmail | undefined
     for (const server of ['imap', 'smtp'] as const) {

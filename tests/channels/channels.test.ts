@@ -60,7 +60,7 @@ beforeAll(async () => {
 })
 
 beforeEach(() => {
-  loop().failures.length = 0
+  loop().failures.clear()
 })
 
 describe('a delivery', () => {
@@ -95,6 +95,17 @@ describe('a delivery', () => {
     const id = threads.find((t) => t.thread_key === 'c-thread')!.conversation_id
     const count = await platformOf().store.db.selectFrom('webchat_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('conversation_id', '=', id).executeTakeFirstOrThrow()
     expect(Number(count.n)).toBe(4)
+  })
+
+  test('with a thread key longer than an index holds (an email’s References) is answered in its thread', async () => {
+    const chat = `c-long-key-${'x'.repeat(5000)}`
+    await deliver(message({ chat, text: 'long key' }))
+    const sent = await until(() => sentTo(chat)[0], { what: 'the answer' })
+    expect(sent.text).toBe('Echo: long key')
+    await deliver(message({ chat, text: 'again' }))
+    await until(() => sentTo(chat).length === 2, { what: 'the second answer' })
+    const threads = await platformOf().store.db.selectFrom('channel_threads').select('thread_key').where('thread_key', 'like', 'sha256:%').execute()
+    expect(threads).toHaveLength(1)
   })
 
   test('seen before (the platform retried) is acknowledged and not answered again', async () => {
@@ -135,6 +146,17 @@ describe('a stranger', () => {
     expect(invitation).toContain('/me/channels')
     const threads = await platformOf().store.db.selectFrom('channel_threads').select('id').where('thread_key', '=', 'c-stranger').execute()
     expect(threads).toEqual([])
+  })
+
+  test('who keeps writing is told once an hour, not after every message', async () => {
+    await deliver(message({ from: '2012', chat: 'c-pest', text: 'one' }))
+    await deliver(message({ from: '2012', chat: 'c-pest', text: 'two' }))
+    await deliver(message({ from: '2012', chat: 'c-pest', text: 'three' }))
+    await until(async () => (await platformOf().store.db.selectFrom('channel_inbox').select('status').where('thread_key', '=', 'c-pest').execute()).every((r) => r.status === 'done'), {
+      what: 'the three messages to be handled',
+    })
+    await until(() => textTo('c-pest').includes('/link'), { what: 'the invitation' })
+    expect(textTo('c-pest').match(/Hello!/g)).toHaveLength(1)
   })
 
   test('is only refused when the agent says so', async () => {
@@ -201,7 +223,7 @@ describe('a stranger', () => {
 
 describe('a reply', () => {
   test('that fails twice, then goes through, is delivered once', async () => {
-    loop().failures.push('retry', 'retry')
+    loop().failures.set('c-outage', ['retry', 'retry'])
     await deliver(message({ chat: 'c-outage', text: 'through the outage' }))
     await until(() => sentTo('c-outage').length > 0, { what: 'the answer after two failures' })
     await Bun.sleep(150)
@@ -213,7 +235,7 @@ describe('a reply', () => {
   test('longer than the platform takes is cut into messages, and a failure midway resends only what is left', async () => {
     const words = Array.from({ length: 24 }, (_, i) => `word${i}`).join(' ')
     // The first part goes, the second fails once: the retry starts from the second.
-    loop().failures.push('ok', 'retry')
+    loop().failures.set('c-long', ['ok', 'retry'])
     const sentBefore = loop().sent.length
     await deliver(message({ chat: 'c-long', text: words }))
     await until(() => sentTo('c-long').map((s) => s.text).join(' ') === `Echo: ${words}`, { what: 'every part, in order' })
@@ -225,7 +247,7 @@ describe('a reply', () => {
   })
 
   test('the platform refuses for good is kept as failed, and the agent’s page says so', async () => {
-    loop().failures.push('refuse')
+    loop().failures.set('c-refuse', ['refuse'])
     await deliver(message({ chat: 'c-refuse', text: 'nowhere to go' }))
     await until(
       async () => (await platformOf().store.db.selectFrom('channel_outbox').select('status').where('thread_key', '=', 'c-refuse').executeTakeFirst())?.status === 'failed',
@@ -259,6 +281,25 @@ describe('a reply', () => {
     await until(() => sentTo('c-later').length === 2, { what: 'the later message' })
     await Bun.sleep(100)
     expect(sentTo('c-later').map((s) => s.text)).toEqual(['Echo: start', 'The task is done.'])
+  })
+})
+
+describe('an agent’s channel settings', () => {
+  test('stay an admin’s to change, even where a rule lets members edit agents', async () => {
+    const platform = platformOf()
+    const acl = await platform.call('POST', '/api/v1/ModelAcl', { json: { model: 'AgentConfigRecord', verb: 'update', min_role: 'member' } })
+    expect(acl.status).toBe(201)
+    try {
+      const path = `/api/v1/AgentConfigRecord/${agentId}`
+      expect((await platform.call('PATCH', path, { json: { description: 'a member may say this' }, as: person })).status).toBe(200)
+      expectProblem(await platform.call('PATCH', path, { json: { channels: { telegram: { bot_token_secret: 'mine/secret' } } }, as: person }), 403, 'forbidden')
+      expectProblem(await platform.call('PATCH', path, { json: { email: { authserv_id: 'mx.attacker.example' } }, as: person }), 403, 'forbidden')
+      const agent = await platform.call('GET', path)
+      expect(agent.body.channels.telegram.bot_token_secret).toBe('loop/secret')
+      expect(agent.body.email.authserv_id).toBeUndefined()
+    } finally {
+      expect((await platform.call('DELETE', `/api/v1/ModelAcl/${acl.body.id}`)).status).toBe(204)
+    }
   })
 })
 

@@ -247,6 +247,12 @@ export function PortalPage({ state }: { state: PortalState }) {
           Your own accounts on MCP servers that ask you to sign in, and the MCP hosts you allowed to act as you: <a href="/me/connections">manage them</a>.
         </p>
       </section>
+      <section id="chat-accounts" class="card" aria-labelledby="chat-accounts-title">
+        <h2 id="chat-accounts-title">My chat accounts</h2>
+        <p>
+          Your Telegram, Slack, WhatsApp and email accounts that talk to the agents as you: <a href="/me/channels">link or unlink them</a>.
+        </p>
+      </section>
     </div>
   )
 }

@@ -5,6 +5,7 @@ import type { FieldError } from '../../errors.ts'
 import { isUuid } from '../../models/fields.ts'
 import { bodyOf, type ApiClient, type ApiReply } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
+import { mountChannelsPage } from './channels.tsx'
 import { AvatarSection, PasswordSection, PortalPage, ProfileSection, TokensSection, type Outcome, type PortalState, type Profile, type Token } from './components.tsx'
 
 type Ctx = Context<AdminEnv>
@@ -58,7 +59,7 @@ async function answer(c: Ctx, api: ApiClient, status: number, section: () => Pro
   return c.render(<PortalPage state={state} />, { title: TITLE, assets: ASSETS })
 }
 
-/** GET /me and its forms: the signed-in user's own account, every read and write through the public API as them. */
+/** GET /me and its forms, and /me/channels: the signed-in user's own account, every read and write through the public API as them. */
 export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
   app.get('/me', async (c) => {
     const [profile, tokens] = await Promise.all([readProfile(c, api), readTokens(c, api)])
@@ -149,6 +150,8 @@ export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
     const status = reply.status === 204 ? 200 : reply.status === 404 ? 404 : statusOf(reply.status)
     return answer(c, api, status, async () => <TokensSection tokens={list} outcome={outcome} />, { tokens: list, tokenForm: { outcome } })
   })
+
+  mountChannelsPage(app, api)
 }
 
 /** A date from the form → the end of that day in UTC; empty is no expiry. A past day is caught here, by its field. */

@@ -3,6 +3,7 @@ import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
 import type { ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
+import { ChannelsPlaceholder, mountAgentChannels } from '../agent-channels.tsx'
 import { FormField } from '../fields.tsx'
 import type { Field, FormValues } from '../form.ts'
 import { optionsFrom, problemText, type ConsoleResource, type Ctx, type Option } from '../resource.ts'
@@ -97,6 +98,7 @@ function mountAgentExtras(app: Hono<AdminEnv>, api: ApiClient): void {
     const panel = await LivePanel({ c, api, id, message })
     return c.html(panel, reply.status === 200 ? 200 : (reply.status as 403))
   })
+  mountAgentChannels(app, api)
 }
 
 export const agents: ConsoleResource = {
@@ -137,6 +139,11 @@ export const agents: ConsoleResource = {
   options,
   defaults: { enabled: true, runner: 'echo', timeout_seconds: 900 },
   nameOf: (row) => String(row.name ?? ''),
-  panels: (c, api, row) => LivePanel({ c, api, id: String(row.id) }),
+  panels: async (c, api, row) => (
+    <>
+      {await LivePanel({ c, api, id: String(row.id) })}
+      <ChannelsPlaceholder agentId={String(row.id)} />
+    </>
+  ),
   mountExtra: mountAgentExtras,
 }
