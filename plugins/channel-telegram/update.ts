@@ -25,11 +25,15 @@ function thread(message: Message): InboundMessage['thread'] {
 
 /**
  * The message of an update, as the kernel reads it; undefined for what the agent does not answer: edits, updates
- * other than messages, messages of no person (a channel posting in a group) and messages with nothing to read.
+ * other than messages, messages of no one person (a channel posting, an anonymous admin, a bot) and messages with
+ * nothing to read.
  */
 export function readUpdate(update: Update): ReadMessage | undefined {
   const message = update.message
   if (!message?.from) return undefined
+  // Messages sent as a chat (an anonymous group admin, a linked channel) or by a bot carry a placeholder sender
+  // that many people share: no one of them may speak as whoever linked that id.
+  if (message.sender_chat || message.from.is_bot || message.is_automatic_forward) return undefined
   const text = (message.text ?? message.caption ?? '').replace(ADDRESSED_COMMAND, '/$1')
   if (text.trim() === '' && !message.document) return undefined
   const { from } = message

@@ -203,6 +203,22 @@ describe('messages', () => {
 })
 
 describe('who may talk', () => {
+  test('a message sent as a chat (an anonymous admin) or by a bot speaks for no one, even under a linked id', async () => {
+    // Telegram's placeholder sender of anonymous group admins, linked by someone: every anonymous admin shares it.
+    const placeholder = 1_087_968_824
+    const link = await p.call('POST', '/api/v1/UserPlatform', { json: { user_id: person.userId, platform: 'telegram', platform_user_id: String(placeholder) } })
+    expect(link.status).toBe(201)
+    const group = { id: -100_777, type: 'supergroup' as const }
+    const anonymous = fake.update({ text: 'as the group', from: { id: placeholder, first_name: 'Group', username: 'GroupAnonymousBot' }, chat: group })
+    Object.assign(anonymous.message!, { sender_chat: { id: group.id, type: 'supergroup', title: 'The team' } })
+    const bot = fake.update({ text: 'beep', from: { id: 5_000_001, is_bot: true, first_name: 'Other bot' }, chat: group })
+    expect((await deliver(anonymous)).status).toBe(200)
+    expect((await deliver(bot)).status).toBe(200)
+    const ids = (await inbox(agent)).map((row) => row.delivery_id)
+    expect(ids).not.toContain(String(anonymous.update_id))
+    expect(ids).not.toContain(String(bot.update_id))
+  })
+
   test('a stranger is told how to link their account, once however often they write, and gets nothing else', async () => {
     const stranger = { id: STRANGER, first_name: 'Eve', username: 'eve' }
     await deliver(fake.update({ text: 'who are you?', from: stranger }))
