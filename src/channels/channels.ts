@@ -47,6 +47,7 @@ export class Channels {
   readonly #worker: ChannelWorker
   readonly deliveries: Deliveries
   #pluginEnabled: (plugin: string) => boolean = () => true
+  readonly #stopping = new AbortController()
 
   constructor(private readonly options: ChannelsOptions) {
     this.deliveries = new Deliveries(options, this)
@@ -66,7 +67,7 @@ export class Channels {
         this.#drivers.set(driver.platform, [...serving, { driver: driver as ChannelDriver, plugin }])
       },
       endpoint: (agentId, platform) => this.endpoint(agentId, platform),
-      endpoints: (platform) => this.endpoints(platform),
+      endpoints: async (platform) => (this.#pluginEnabled(plugin) ? this.endpoints(platform) : []),
       seen: (endpoint) => this.#status(endpoint, { last_seen_at: new Date(this.options.clock.now()) }),
       failed: (endpoint, error) => this.recordError(endpoint, error),
       receive: (endpoint, message) => this.deliveries.receive(endpoint, message),
@@ -75,6 +76,7 @@ export class Channels {
         return (await this.options.outbound.check(`https://${bracketed}`)).addresses[0]!
       },
       publicBaseUrl: this.options.publicBaseUrl,
+      signal: this.#stopping.signal,
     }
   }
 
@@ -86,6 +88,7 @@ export class Channels {
   }
 
   async stop(): Promise<void> {
+    this.#stopping.abort()
     await this.#worker.stop()
   }
 

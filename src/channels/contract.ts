@@ -93,7 +93,10 @@ export interface ChannelKernel {
   register<P extends ChannelPlatform>(driver: ChannelDriver<P>): void
   /** The agent on this platform, or undefined when the agent is unknown, disabled, or its channel is off. */
   endpoint<P extends ChannelPlatform>(agentId: string, platform: P): Promise<ChannelEndpoint<P> | undefined>
-  /** Every agent reachable on the platform, across companies (a channel that fetches, as email does, visits each). */
+  /**
+   * Every agent reachable on the platform, across companies (a channel that fetches, as email does, visits each);
+   * none while the calling plugin is switched off.
+   */
   endpoints<P extends ChannelPlatform>(platform: P): Promise<ChannelEndpoint<P>[]>
   /** A request of the platform passed verification (a handshake counts): the webhook is reachable. */
   seen(endpoint: ChannelEndpoint): Promise<void>
@@ -110,6 +113,8 @@ export interface ChannelKernel {
    * to, so a second DNS answer cannot differ; rejects naming why when the policy refuses it.
    */
   resolveAllowed(host: string): Promise<string>
+  /** Aborted when the platform stops: a channel that fetches (email) stops its timers then. */
+  readonly signal: AbortSignal
   /** The public address webhooks are reached at (SWITCHBOARD_BASE_URL). */
   readonly publicBaseUrl: string
 }
