@@ -6,6 +6,7 @@ import type { ApiClient, ApiReply } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert, Table } from '../console/components.tsx'
 import { isFragment } from '../console/resource.ts'
+import { Notice, swapInto } from './components.tsx'
 
 type Ctx = Context<AdminEnv>
 
@@ -44,17 +45,6 @@ const platformName = (platform: string) => PLATFORM_NAMES[platform] ?? platform
 const detail = (reply: Pick<ApiReply, 'status' | 'body'>, what: string) => (typeof reply.body?.detail === 'string' ? reply.body.detail : `${what} failed (${reply.status}).`)
 /** What the API refused is refused here too, with its status, so a script or a test can tell. */
 const statusOf = (status: number) => (status >= 400 && status < 600 ? status : 422) as ContentfulStatusCode
-
-/** htmx posts the form and swaps the section for the answer; without scripts the form posts as usual. */
-const swapInto = (id: string, action: string) => ({ method: 'post' as const, action, 'hx-post': action, 'hx-target': `#${id}`, 'hx-swap': 'outerHTML' })
-
-function Notice({ text }: { text?: string }) {
-  return text ? (
-    <p class="notice" role="status">
-      {text}
-    </p>
-  ) : null
-}
 
 function LinksSection({ links, outcome = {} }: { links?: Link[]; outcome?: Outcome }) {
   return (

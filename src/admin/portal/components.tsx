@@ -59,7 +59,7 @@ function Field(props: { id: string; name: string; label: string; value?: string;
   )
 }
 
-function Notice({ text }: { text?: string }) {
+export function Notice({ text }: { text?: string }) {
   return text ? (
     <p class="notice" role="status">
       {text}
@@ -68,7 +68,7 @@ function Notice({ text }: { text?: string }) {
 }
 
 /** htmx posts a section's form and swaps the section for the answer; without scripts the form posts as usual. */
-const swapInto = (id: string, action: string) => ({ method: 'post' as const, action, 'hx-post': action, 'hx-target': `#${id}`, 'hx-swap': 'outerHTML' })
+export const swapInto = (id: string, action: string) => ({ method: 'post' as const, action, 'hx-post': action, 'hx-target': `#${id}`, 'hx-swap': 'outerHTML' })
 
 export function ProfileSection({ profile, outcome = {} }: { profile: Profile; outcome?: Outcome }) {
   const fields = ['display_name', 'email']
