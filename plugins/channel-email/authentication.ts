@@ -109,8 +109,9 @@ export function parseAuthenticationResults(value: string): AuthenticationResults
 }
 
 /**
- * True when the topmost Authentication-Results of the server named `authservId` reports dmarc=pass (for the From
- * domain, where it says which), or dkim=pass with a signing domain equal to the From domain. `headers` are the
+ * True when the topmost Authentication-Results of the server named `authservId` reports dmarc=pass for the From
+ * domain (header.from must say which: a verdict on another From header of the same mail proves nothing about this
+ * one), or dkim=pass with a signing domain equal to the From domain. `headers` are the
  * values of every Authentication-Results header, topmost first. Without a configured server nobody is verified.
  */
 export function senderVerified(headers: readonly string[], authservId: string | undefined, fromDomain: string | undefined): boolean {
@@ -122,7 +123,7 @@ export function senderVerified(headers: readonly string[], authservId: string | 
     if (verdict.result !== 'pass') return false
     if (verdict.method === 'dmarc') {
       const judged = verdict.properties.get('header.from')
-      return judged === undefined || judged.toLowerCase() === domain
+      return judged?.toLowerCase() === domain
     }
     return verdict.method === 'dkim' && verdict.properties.get('header.d')?.toLowerCase() === domain
   })

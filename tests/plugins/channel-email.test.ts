@@ -235,6 +235,7 @@ describe('who sent it', () => {
     ['dkim=pass signed by another domain', [`Authentication-Results: ${AUTHSERV}; dkim=pass header.d=attacker.example; dmarc=fail`]],
     ['dkim=pass by a parent domain only', [`Authentication-Results: ${AUTHSERV}; dkim=pass header.d=org`]],
     ['dmarc=pass for another From domain', [`Authentication-Results: ${AUTHSERV}; dmarc=pass header.from=attacker.example`]],
+    ['dmarc=pass that does not say for which From', [`Authentication-Results: ${AUTHSERV}; dmarc=pass`]],
     ['the words in a comment', [`Authentication-Results: ${AUTHSERV}; dkim=fail (would be dkim=pass header.d=example.org) header.d=example.org`]],
     ['a server that reports nothing', [`Authentication-Results: ${AUTHSERV}; none`]],
     ['spf=pass alone (it vouches for the envelope, not the From)', [`Authentication-Results: ${AUTHSERV}; spf=pass smtp.mailfrom=example.org`]],
