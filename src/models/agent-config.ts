@@ -18,7 +18,13 @@ const mailServer = (port: number) =>
   z.strictObject({
     host: z.string().trim().min(1).max(253).regex(/^[A-Za-z0-9.:[\]-]+$/, 'a host name or address'),
     port: z.int().min(1).max(65_535).default(port),
-    secure: z.boolean().default(true).openapi({ description: 'TLS from the start (ports 993 and 465); false upgrades with STARTTLS where the server offers it.' }),
+    secure: z
+      .boolean()
+      .default(true)
+      .openapi({
+        description:
+          'TLS from the start (ports 993 and 465). False upgrades with STARTTLS only where the server offers it: on a path someone can tamper with, the password may then travel in clear.',
+      }),
   })
 
 /** Per-channel settings; secrets are vault names, never values. */
