@@ -207,3 +207,46 @@ describe('the document size limit (SWITCHBOARD_DOCUMENT_MAX_BYTES)', () => {
     expect(refused.detail).toBe('The upload is larger than 4 KiB, the most a document may be.')
   })
 })
+
+describe('one member flooding the uploads', () => {
+  const p = usePlatform()
+
+  /** An upload whose body arrives only when `finish` is called: it holds its place from the first byte. */
+  function stalledUpload(as: Principal, conversationId: string) {
+    const boundary = `stall${crypto.randomUUID()}`
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="conversation_id"\r\n\r\n${conversationId}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\nContent-Type: text/plain\r\n\r\nslowly`
+    const release = Promise.withResolvers<void>()
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(text(head))
+        await release.promise
+        controller.enqueue(text(` arriving\r\n--${boundary}--\r\n`))
+        controller.close()
+      },
+    })
+    const reply = p().call('POST', UPLOAD, { as, body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } })
+    return { reply, finish: () => release.resolve() }
+  }
+
+  test('past their share the flooder is refused (429, Retry-After) and another company’s upload goes in at once', async () => {
+    const flooder = await p().createUser({ companyId: await p().createCompany(), role: 'member' })
+    const theirs = await conversationOf(p(), flooder)
+    const stalled = [stalledUpload(flooder, theirs), stalledUpload(flooder, theirs)]
+    try {
+      await Bun.sleep(50)
+      const refused = expectProblem(await upload(p(), theirs, new File([text('one more')], 'more.txt'), flooder), 429, 'rate_limited')
+      expect(refused.detail).toContain('You have as many documents on their way in')
+      expect(Number((await upload(p(), theirs, new File([text('again')], 'again.txt'), flooder)).headers.get('retry-after'))).toBeGreaterThan(0)
+
+      const bystander = await p().createUser({ companyId: await p().createCompany(), role: 'member' })
+      const mine = await conversationOf(p(), bystander)
+      const served = await upload(p(), mine, new File([text('13 bytes here')], 'tiny.txt'), bystander)
+      expect(served.status).toBe(201)
+    } finally {
+      for (const upload of stalled) upload.finish()
+    }
+    // Once their uploads are in, the flooder may send again.
+    for (const upload of stalled) expect((await upload.reply).status).toBe(201)
+    expect((await upload(p(), theirs, new File([text('now')], 'now.txt'), flooder)).status).toBe(201)
+  })
+})

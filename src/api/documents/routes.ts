@@ -3,7 +3,6 @@ import { ACCEPTED_TYPES, DOCUMENT_MEDIA_TYPES } from '../../documents/media-type
 import { WebchatDocument } from '../../models/webchat.ts'
 import { ProblemSchema, commonErrors, notFoundError, signedIn } from '../responses.ts'
 import { DOCUMENT_UPLOAD_PATH } from './body-limit.ts'
-import { mayUpload } from './upload.ts'
 
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } })
 
@@ -36,7 +35,6 @@ export const uploadDocumentRoute = createRoute({
     'agent with the conversation (up to 100 KB for all its documents). The largest upload is SWITCHBOARD_DOCUMENT_MAX_BYTES (20 MiB by default).',
   tags: ['Chat'],
   security: signedIn,
-  middleware: [mayUpload] as const,
   request: { body: { required: true, content: { 'multipart/form-data': { schema: DocumentUpload } } } },
   responses: {
     201: {

@@ -2,7 +2,9 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { requireActor } from '../../auth/access.ts'
 import { DocumentError } from '../../documents/errors.ts'
 import { readDocument } from '../../documents/read.ts'
-import { SlotsBusy } from '../../documents/slots.ts'
+import { Slots, SlotsBusy, type Holder } from '../../documents/slots.ts'
+import type { Actor } from '../../auth/actor.ts'
+import { SandboxUnavailable, type Sandbox } from '../../mcp/sandbox.ts'
 import { sanitizeFilename } from '../../documents/filename.ts'
 import { insertDocument } from '../../documents/store.ts'
 import { EXTRACTED_TEXT_CAP, KB } from '../../documents/text-cap.ts'
@@ -17,11 +19,31 @@ import { describeBytes } from '../../documents/sizes.ts'
  * a form is told what to send rather than that fields are missing.
  */
 export const mayUpload: MiddlewareHandler<ApiEnv> = async (c, next) => {
-  await c.var.services.access.authorize(c.var.actor, WebchatDocument, 'create')
+  const actor = await c.var.services.access.authorize(c.var.actor, WebchatDocument, 'create')
   if (!/^multipart\/form-data\s*;/i.test(c.req.header('content-type') ?? '')) {
     throw new ApiError('unsupported_media_type', 'Send the document as multipart/form-data with the fields conversation_id and file.')
   }
-  await next()
+  try {
+    await uploads.run(() => next(), holderOf(actor))
+  } catch (error) {
+    throw error instanceof SlotsBusy ? busy(error) : error
+  }
+}
+
+/**
+ * Uploads in flight in this process, from the first byte of the body to the stored text: each holds its file in
+ * memory. A person may have two at once and a company four, so one member's flood is refused (429, to them) while
+ * other companies' uploads still get in; all together, eight.
+ */
+const uploads = new Slots(8, 0, { person: 2, company: 4 })
+
+const holderOf = (actor: Actor): Holder => ({ companyId: actor.companyId, userId: actor.userId })
+
+/** Too many at once: the person or company over their share hears 429; a platform that is full, 503. */
+function busy(error: SlotsBusy): ApiError {
+  if (error.whose === 'everyone') return new ApiError('unavailable', 'Many documents are being read just now; try again in a minute.', { headers: { 'Retry-After': '30' } })
+  const whose = error.whose === 'person' ? 'You have' : 'Your company has'
+  return new ApiError('rate_limited', `${whose} as many documents on their way in as may be at once; send this one when one of them is done.`, { headers: { 'Retry-After': '10' } })
 }
 
 /** A document refused for what it is (415) or because it could not be read (422), with the reader's message. */
@@ -30,13 +52,12 @@ function refusal(error: DocumentError): ApiError {
   return new ApiError('validation_error', error.message, { errors: [{ path: 'file', message: error.message }] })
 }
 
-async function read(bytes: Uint8Array, filename: string) {
+async function read(bytes: Uint8Array, filename: string, holder: Holder, sandbox: Sandbox) {
   try {
-    return await readDocument(bytes, filename)
+    return await readDocument(bytes, filename, holder, sandbox)
   } catch (error) {
-    if (error instanceof SlotsBusy) {
-      throw new ApiError('unavailable', 'Many documents are being read just now; try again in a minute.', { headers: { 'Retry-After': '30' } })
-    }
+    if (error instanceof SlotsBusy) throw busy(error)
+    if (error instanceof SandboxUnavailable) throw new ApiError('unavailable', `Documents are read only inside a sandbox, and ${error.message}`)
     throw error instanceof DocumentError ? refusal(error) : error
   }
 }
@@ -55,7 +76,7 @@ export async function uploadDocument(c: UploadContext) {
     throw new ApiError('payload_too_large', `${filename} is ${describeBytes(file.size)}; a document may be at most ${describeBytes(config.documentMaxBytes)}.`)
   }
 
-  const { mediaType, text, truncated } = await read(new Uint8Array(await file.arrayBuffer()), filename)
+  const { mediaType, text, truncated } = await read(new Uint8Array(await file.arrayBuffer()), filename, holderOf(actor), c.var.services.sandbox)
   const id = await insertDocument(db, {
     companyId: conversation.company_id,
     conversationId: conversation.id,
