@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { DocumentError } from './errors.ts'
 import { DOCUMENT_NAMES, type DocumentMediaType } from './media-types.ts'
 import { watchMemory, watchScratch } from './watchdogs.ts'
-import { Slots } from './slots.ts'
+import { Slots, type Holder } from './slots.ts'
+import type { Sandbox } from '../mcp/sandbox.ts'
 import { EXTRACTED_TEXT_CAP, KB } from './text-cap.ts'
 
 export interface ExtractionLimits {
@@ -18,7 +19,15 @@ export interface ExtractionLimits {
   maxTextBytes: number
   /** The program that reads; tests put a misbehaving one here. */
   worker: string
+  /**
+   * The platform's sandbox, as for stdio MCP servers: the reader then sees no network, no data directory and no
+   * key file, only the program and its scratch folder. Without one (the operator opted out) it runs as it is.
+   */
+  sandbox?: Pick<Sandbox, 'enabled' | 'wrap'>
 }
+
+/** Where a sandboxed reader finds its scratch folder. */
+const SCRATCH_INSIDE = '/tmp/scratch'
 
 export const DEFAULT_LIMITS: ExtractionLimits = {
   timeoutMs: 20_000,
@@ -36,8 +45,9 @@ export interface Extracted {
 }
 
 // Each reader may take up to its memory cap: a burst of uploads queues rather than adding up, and past a short
-// line the upload is refused as busy (503) rather than held.
-const readers = new Slots(2, 8)
+// line the upload is refused as busy (503) rather than held. One person may have two documents in the line and
+// one company four, and a free reader goes to the company reading least, so nobody's flood holds up the others.
+const readers = new Slots(2, 16, { person: 2, company: 4 })
 /** Readers running now: a child is its own process, and would outlive this one unless killed when it stops. */
 const running = new Set<Bun.Subprocess>()
 
@@ -53,9 +63,9 @@ export function stopExtractions(): void {
  * big, and it is killed at the time limit or the memory cap; this process never parses the document. The child
  * gets no environment (no secrets) and a scratch directory that is removed afterwards.
  */
-export function extractText(bytes: Uint8Array, type: DocumentMediaType, limits: Partial<ExtractionLimits> = {}): Promise<Extracted> {
+export function extractText(bytes: Uint8Array, type: DocumentMediaType, limits: Partial<ExtractionLimits> = {}, holder?: Holder): Promise<Extracted> {
   const settings = { ...DEFAULT_LIMITS, ...limits }
-  return readers.run(() => runReader(bytes, type, settings))
+  return readers.run(() => runReader(bytes, type, settings), holder)
 }
 
 // Text of 200 KB is at most 1.2 MB of JSON (a control character escapes to six bytes); more is not a reader's answer.
@@ -66,9 +76,12 @@ type StopReason = 'timeout' | 'memory' | 'scratch' | 'output'
 async function runReader(bytes: Uint8Array, type: DocumentMediaType, limits: ExtractionLimits): Promise<Extracted> {
   const scratch = await mkdtemp(join(tmpdir(), 'switchboard-extract-'))
   let stopped: StopReason | undefined
-  const child = Bun.spawn([process.execPath, limits.worker, type, String(limits.maxTextBytes)], {
+  const sandboxed = limits.sandbox?.enabled === true
+  const args = [limits.worker, type, String(limits.maxTextBytes)]
+  const program = sandboxed ? limits.sandbox!.wrap(process.execPath, args, { network: false, binds: [{ host: scratch, inside: SCRATCH_INSIDE }] }) : { command: process.execPath, args }
+  const child = Bun.spawn([program.command, ...program.args], {
     cwd: scratch,
-    env: { TMPDIR: scratch },
+    env: { TMPDIR: sandboxed ? SCRATCH_INSIDE : scratch },
     stdin: bytes,
     stdout: 'pipe',
     stderr: 'ignore',
@@ -79,6 +92,7 @@ async function runReader(bytes: Uint8Array, type: DocumentMediaType, limits: Ext
   }
   running.add(child)
   const timer = setTimeout(() => stop('timeout'), limits.timeoutMs)
+  // The sandbox's processes are the child's descendants: the cap is on all of them together.
   const unwatch = watchMemory(child.pid, limits.memoryBytes, () => stop('memory'))
   const unwatchScratch = watchScratch(scratch, limits.scratchBytes, () => stop('scratch'))
   try {

@@ -35,8 +35,21 @@ function watchOver(measure: () => Promise<number>, capBytes: number, onOver: (by
  *   what can be allocated between two samples, and a kill by the parent is told apart from a crash.
  */
 export function watchMemory(pid: number, capBytes: number, onOver: (rssBytes: number) => void, intervalMs = 50): () => void {
-  const status = `/proc/${pid}/status`
-  return watchOver(async () => Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(status, 'utf8'))?.[1] ?? 0) * 1024, capBytes, onOver, intervalMs)
+  return watchOver(() => treeRss(pid), capBytes, onOver, intervalMs)
+}
+
+/** The resident memory of a process and all its descendants (a sandbox runs the reader as a grandchild). */
+async function treeRss(pid: number): Promise<number> {
+  const rss = Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
+  const children = await childrenOf(pid)
+  const below = await Promise.all(children.map((child) => treeRss(child).catch(() => 0)))
+  return below.reduce((sum, bytes) => sum + bytes, rss)
+}
+
+async function childrenOf(pid: number): Promise<number[]> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[])
+  const lists = await Promise.all(tasks.map((task) => readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '')))
+  return lists.flatMap((list) => list.split(/\s+/).filter(Boolean).map(Number))
 }
 
 /**

@@ -1,3 +1,4 @@
+import { VAULT_SOCKET_INSIDE } from '../vault/socket.ts'
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 
@@ -28,6 +29,10 @@ export interface SandboxSettings {
 export interface SandboxOptions {
   /** false: the process gets a network namespace of its own, with nothing but its own loopback. */
   network: boolean
+  /** The vault socket on the host, shown inside at VAULT_SOCKET_INSIDE (a unix socket needs no network). */
+  vaultSocket?: string
+  /** Host folders shown writable inside, at the places named (under the private /tmp). */
+  binds?: ReadonlyArray<{ host: string; inside: string }>
 }
 
 export class SandboxUnavailable extends Error {
@@ -93,7 +98,7 @@ export class Sandbox {
     return this.#checked
   }
 
-  #arguments({ network }: SandboxOptions): string[] {
+  #arguments({ network, vaultSocket, binds = [] }: SandboxOptions): string[] {
     const dataDir = resolve(this.settings.dataDir)
     const system = [...SYSTEM_DIRS.flatMap(showReadOnly), ...ETC_FILES.flatMap((name) => showFile(join('/etc', name)))]
     const install = realpathSync(INSTALL_DIR)
@@ -108,7 +113,8 @@ export class Sandbox {
     // repository's own configuration (a deploy token in a remote's URL).
     for (const name of readdirSync(install)) {
       if (/^\.env/.test(name)) hidden.push('--ro-bind', '/dev/null', join(install, name))
-      if (name === '.git') hidden.push('--tmpfs', join(install, name))
+      // A worktree's or submodule's .git is a file naming the repository elsewhere: hidden as an empty file.
+      if (name === '.git') hidden.push(...(lstatSync(join(install, name)).isDirectory() ? ['--tmpfs', join(install, name)] : ['--ro-bind', '/dev/null', join(install, name)]))
     }
     // Later mounts cover earlier ones, so the order matters: the private /tmp comes before the install folder,
     // which may itself live under /tmp, and what is hidden comes after what it hides in.
@@ -134,6 +140,8 @@ export class Sandbox {
       '--tmpfs', '/tmp',
       '--ro-bind', install, install,
       ...hidden,
+      ...(vaultSocket ? ['--bind', vaultSocket, VAULT_SOCKET_INSIDE] : []),
+      ...binds.flatMap(({ host, inside }) => ['--bind', host, inside]),
       '--chdir', '/tmp',
     ]
   }

@@ -8,6 +8,8 @@ import { CSV, DOCX, PDF, TXT, XLSX, type DocumentMediaType } from '../../src/doc
 import { EXTRACTED_TEXT_CAP } from '../../src/documents/text-cap.ts'
 import { docxWithText, pdfWithText, xlsxWithSheets, zipBombDocx, zipOf } from '../helpers/documents.ts'
 import { until } from '../helpers/until.ts'
+import { Sandbox } from '../../src/mcp/sandbox.ts'
+import { HAS_BWRAP } from '../helpers/platform.ts'
 
 const text = (s: string) => new TextEncoder().encode(s)
 const MiB = 1024 * 1024
@@ -190,5 +192,60 @@ describe('isolation: limits on time and memory, enforced on a child process', ()
     expect(env.TMPDIR).toBe(cwd)
     expect(Object.keys(env)).toEqual(['TMPDIR'])
     expect(existsSync(cwd)).toBe(false)
+  })
+})
+
+// The reader runs under the same bubblewrap policy as stdio MCP servers, without network: a hostile document that
+// takes over the reader finds no data directory, no key file and no network, only its scratch folder.
+describe.skipIf(!HAS_BWRAP)('the reader in the platform’s sandbox', () => {
+  const REPO = join(import.meta.dir, '..', '..')
+  // In the install folder, as the default ./data is: the sandbox shows that folder, so it must hide this one.
+  const dataDir = mkdtempSync(join(REPO, '.reader-test-data-'))
+  const probe = join(REPO, `.reader-probe-${Bun.randomUUIDv7()}.ts`)
+  const host = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('host reached') })
+  const sandbox = new Sandbox({ mode: 'bwrap', dataDir })
+
+  beforeAll(() => {
+    writeFileSync(join(dataDir, 'master.key'), 'the-master-key')
+    // What a reader taken over by its document could try; it answers with what it got, as its text.
+    writeFileSync(
+      probe,
+      `const ask = JSON.parse(await Bun.stdin.text())
+const attempt = async (action) => { try { return 'ok: ' + String(await action()).slice(0, 100) } catch (error) { return 'refused: ' + (error.code ?? error.name) } }
+const fs = await import('node:fs')
+const report = {
+  key: await attempt(() => fs.readFileSync(ask.key, 'utf8')),
+  data: await attempt(() => fs.readdirSync(ask.data).join(',')),
+  network: await attempt(async () => (await fetch(ask.url, { signal: AbortSignal.timeout(2000) })).text()),
+  scratch: await attempt(() => { fs.writeFileSync(process.env.TMPDIR + '/spool', 'x'); return 'written' }),
+}
+console.log(JSON.stringify({ text: JSON.stringify(report), truncated: false }))
+`,
+    )
+  })
+  afterAll(() => {
+    host.stop(true)
+    rmSync(dataDir, { recursive: true, force: true })
+    rmSync(probe, { force: true })
+  })
+
+  const ask = () => text(JSON.stringify({ key: join(dataDir, 'master.key'), data: dataDir, url: `http://127.0.0.1:${host.port}/` }))
+
+  test('it reads neither the key file nor the data directory, reaches no network, and writes only its scratch folder', async () => {
+    const report = JSON.parse((await extractText(ask(), TXT, { worker: probe, sandbox })).text)
+    expect(report.key).toStartWith('refused')
+    expect(report.data).toBe('ok: ')
+    expect(report.network).toStartWith('refused')
+    expect(report.scratch).toBe('ok: written')
+    // The same reader unsandboxed reaches all of it: the refusals above are the sandbox's.
+    const bare = JSON.parse((await extractText(ask(), TXT, { worker: probe })).text)
+    expect(bare.key).toBe('ok: the-master-key')
+    expect(bare.network).toBe('ok: host reached')
+  })
+
+  test('its memory is capped though it runs as a grandchild, and real documents read as before', async () => {
+    const error = await failure(zipBombDocx(1024 * MiB), DOCX, { memoryBytes: 256 * MiB, sandbox })
+    expect(error.kind).toBe('memory')
+    expect((await extractText(docxWithText(['Read in the sandbox.']), DOCX, { sandbox })).text).toBe('Read in the sandbox.')
   })
 })

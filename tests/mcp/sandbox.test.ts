@@ -5,6 +5,7 @@ import { Sandbox, SandboxUnavailable } from '../../src/mcp/sandbox.ts'
 import { childProcesses, connectMcp, EVERYTHING_STDIO, listToolsFailure, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import { HAS_BWRAP, type Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { until } from '../helpers/until.ts'
 
 const REPO = join(import.meta.dir, '..', '..')
 const INSPECT = join(import.meta.dir, '..', 'fixtures', 'mcp', 'inspect-server.ts')
@@ -163,9 +164,61 @@ describe.skipIf(!HAS_BWRAP)('stdio servers run in a bubblewrap sandbox', () => {
     const names = Object.keys(report.env).sort()
     expect(report.env.GIVEN).toBe('declared')
     expect(report.env.SWITCHBOARD_VAULT_TOKEN).toBeString()
-    const allowed = new Set(['GIVEN', 'SWITCHBOARD_VAULT_URL', 'SWITCHBOARD_VAULT_TOKEN', 'PATH', 'HOME', 'PWD', 'LOGNAME', 'USER', 'SHELL', 'TERM'])
+    const allowed = new Set(['GIVEN', 'SWITCHBOARD_VAULT_SOCKET', 'SWITCHBOARD_VAULT_TOKEN', 'PATH', 'HOME', 'PWD', 'LOGNAME', 'USER', 'SHELL', 'TERM'])
     expect(names.filter((name) => !allowed.has(name))).toEqual([])
     expect(JSON.stringify(report.env)).not.toContain('internal-secret-for-tests')
     expect(report.env.HOME).toBe('/tmp')
+  })
+})
+
+// A catalogue program reaching out: to the network it was not given, and past the end of its session.
+describe.skipIf(!HAS_BWRAP)('a sandboxed program cannot reach the network or outlive its server', () => {
+  let p: McpTestPlatform
+  // A server on the host's loopback: what a program without network must not reach (the platform's own ports are
+  // on the same loopback).
+  const host = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('host reached') })
+  const hostUrl = `http://127.0.0.1:${host.port}/`
+  const marker = `sandbox-linger-${crypto.randomUUID()}`
+  const lingering = () => Bun.spawnSync(['pgrep', '-f', marker]).stdout.toString().trim().split('\n').filter(Boolean)
+
+  beforeAll(async () => {
+    p = await startMcpPlatform({
+      servers: [
+        { name: 'offline', transport: 'stdio', program: { ...INSPECT_PROGRAM, name: 'inspect-offline' } },
+        { name: 'online', transport: 'stdio', program: { ...INSPECT_PROGRAM, name: 'inspect-online', network: true } },
+      ],
+      rules: [{ server: '*', tool: '*', effect: 'allow' }],
+    })
+  })
+  afterAll(async () => {
+    await p.close()
+    host.stop(true)
+    for (const pid of lingering()) process.kill(Number(pid), 'SIGKILL')
+  })
+
+  async function probe(server: string, args: Record<string, unknown>) {
+    const client = await connectMcp(p.base, p.root, server)
+    try {
+      const result = await client.callTool({ name: 'inspect', arguments: { read: [], list: [], write: [], ...args } })
+      return JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
+    } finally {
+      await client.close()
+    }
+  }
+
+  test('without network: true the host’s loopback and the platform’s API are out of reach; with it, they are reached', async () => {
+    const offline = await probe('offline', { fetch: [hostUrl, `${p.base}/api/openapi.json`] })
+    expect(offline.fetch[hostUrl]).toStartWith('refused')
+    expect(offline.fetch[`${p.base}/api/openapi.json`]).toStartWith('refused')
+    // The same probe given the network reaches the host, so the refusal above is the sandbox's doing.
+    const online = await probe('online', { fetch: [hostUrl] })
+    expect(online.fetch[hostUrl]).toBe('ok: 200 host reached')
+  })
+
+  test('a process it starts in a session of its own ends with the server', async () => {
+    await probe('offline', { linger: marker })
+    expect(lingering().length).toBeGreaterThan(0)
+    await p.services.upstreams.closeAll()
+    await until(() => lingering().length === 0, { what: 'the lingering process gone with its server' })
   })
 })
