@@ -39,6 +39,8 @@ export interface ConsentRequest {
   target: Target
   resource: string
   scopes: string[]
+  /** The person approved this client before: its redirect URI has their trust. */
+  approvedBefore: boolean
 }
 
 export type Checked = { kind: 'consent'; consent: ConsentRequest } | { kind: 'redirect'; to: string }
@@ -77,7 +79,8 @@ export class AuthorizationServer {
 
   /**
    * Checks an authorization request for `actor`. A bad client or redirect URI throws (the browser must not be sent
-   * to an unverified address, RFC 6749 §4.1.2.1); any other problem goes back to the client's redirect URI.
+   * to an unverified address, RFC 6749 §4.1.2.1); any other problem goes back to the client's redirect URI when the
+   * client is trusted, and throws otherwise.
    */
   async check(request: AuthorizationRequest, actor: Actor): Promise<Checked> {
     const client = await this.clients.find(request.client_id)
@@ -85,7 +88,15 @@ export class AuthorizationServer {
     const redirectUri = request.redirect_uri ?? (registered.length === 1 ? registered[0]! : undefined)
     if (!redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required: the client registered more than one.')
     if (!redirectUriMatches(registered, redirectUri)) throw new OAuthError('invalid_request', 'redirect_uri is not one the client registered.')
-    const fail = (error: string, description: string): Checked => ({ kind: 'redirect', to: this.#redirect(redirectUri, { error, error_description: description, state: request.state }) })
+    // Anyone may register a client with any redirect URI, so sending the browser there with an error would make
+    // this origin an open redirector (RFC 9700 §4.11.2). Errors go back only to a client the operator configured or
+    // the person approved before; otherwise they are shown here.
+    const approvedBefore = await this.#approvedBefore(client, actor)
+    const trusted = client.kind === 'preregistered' || approvedBefore
+    const fail = (error: string, description: string): Checked => {
+      if (!trusted) throw new OAuthError(error, description)
+      return { kind: 'redirect', to: this.#redirect(redirectUri, { error, error_description: description, state: request.state }) }
+    }
 
     if (request.response_type !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.')
     if (!request.code_challenge) return fail('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.')
@@ -99,7 +110,13 @@ export class AuthorizationServer {
     const scopes = request.scope ? [...new Set(request.scope.split(' ').filter(Boolean))] : [allowed[0]!]
     const unknown = scopes.filter((s) => !(allowed as string[]).includes(s))
     if (unknown.length > 0 || scopes.length === 0) return fail('invalid_scope', `${request.resource} may be granted only ${allowed.join(', ')}; asked: ${unknown.join(', ')}.`)
-    return { kind: 'consent', consent: { client, redirectUri, target, resource: resourceUrl(this.issuer, target), scopes } }
+    return { kind: 'consent', consent: { client, redirectUri, target, resource: resourceUrl(this.issuer, target), scopes, approvedBefore } }
+  }
+
+  /** Whether the person has a grant for this client already (in any company, for any resource). */
+  async #approvedBefore(client: OAuthClient, actor: Actor): Promise<boolean> {
+    const grant = await this.db.selectFrom('oauth_grants').select('id').where('client_ref', '=', client.id).where('user_id', '=', actor.userId).limit(1).executeTakeFirst()
+    return grant !== undefined
   }
 
   /** The person's answer: a code on approval, access_denied otherwise; either way where to send the browser. */

@@ -191,30 +191,73 @@ describe('the authorization endpoint', () => {
     expect(issued.status).toBe(200)
   })
 
-  test('without PKCE, or with the plain method, the browser goes back to the client with invalid_request', async () => {
+  test('an error for a client the person never approved is shown on the page, never redirected: no open redirect', async () => {
+    const p = platform()
+    const person = await p.person()
+    const phish = 'https://evil.example/phish'
+    const clientId = await publicClient(p, phish)
+    const { challenge } = pkce()
+    const asks: Array<Record<string, string | undefined>> = [
+      { response_type: 'token' },
+      { code_challenge_method: 'plain' },
+      { code_challenge: undefined },
+      { resource: 'https://elsewhere.example/mcp/everything' },
+      { scope: 'admin' },
+    ]
+    for (const changes of asks) {
+      const page = await fetch(authorizationUrl(p, clientId, challenge, { redirect_uri: phish, ...changes }), { headers: { cookie: person.cookie }, redirect: 'manual' })
+      expect(page.status, JSON.stringify(changes)).toBe(400)
+      expect(page.headers.get('location')).toBeNull()
+      expect(await page.text()).toContain('This sign-in request cannot be used')
+    }
+    // Signed out, the browser goes to the sign-in page of this origin, not to the client.
+    const signedOut = await fetch(authorizationUrl(p, clientId, challenge, { redirect_uri: phish, response_type: 'token' }), { redirect: 'manual' })
+    expect(signedOut.headers.get('location')).toStartWith('/login?')
+    expect(await grantsOf(p, person)).toEqual([])
+  })
+
+  test('the consent page for a client never approved names where the answer sends the browser; once approved, it does not warn', async () => {
     const p = platform()
     const person = await p.person()
     const clientId = await publicClient(p)
+    const first = await fetch(authorizationUrl(p, clientId, pkce().challenge), { headers: { cookie: person.cookie } })
+    expect(first.status).toBe(200)
+    const warned = await first.text()
+    expect(warned).toContain('You have not allowed this application before')
+    expect(warned).toContain('<strong>127.0.0.1:33418</strong>')
+    await approvedCode(p, person, {}, clientId)
+    const again = await fetch(authorizationUrl(p, clientId, pkce().challenge), { headers: { cookie: person.cookie } })
+    expect(await again.text()).not.toContain('You have not allowed this application before')
+  })
+
+  test('without PKCE, or with the plain method, the browser goes back to a client the person approved before with invalid_request', async () => {
+    const p = platform()
+    const person = await p.person()
+    const clientId = await publicClient(p)
+    await approvedCode(p, person, {}, clientId)
+    const granted = await grantsOf(p, person)
     const { verifier, challenge } = pkce()
     const missing = await sentBack(authorizationUrl(p, clientId, challenge, { code_challenge: undefined, code_challenge_method: undefined }), person)
     expect(missing.searchParams.get('error')).toBe('invalid_request')
     expect(missing.searchParams.get('iss')).toBe(p.base)
     const plain = await sentBack(authorizationUrl(p, clientId, verifier, { code_challenge_method: 'plain' }), person)
     expect(plain.searchParams.get('error')).toBe('invalid_request')
-    expect(await grantsOf(p, person)).toEqual([])
+    expect(await grantsOf(p, person)).toEqual(granted)
   })
 
-  test('a resource of another host, or a server that does not exist, goes back to the client with invalid_target', async () => {
+  test('a resource of another host, or a server that does not exist, goes back to a client approved before with invalid_target', async () => {
     const p = platform()
     const person = await p.person()
     const clientId = await publicClient(p)
+    await approvedCode(p, person, {}, clientId)
+    const granted = await grantsOf(p, person)
     const { challenge } = pkce()
     const foreign = await sentBack(authorizationUrl(p, clientId, challenge, { resource: 'https://elsewhere.example/mcp/everything' }), person)
     expect(foreign.searchParams.get('error')).toBe('invalid_target')
     // Everyone may use `everything` (the platform's company-wide rule); nobody may use a server there is not.
     const missing = await sentBack(authorizationUrl(p, clientId, challenge, { resource: `${p.base}/mcp/no-such-server` }), person)
     expect(missing.searchParams.get('error')).toBe('invalid_target')
-    expect(await grantsOf(p, person)).toEqual([])
+    expect(await grantsOf(p, person)).toEqual(granted)
   })
 
   test('a denied consent goes back to the client with access_denied and its state, and grants nothing', async () => {
@@ -292,6 +335,42 @@ describe('the protected resources', () => {
     expect(withApi.body.code).toBe('forbidden')
     // Only the two grants the person approved on the page exist: neither token made a third.
     expect(await grantsOf(p, person)).toHaveLength(2)
+  })
+})
+
+describe('what an OAuth access token may not make', () => {
+  test('no credential, nor a change to how the account signs in: the grant’s revocation leaves nothing of the host behind', async () => {
+    const p = platform()
+    const person = await p.person()
+    const api = await issuedTokens(p, person, { resource: p.base, scope: 'api' })
+    const bearer = { authorization: `Bearer ${api.access_token}` }
+    // What the token may do it still does: it is a working API token for the person.
+    expect((await p.call('GET', '/api/v1/ApiToken', { as: null, headers: bearer })).status).toBe(200)
+
+    const doors: Array<[string, string, unknown]> = [
+      ['POST', '/api/v1/ApiToken', { name: 'kept after revocation' }],
+      ['PATCH', `/api/v1/ApiToken/${crypto.randomUUID()}`, { expires_at: null }],
+      ['POST', '/api/v1/User', { email: 'minted@example.com', username: `minted-${Date.now()}`, password: 'chosen-by-the-host' }],
+      ['PATCH', `/api/v1/User/${person.userId}`, { email: 'host@example.com' }],
+      ['POST', '/api/v1/UserPlatform', { user_id: person.userId, platform: 'telegram', platform_user_id: '424242' }],
+      ['POST', '/api/me/channel-links', undefined],
+      ['POST', '/api/me/password', { current_password: 'oauth-person-password', new_password: 'chosen-by-the-host' }],
+      ['POST', `/api/users/${person.userId}/password-reset`, {}],
+    ]
+    for (const [method, path, json] of doors) {
+      const refused = await p.call(method, path, { as: null, headers: bearer, json })
+      expect(refused.status, `${method} ${path}`).toBe(403)
+      expect(refused.body.detail, `${method} ${path}`).toContain('may not create credentials')
+    }
+    const tokens = await p.call('GET', '/api/v1/ApiToken', { as: person })
+    expect(tokens.body.data.map((t: { name: string }) => t.name)).toEqual(['tests'])
+    const links = await p.store.db.selectFrom('channel_link_codes').select('user_id').where('user_id', '=', person.userId).execute()
+    expect(links).toEqual([])
+    expect((await p.store.db.selectFrom('users').select('id').where('email', '=', 'minted@example.com').execute())).toEqual([])
+
+    // Revoked, the grant leaves the host nothing that works.
+    for (const grant of (await grantsOf(p, person)) as Array<{ id: string }>) expect((await p.call('DELETE', `/api/v1/OAuthGrant/${grant.id}`, { as: person })).status).toBe(204)
+    expect((await p.call('GET', '/api/v1/ApiToken', { as: null, headers: bearer })).status).toBe(401)
   })
 })
 

@@ -11,6 +11,8 @@ const PARAMS = ['response_type', 'client_id', 'redirect_uri', 'code_challenge', 
 interface Consent {
   client: { client_id: string; name: string; origin: string; kind: string; verified: boolean }
   redirect_uri: string
+  redirect_host: string
+  approved_before: boolean
   resource: string
   resource_name: string
   scopes: string[]
@@ -36,6 +38,12 @@ function ConsentPage({ consent, request, person }: { consent: Consent; request: 
           <li>{SCOPE_TEXT[scope] ?? scope}</li>
         ))}
       </ul>
+      {consent.approved_before ? null : (
+        <p class="problem" role="alert">
+          You have not allowed this application before. Your answer sends your browser to <strong>{consent.redirect_host}</strong>: go on only if that is where you
+          expect to go.
+        </p>
+      )}
       {consent.client.verified ? null : (
         <p class="problem" role="note">
           This application registered itself: its name is only what it claims. Allow it only if you started this from an application you trust at {consent.client.origin}.

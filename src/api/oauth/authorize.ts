@@ -33,6 +33,8 @@ const Consent = z
       verified: z.boolean().openapi({ description: 'false for a client that registered itself: its name is only what it claims.' }),
     }),
     redirect_uri: z.string(),
+    redirect_host: z.string().openapi({ description: 'Where the browser goes after the answer: the redirect URI’s host (or scheme, for an app’s own).' }),
+    approved_before: z.boolean().openapi({ description: 'false for a client this person never approved: show where it sends them.' }),
     resource: z.string(),
     resource_name: z.string(),
     scopes: z.array(z.string()),
@@ -63,17 +65,24 @@ export const authorizeRoute = createRoute({
   },
 })
 
-function describe({ client, redirectUri, target, resource, scopes }: ConsentRequest): z.infer<typeof Consent> {
+/** An http(s) URL's origin; a private-use scheme (an app on the device) as `scheme://`. */
+function placeOf(url: URL, part: 'origin' | 'host'): string {
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url[part] : `${url.protocol}//`
+}
+
+function describe({ client, redirectUri, target, resource, scopes, approvedBefore }: ConsentRequest): z.infer<typeof Consent> {
   const origin = new URL(client.kind === 'metadata_document' ? client.client_id : redirectUri)
   return {
     client: {
       client_id: client.client_id,
       name: client.client_name,
-      origin: origin.protocol === 'http:' || origin.protocol === 'https:' ? origin.origin : `${origin.protocol}//`,
+      origin: placeOf(origin, 'origin'),
       kind: client.kind,
       verified: client.kind !== 'dynamic',
     },
     redirect_uri: redirectUri,
+    redirect_host: placeOf(new URL(redirectUri), 'host'),
+    approved_before: approvedBefore,
     resource,
     resource_name: resourceName(target),
     scopes,
@@ -82,9 +91,8 @@ function describe({ client, redirectUri, target, resource, scopes }: ConsentRequ
 
 export function mountOAuthAuthorize(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(authorizeRoute, async (c) => {
+    // A host holding a token cannot grant itself (or another host) more: authenticate() refuses it this door.
     const actor = requireActor(c.var.actor)
-    // A host holding a token must not be able to grant itself (or another host) more.
-    if (actor.grant) throw new ApiError('forbidden', 'An OAuth access token may not approve OAuth grants; sign in.')
     const { decision, ...request } = c.req.valid('json')
     const { oauth } = c.var.services
     try {
