@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { readCredentials } from '../auth/authenticator.ts'
+import { makesCredential } from '../auth/credential-doors.ts'
 import type { Services } from '../services.ts'
 import type { ApiEnv } from '../http/env.ts'
 import { ApiError } from '../errors.ts'
@@ -12,7 +13,8 @@ export const COMPANY_HEADER = 'x-switchboard-company'
  * Resolves the caller from a bearer token or the session cookie. No credential, or a dead one, leaves the actor
  * unset: public routes still answer, protected ones say 401. `X-Switchboard-Company` picks the company to work
  * in when the user belongs to several. An OAuth access token serves only the resource and scopes it was granted
- * for: another resource is a 401 (invalid_token), a scope it lacks a 403 (insufficient_scope), as RFC 6750 says.
+ * for: another resource is a 401 (invalid_token), a scope it lacks a 403 (insufficient_scope), as RFC 6750 says;
+ * and it never makes a credential (credential-doors.ts).
  */
 export function authenticate(services: Services): MiddlewareHandler<ApiEnv> {
   const base = services.config.baseUrl
@@ -30,6 +32,9 @@ export function authenticate(services: Services): MiddlewareHandler<ApiEnv> {
         if (verdict === 'insufficient_scope') {
           c.header('www-authenticate', `Bearer error="insufficient_scope", scope="${targetOfPath(c.req.path).kind}", resource_metadata="${metadataUrl(base, targetOfPath(c.req.path))}"`)
           throw new ApiError('forbidden', `This OAuth access token’s scope (${actor.grant.scopes.join(' ')}) does not cover ${c.req.path}.`)
+        }
+        if (makesCredential(c.req.method, c.req.path)) {
+          throw new ApiError('forbidden', 'An OAuth access token may not create credentials or change how the account signs in: what it made would outlive the grant. Sign in to do this.')
         }
       }
       c.set('actor', actor)

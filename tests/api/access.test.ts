@@ -30,8 +30,8 @@ async function recordOf(model: string, owner: Principal): Promise<string> {
   }
   if (model === 'User') return owner.userId
   if (model === 'Company') return owner.companyId!
-  // Usage is the platform's to write: a superadmin records it, working in the owner's company.
-  const writer = model === 'UsageRecord' ? { as: p.root, headers: { 'x-switchboard-company': owner.companyId! } } : { as: owner }
+  // What only the platform writes (usage, linked accounts by hand) a superadmin makes, working in the owner's company.
+  const writer = hasRole(ownerActor, modelNamed(model).access.create) ? { as: owner } : { as: p.root, headers: { 'x-switchboard-company': owner.companyId! } }
   if (cases[model]!.create) return (await cases[model]!.create!(owner)).id
   const made = await p.call('POST', `/api/v1/${model}`, { ...writer, json: await cases[model]!.make(owner) })
   if (made.status !== 201) throw new Error(`${model}: ${made.status} ${JSON.stringify(made.body)}`)
