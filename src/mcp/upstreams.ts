@@ -16,6 +16,7 @@ import type { VaultTokens } from '../vault/tokens.ts'
 import type { SecretRef, Vault } from '../vault/vault.ts'
 import { Breaker, type BreakerStatus, type Outcome } from './breaker.ts'
 import type { Sandbox } from './sandbox.ts'
+import { VAULT_SOCKET_INSIDE, type VaultSocket } from '../vault/socket.ts'
 
 /** A program of the platform's catalogue (model McpCommand), as a stdio server runs it. */
 export type ProgramDefinition = Pick<McpCommand, 'name' | 'command' | 'args' | 'env' | 'variables' | 'network' | 'enabled'>
@@ -107,7 +108,7 @@ export class Upstreams {
      * Stdio servers run in the sandbox and call this process back for the vault; remote ones are reached only where
      * the outbound-address policy allows.
      */
-    private readonly isolation: { sandbox: Sandbox; outbound: OutboundPolicy; self: SelfAddress },
+    private readonly isolation: { sandbox: Sandbox; outbound: OutboundPolicy; self: SelfAddress; vaultSocket: VaultSocket },
     /** Whether a server is still defined and enabled; connections to one that is not are closed by the reaper. */
     private readonly stillServed: (server: Pick<ServerDefinition, 'id' | 'company_id'>) => Promise<boolean> = async () => true,
     /** People's own OAuth connections, for the servers that sign each person in (McpServer.oauth). */
@@ -297,8 +298,9 @@ export class Upstreams {
       { scope: 'company' as const, ownerId: server.company_id, name },
     ])
     connection.vaultToken = await this.vaultTokens.issue(refs, VAULT_TOKEN_TTL_MS)
-    // Its own process, over loopback: any process would accept the token, but only this one is sure to be reachable.
-    return { SWITCHBOARD_VAULT_URL: `${this.isolation.self.apiUrl}/api/vault`, SWITCHBOARD_VAULT_TOKEN: connection.vaultToken }
+    // The token works only on this process's vault socket, which the sandbox shows at a fixed place.
+    const socket = this.isolation.sandbox.enabled ? VAULT_SOCKET_INSIDE : this.isolation.vaultSocket.path
+    return { SWITCHBOARD_VAULT_SOCKET: socket, SWITCHBOARD_VAULT_TOKEN: connection.vaultToken }
   }
 
   async #connect(user: UpstreamUser, server: ServerDefinition, connection: Connection): Promise<Client> {
@@ -307,7 +309,7 @@ export class Upstreams {
       const program = server.program
       if (!program) throw new UpstreamSetupError(`the server ${server.name} names no program of the platform's catalogue`)
       if (!program.enabled) throw new UpstreamSetupError(`the program ${program.name} is disabled in the platform's catalogue`)
-      const { command, args } = this.isolation.sandbox.wrap(program.command, program.args, { network: program.network })
+      const { command, args } = this.isolation.sandbox.wrap(program.command, program.args, { network: program.network, vaultSocket: this.isolation.vaultSocket.path })
       const env = await this.#environment(user, server, program, connection)
       await client.connect(new StdioClientTransport({ command, args, env, stderr: 'ignore' }))
     } else {

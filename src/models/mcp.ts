@@ -88,7 +88,7 @@ export const McpServer = defineModel({
     vault_secrets: z.array(secretName).max(100).default([]).openapi({
       description:
         'stdio: secrets the subprocess may read while it runs, with the token it is given in SWITCHBOARD_VAULT_TOKEN ' +
-        '(POST SWITCHBOARD_VAULT_URL/get): the user’s own secret of that name if they have one, else the company’s.',
+        '(POST /api/vault/get over the unix socket SWITCHBOARD_VAULT_SOCKET): the user’s own secret of that name if they have one, else the company’s.',
     }),
     enabled: z.boolean().default(true),
     oauth: z.boolean().default(false).openapi({

@@ -19,11 +19,14 @@ beforeAll(async () => {
         program: { ...EVERYTHING_PROGRAM, variables: ['GREETING', 'PLAIN'] },
         env: { GREETING: { secret: 'everything/greeting' }, PLAIN: { value: 'given' } },
       },
+      // The same program allowed to read a company secret from the vault while it runs.
+      { name: 'keyed', transport: 'stdio', program: { ...EVERYTHING_PROGRAM, name: 'everything-keyed' }, vault_secrets: ['keyed/secret'] },
     ],
     // Everyone may use the server, except one tool; some users below are judged by rules of their own.
     rules: [
       { server: 'everything', tool: '*', effect: 'allow' },
       { server: 'everything', tool: 'get-sum', effect: 'deny' },
+      { server: 'keyed', tool: '*', effect: 'allow' },
     ],
   })
   base = p.base
@@ -55,6 +58,25 @@ test('the subprocess gets its environment from the server definition and the vau
     expect(env).toContain('from-the-vault')
     expect(env).toContain('given')
     expect(env).not.toContain('SWITCHBOARD_')
+  } finally {
+    await client.close()
+  }
+})
+
+test('a member who reads the subprocess’s vault token (get-env) cannot spend it on the public API', async () => {
+  await p.services.vault.set({ scope: 'company', ownerId: p.root.companyId, name: 'keyed/secret' }, 'the-company-secret')
+  const member = await p.createUser()
+  const client = await connect(member, 'keyed')
+  try {
+    const env = JSON.parse((((await client.callTool({ name: 'get-env', arguments: {} })).content as Array<{ text: string }>)[0]!.text)) as Record<string, string>
+    const token = env.SWITCHBOARD_VAULT_TOKEN!
+    expect(token).toStartWith('sbv_')
+    // The subprocess is told of a socket, not of an address on the network.
+    expect(env.SWITCHBOARD_VAULT_SOCKET).toBeString()
+    expect(JSON.stringify(env)).not.toContain(base)
+    const stolen = await fetch(`${base}/api/vault/get`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'keyed/secret' }) })
+    expect(stolen.status).toBe(403)
+    expect(await stolen.text()).not.toContain('the-company-secret')
   } finally {
     await client.close()
   }

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { VaultTokens } from '../../src/vault/tokens.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { overVaultSocket } from '../helpers/vault.ts'
+import { stat } from 'node:fs/promises'
 import { systemClock } from '../../src/clock.ts'
 
 let p: TestPlatform
@@ -62,25 +64,43 @@ describe('managing secrets', () => {
 })
 
 describe('subprocess tokens', () => {
-  test('a token reads the secrets it was issued for, and no other name', async () => {
+  test('a token reads the secrets it was issued for, and no other name, on the vault socket', async () => {
     await put({ scope: 'global', name: 'mcp/github/token', value: 'ghp_allowed' })
     await put({ scope: 'global', name: 'mcp/other/token', value: 'ghp_forbidden' })
     const token = await p.services.vaultTokens.issue([{ scope: 'global', ownerId: null, name: 'mcp/github/token' }], 60_000)
-    const bearer = { authorization: `Bearer ${token}` }
-    const read = await p.call('POST', '/api/vault/get', { as: null, headers: bearer, json: { name: 'mcp/github/token' } })
+    const read = await overVaultSocket(p, '/api/vault/get', token, { name: 'mcp/github/token' })
     expect(read.body).toEqual({ name: 'mcp/github/token', value: 'ghp_allowed' })
-    const outside = await p.call('POST', '/api/vault/get', { as: null, headers: bearer, json: { name: 'mcp/other/token' } })
+    const outside = await overVaultSocket(p, '/api/vault/get', token, { name: 'mcp/other/token' })
     expectProblem(outside, 404, 'not_found')
     expect(JSON.stringify(outside.body)).not.toContain('ghp_forbidden')
-    expect((await p.call('POST', '/api/vault/list', { as: null, headers: bearer, json: { prefix: 'mcp/' } })).body).toEqual({ names: ['mcp/github/token'] })
+    expect((await overVaultSocket(p, '/api/vault/list', token, { prefix: 'mcp/' })).body).toEqual({ names: ['mcp/github/token'] })
+  })
+
+  test('a token that leaked is worth nothing on the public port: 403, and no secret', async () => {
+    await put({ scope: 'global', name: 'mcp/leaked/token', value: 'ghp_leaked' })
+    const token = await p.services.vaultTokens.issue([{ scope: 'global', ownerId: null, name: 'mcp/leaked/token' }], 60_000)
+    const bearer = { authorization: `Bearer ${token}` }
+    for (const [path, json] of [['/api/vault/get', { name: 'mcp/leaked/token' }], ['/api/vault/list', { prefix: '' }]] as const) {
+      const refused = expectProblem(await p.call('POST', path, { as: null, headers: bearer, json }), 403, 'forbidden')
+      expect(refused.detail).toContain('vault socket')
+      expect(JSON.stringify(refused)).not.toContain('ghp_leaked')
+    }
+  })
+
+  test('the socket serves the vault and nothing else of the API', async () => {
+    const elsewhere = await fetch('http://vault/api/v1/User', { unix: p.services.vaultSocket.path, headers: { authorization: `Bearer ${p.root.token}` } } as RequestInit)
+    expect(elsewhere.status).toBe(404)
+    expect(await elsewhere.text()).not.toContain(p.root.userId)
+    expect((await stat(p.services.vaultSocket.path)).mode & 0o077).toBe(0)
   })
 
   test('no token, someone else’s API token, or a revoked one: 401', async () => {
+    expectProblem(await overVaultSocket(p, '/api/vault/get', null, { name: 'x' }), 401, 'unauthorized')
+    expectProblem(await overVaultSocket(p, '/api/vault/get', p.root.token, { name: 'x' }), 401, 'unauthorized')
     expectProblem(await p.call('POST', '/api/vault/get', { as: null, json: { name: 'x' } }), 401, 'unauthorized')
-    expectProblem(await p.call('POST', '/api/vault/get', { json: { name: 'x' } }), 401, 'unauthorized')
     const token = await p.services.vaultTokens.issue([], 60_000)
     await p.services.vaultTokens.revoke(token)
-    expectProblem(await p.call('POST', '/api/vault/list', { as: null, headers: { authorization: `Bearer ${token}` }, json: {} }), 401, 'unauthorized')
+    expectProblem(await overVaultSocket(p, '/api/vault/list', token, {}), 401, 'unauthorized')
   })
 
   test('tokens expire', async () => {

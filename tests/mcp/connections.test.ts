@@ -15,13 +15,18 @@ const platform = useStarted(async () => {
 /** What the person's browser does: the console's Connect button, the remote's authorize (already approved), the console's callback. */
 async function connect(adminUrl: string, cookie: string): Promise<Response> {
   const started = await fetch(`${adminUrl}/me/connections/remote/connect`, { method: 'POST', headers: { cookie, origin: adminUrl }, redirect: 'manual' })
-  expect(started.status).toBe(303)
-  const authorize = await fetch(started.headers.get('location')!, { redirect: 'manual' })
+  expect(started.status).toBe(200)
+  // The page sends the browser on itself (a form may not be redirected to another origin under the page's CSP).
+  const onward = /<meta http-equiv="refresh" content="0;url=([^"]+)"/.exec(await started.text())![1]!.replaceAll('&amp;', '&')
+  const authorize = await fetch(onward, { redirect: 'manual' })
   expect(authorize.status).toBe(302)
   const back = new URL(authorize.headers.get('location')!)
   expect(`${back.origin}${back.pathname}`).toBe(`${adminUrl}/me/connections/callback`)
-  return fetch(back, { headers: { cookie }, redirect: 'manual' })
+  // As a browser comes back from the server's sign-in page: a top-level navigation from another site.
+  return fetch(back, { headers: { cookie, ...FROM_ANOTHER_SITE }, redirect: 'manual' })
 }
+
+const FROM_ANOTHER_SITE = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }
 
 const connectionsPage = async (adminUrl: string, cookie: string) => (await fetch(`${adminUrl}/me/connections`, { headers: { cookie } })).text()
 
@@ -68,6 +73,13 @@ test('a callback whose state was not issued to this person is refused, and conne
   const server = (await p.call('GET', '/api/mcp/connections', { as: person })).body.data[0]
   const forged = await p.call('POST', '/api/mcp/connections/callback', { as: person, json: { code: 'stolen', state: `${server.server_id}.not-the-nonce` } })
   expect(forged.status).toBe(422)
+  // Another site sending the person's browser to the callback with its own code gets nowhere without the state.
+  const lured = await fetch(`${p.adminUrl}/me/connections/callback?${new URLSearchParams({ code: 'attackers-code', state: `${server.server_id}.guessed` })}`, {
+    headers: { cookie: person.cookie, ...FROM_ANOTHER_SITE },
+    redirect: 'manual',
+  })
+  expect(lured.status).toBe(422)
+  expect(await lured.text()).toContain('not the one expected')
   expect((await p.call('GET', '/api/mcp/connections', { as: person })).body.data[0].status).toBe('not_connected')
   // A server that does not sign people in cannot be connected.
   expect((await p.call('POST', '/api/mcp/connections/everything/connect', { as: person })).status).toBe(422)

@@ -8,6 +8,7 @@ import { childProcesses, connectMcp, FLAKY, startMcpPlatform, type McpTestPlatfo
 import { expectProblem } from '../helpers/problem.ts'
 import type { Principal } from '../helpers/platform.ts'
 import { until } from '../helpers/until.ts'
+import { overVaultSocket } from '../helpers/vault.ts'
 
 // The gateway's upstream connections against a real stdio server that counts its starts and can be made to fail.
 const clock = manualClock()
@@ -126,12 +127,12 @@ test('a subprocess reads the secrets it was granted with its own vault token, an
 
     const token = text(await client.callTool({ name: 'vault-token', arguments: {} }))
     expect(token).toStartWith('sbv_')
-    const listed = await p.call('POST', '/api/vault/list', { as: null, headers: { authorization: `Bearer ${token}` }, json: { prefix: '' } })
+    const listed = await overVaultSocket(p, '/api/vault/list', token, { prefix: '' })
     expect(listed.body).toEqual({ names: ['personal/key', 'shared/key'] })
     // The token dies with its process.
     clock.advance(60_000)
     await p.services.upstreams.reapIdle()
-    const after = await p.call('POST', '/api/vault/get', { as: null, headers: { authorization: `Bearer ${token}` }, json: { name: 'shared/key' } })
+    const after = await overVaultSocket(p, '/api/vault/get', token, { name: 'shared/key' })
     expect(after.status).toBe(401)
   } finally {
     await client.close()
@@ -180,7 +181,7 @@ test('a killed subprocess’s vault token stops working at once', async () => {
   try {
     const token = text(await client.callTool({ name: 'vault-token', arguments: {} }))
     const pid = Number(text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', ''))
-    const read = () => p.call('POST', '/api/vault/get', { as: null, headers: { authorization: `Bearer ${token}` }, json: { name: 'shared/key' } })
+    const read = () => overVaultSocket(p, '/api/vault/get', token, { name: 'shared/key' })
     expect((await read()).status).toBe(200)
     const open = p.services.upstreams.size
     process.kill(pid, 'SIGKILL')

@@ -3,6 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { requireActor } from '../../auth/access.ts'
 import { manageableSecret, type SecretPlace } from '../../vault/access.ts'
+import { cameOverVaultSocket } from '../../vault/socket.ts'
 import type { SecretRef } from '../../vault/vault.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
@@ -15,10 +16,14 @@ function secretRef(c: Ctx, place: SecretPlace): Promise<SecretRef> {
   return manageableSecret(db, access, requireActor(c.var.actor), place)
 }
 
-/** The secrets an MCP subprocess's token was issued for; 401 for a missing, unknown or expired token. */
+/**
+ * The secrets an MCP subprocess's token was issued for; 401 for a missing, unknown or expired token, and 403 for a
+ * token presented anywhere but on the vault socket: a leaked token must not open the vault from the network.
+ */
 async function tokenScope(c: Ctx): Promise<SecretRef[]> {
   const scope = await c.var.services.vaultTokens.scopeOfBearer(c.req.header('authorization'))
   if (!scope) throw new ApiError('unauthorized', 'Send the vault token this subprocess was started with: Authorization: Bearer sbv_…')
+  if (!cameOverVaultSocket(c.env)) throw new ApiError('forbidden', 'Vault tokens work only on the vault socket handed to the subprocess (SWITCHBOARD_VAULT_SOCKET), never on this port.')
   return scope
 }
 

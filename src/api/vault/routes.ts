@@ -57,6 +57,7 @@ export const vaultGet = createRoute({
   path: '/api/vault/get',
   operationId: 'vaultGet',
   summary: 'Internal, for MCP subprocesses: read a secret the token was issued for',
+  description: 'Served to vault tokens only on the unix socket handed to the subprocess (SWITCHBOARD_VAULT_SOCKET); on this port a vault token is refused with 403.',
   request: { body: { required: true, content: { 'application/json': { schema: z.object({ name }).strict() } } } },
   responses: {
     200: { description: 'The value.', content: { 'application/json': { schema: z.object({ name: z.string(), value: z.string() }) } } },
@@ -73,6 +74,7 @@ export const vaultList = createRoute({
   path: '/api/vault/list',
   operationId: 'vaultList',
   summary: 'Internal, for MCP subprocesses: the names the token may read',
+  description: 'Served to vault tokens only on the unix socket handed to the subprocess (SWITCHBOARD_VAULT_SOCKET); on this port a vault token is refused with 403.',
   request: { body: { required: true, content: { 'application/json': { schema: z.object({ prefix: z.string().max(128).default('') }).strict() } } } },
   responses: {
     200: { description: 'Names.', content: { 'application/json': { schema: z.object({ names: z.array(z.string()) }) } } },
