@@ -1,6 +1,8 @@
 import { sql } from 'kysely'
 import type { Authenticator } from '../auth/authenticator.ts'
 import type { Chat } from '../chat/chat.ts'
+import type { BucketStore } from '../throttle/buckets.ts'
+import type { Sandbox } from '../mcp/sandbox.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import { jsonb } from '../db/jsonb.ts'
@@ -32,6 +34,10 @@ export interface ChannelsOptions {
   retryMs: number
   /** The largest attachment read as a document (SWITCHBOARD_DOCUMENT_MAX_BYTES, as for uploads). */
   documentMaxBytes: number
+  /** Where link codes tried from the platforms are counted (the sign-in throttle's store, shared across processes). */
+  guesses: BucketStore
+  /** Attachments are read in the platform's sandbox, as uploads are. */
+  sandbox?: Sandbox
 }
 
 type AgentRow = { id: string; company_id: string; name: string; channels: AgentChannels; email: AgentEmail }

@@ -14,11 +14,12 @@ import { jsonb } from '../db/jsonb.ts'
 import { ApiError } from '../errors.ts'
 import { createRecord } from '../models/records.ts'
 import { WebchatConversation } from '../models/webchat.ts'
+import type { Rate } from '../throttle/buckets.ts'
 import type { Channels, ChannelsOptions } from './channels.ts'
 import type { ChannelEndpoint, ChannelPlatform, InboundMessage } from './contract.ts'
 import { redeemLinkCode } from './link-codes.ts'
 import { record, type Claim, type InboxRow } from './queue.ts'
-import { badCodeReply, LINK_COMMAND, linkedReply, skippedAttachments, strangerReply, turnFailedReply } from './replies.ts'
+import { badCodeReply, LINK_COMMAND, linkedReply, skippedAttachments, strangerReply, tooManyCodesReply, turnFailedReply } from './replies.ts'
 import { linkSpeaker, speakerOf } from './speakers.ts'
 import type { Outcome } from './worker.ts'
 
@@ -35,6 +36,9 @@ const TEXT_MAX = 100_000
 const KEY_MAX = 200
 /** A stranger is told how to link at most once an hour per platform account, however often they write. */
 const STRANGER_REPLY_EVERY_MS = 3_600_000
+/** Wrong link codes allowed per platform account, and per company from all its accounts, each an hour. */
+export const LINK_TRIES_PER_ACCOUNT: Rate = { burst: 5, perSecond: 5 / 3600 }
+export const LINK_TRIES_PER_COMPANY: Rate = { burst: 50, perSecond: 50 / 3600 }
 
 /** A message as the inbox keeps it, with what its processing has done so far (a retry goes on from there). */
 type Kept = InboundMessage & {
@@ -120,8 +124,15 @@ export class Deliveries {
 
     const link = message.sender.verified === false ? null : LINK_COMMAND.exec(message.text)
     if (link) {
+      const tries = await this.#linkTries(endpoint, message)
+      if (!tries.allowed) {
+        // Told once an hour, like a stranger: a flood of guesses must not become a flood of answers.
+        await notice(tooManyCodesReply(tries.retryAfter), `link-limit:${shortKey(message.sender.id)}:${Math.floor(this.options.clock.now() / STRANGER_REPLY_EVERY_MS)}`)
+        return {}
+      }
       const userId = await redeemLinkCode(this.options.db, this.options.clock, endpoint.companyId, link[1]!)
       if (!userId) return (await notice(badCodeReply(adminBaseUrl)), {})
+      await tries.giveBack()
       await linkSpeaker(this.options.db, endpoint.companyId, userId, platform, message.sender)
       await notice(linkedReply(endpoint, await displayName(this.options.db, userId)))
       return {}
@@ -140,6 +151,30 @@ export class Deliveries {
       return {}
     }
     return this.#answer(row, claim, endpoint, message, actor)
+  }
+
+  /**
+   * Link codes tried: each platform account may get a few wrong in an hour, and a company's accounts together a
+   * few dozen, so codes cannot be guessed by writing many times, nor from many accounts. A code that works is given
+   * back, so people linking never use the limit up.
+   */
+  async #linkTries(endpoint: ChannelEndpoint, message: Kept) {
+    const now = this.options.clock.now()
+    const keys: Array<[string, Rate]> = [
+      [`link:${endpoint.companyId}:${endpoint.platform}:${shortKey(message.sender.id)}`, LINK_TRIES_PER_ACCOUNT],
+      [`link:${endpoint.companyId}`, LINK_TRIES_PER_COMPANY],
+    ]
+    const taken: Array<[string, Rate]> = []
+    let retryAfter = 0
+    for (const [key, rate] of keys) {
+      const take = await this.options.guesses.take(key, rate, now)
+      if (take.allowed) taken.push([key, rate])
+      else retryAfter = Math.max(retryAfter, take.retryAfter)
+    }
+    const giveBack = () => Promise.all(taken.map(([key, rate]) => this.options.guesses.give(key, rate, this.options.clock.now()))).then(() => undefined)
+    // One bucket refusing: the other's token goes back, since no code was tried.
+    if (retryAfter > 0) await giveBack()
+    return { allowed: retryAfter === 0, retryAfter, giveBack }
   }
 
   /** Tells the sender their message was given up on after its tries (the turn kept failing). */
@@ -239,7 +274,7 @@ export class Deliveries {
         continue
       }
       try {
-        const { mediaType, text, truncated } = await readDocument(bytes, filename)
+        const { mediaType, text, truncated } = await readDocument(bytes, filename, { companyId: endpoint.companyId, userId: actor.userId }, this.options.sandbox)
         if (truncated) skipped.push(`Only the first ${EXTRACTED_TEXT_CAP / KB} KB of text of ${filename} was kept.`)
         documents.push(
           await insertDocument(this.options.db, {

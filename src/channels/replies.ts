@@ -26,6 +26,10 @@ export function badCodeReply(adminBaseUrl: string): string {
   return `That link code is not valid (codes work once, for 15 minutes). Get a new one at ${adminBaseUrl}/me/channels.`
 }
 
+export function tooManyCodesReply(retryAfterSeconds: number): string {
+  return `Too many link codes were tried. Try again in ${Math.ceil(retryAfterSeconds / 60)} minutes with a new code.`
+}
+
 export function turnFailedReply(endpoint: ChannelEndpoint, why: string): string {
   return `${endpoint.agentName} could not answer: ${why}`
 }

@@ -82,6 +82,8 @@ export const UserPlatform = defineModel({
     platform_username: z.string().max(200).default(''),
   },
   references: { user_id: companyMember },
-  access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
+  // A link lets whoever holds the platform account speak as the person: only the person makes one, by sending the
+  // link code from /me/channels from that account. An admin may unlink; only the operator links by hand.
+  access: { list: 'member', read: 'member', create: 'superadmin', update: 'superadmin', delete: 'admin' },
   example: { user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', platform: 'slack', platform_user_id: 'U024BE7LH' },
 })

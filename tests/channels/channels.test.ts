@@ -5,6 +5,7 @@ import type { Loopback } from '../fixtures/plugins/channels/channel-loopback/ind
 import { startTestPlatform, useStarted, type Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
+import { LINK_TRIES_PER_ACCOUNT, LINK_TRIES_PER_COMPANY } from '../../src/channels/deliveries.ts'
 
 // The kernel's side of every channel, through a loopback plugin that serves the telegram platform in place of the
 // shipped one: its webhook takes an InboundMessage signed with a shared secret, and it keeps what it sends.
@@ -339,5 +340,99 @@ describe('/api/me/channel-links and /api/me/platforms', () => {
     expectProblem(await platformOf().call('DELETE', '/api/me/platforms/not-an-id', { as: owner }), 404, 'not_found')
     expect((await platformOf().call('DELETE', `/api/me/platforms/${mine.id}`, { as: owner })).status).toBe(204)
     expect((await platformOf().call('GET', '/api/me/platforms', { as: owner })).body.data).toEqual([])
+  })
+})
+
+/** An agent on the loopback channel in a company of its own, whose owner keeps `secret` under the same name as ours. */
+async function agentOfAnotherCompany(name: string, secret: string): Promise<{ companyId: string; agentId: string }> {
+  const companyId = await platformOf().createCompany()
+  const owner = await platformOf().createUser({ companyId, role: 'owner' })
+  const agent = await platformOf().call('POST', '/api/v1/AgentConfigRecord', {
+    as: owner,
+    json: { name, runner: 'echo', model: 'echo-1', channels: { telegram: { bot_token_secret: 'loop/secret' } } },
+  })
+  expect(agent.status).toBe(201)
+  expect(agent.body.company_id).toBe(companyId)
+  expect((await platformOf().call('PUT', '/api/vault/secrets', { as: owner, json: { scope: 'company', owner_id: companyId, name: 'loop/secret', value: secret } })).status).toBe(200)
+  return { companyId, agentId: agent.body.id }
+}
+
+describe('link codes guessed from a platform', () => {
+  const tryCode = (from: string, code: string, agent = agentId) => deliver(message({ from, chat: `c-guess-${from}`, text: `/link ${code}` }), SECRET, agent)
+  const answered = (from: string, agent = agentId) => loop().sent.filter((s) => s.target.chat_id === `c-guess-${from}` && s.agentId === agent).map((s) => s.text).join(' ')
+
+  test(`one account may get ${LINK_TRIES_PER_ACCOUNT.burst} wrong in an hour; then even a right code waits, and it is told so once`, async () => {
+    for (let i = 0; i < LINK_TRIES_PER_ACCOUNT.burst; i++) {
+      await tryCode('6006', `AAAAA-0000${i}`)
+      await until(() => answered('6006').split('not valid').length - 1 === i + 1, { what: `the refusal of wrong code ${i + 1}` })
+    }
+    const victim = await platformOf().createUser()
+    const { body } = await platformOf().call('POST', '/api/me/channel-links', { as: victim })
+    await tryCode('6006', body.code)
+    await tryCode('6006', 'AAAAA-11111')
+    await until(() => answered('6006').includes('Too many'), { what: 'the limit named' })
+    await Bun.sleep(100)
+    expect(answered('6006').split('Too many').length - 1).toBe(1)
+    expect(answered('6006')).not.toContain('Linked')
+    // The code was never tried, so it still works for its owner from another account.
+    await tryCode('6007', body.code)
+    await until(() => answered('6007').includes('Linked'), { what: 'the link from another account' })
+  })
+
+  test(`a company's accounts together may get ${LINK_TRIES_PER_COMPANY.burst} wrong in an hour; a code that works uses none of it`, async () => {
+    // A company of its own, so the limit spent here is no other test's.
+    const { companyId, agentId } = await agentOfAnotherCompany('guarded', SECRET)
+    const member = await platformOf().createUser({ companyId })
+    const right = await platformOf().call('POST', '/api/me/channel-links', { as: member })
+    await tryCode('7000', right.body.code, agentId)
+    await until(() => answered('7000', agentId).includes('Linked'), { what: 'a link that works' })
+
+    for (let i = 1; i <= LINK_TRIES_PER_COMPANY.burst; i++) await tryCode(`7${String(i).padStart(3, '0')}`, `BBBBB-${String(i).padStart(5, '0')}`, agentId)
+    await until(() => loop().sent.filter((s) => s.agentId === agentId && s.text.includes('not valid')).length === LINK_TRIES_PER_COMPANY.burst, {
+      what: 'every wrong code refused',
+      timeoutMs: 20_000,
+    })
+    const late = await platformOf().createUser({ companyId })
+    const code = await platformOf().call('POST', '/api/me/channel-links', { as: late })
+    await tryCode('7999', code.body.code, agentId)
+    await until(() => answered('7999', agentId).includes('Too many'), { what: 'the company-wide limit' })
+  })
+})
+
+describe('another company on the same platform', () => {
+  test('its agent refuses deliveries signed with this company’s secret, and treats this company’s linked people as strangers', async () => {
+    const theirSecret = 'another-company-secret'
+    const { agentId } = await agentOfAnotherCompany('elsewhere', theirSecret)
+
+    // Our secret (the same name in our vault) opens only our agent's door.
+    const crossSigned = message({ from: '1001', chat: 'c-cross', text: 'signed by the wrong company' })
+    expectProblem(await deliver(crossSigned, SECRET, agentId), 401, 'unauthorized')
+    const kept = await platformOf().store.db.selectFrom('channel_inbox').select('id').where('agent_id', '=', agentId).execute()
+    expect(kept).toEqual([])
+
+    // 1001 is linked to one of our people; to their agent, that account is nobody.
+    expect((await deliver(message({ from: '1001', chat: 'c-cross', text: 'who am I there?' }), theirSecret, agentId)).status).toBe(200)
+    await until(() => textTo('c-cross', agentId).includes('does not know'), { what: 'the stranger’s invitation' })
+    expect(textTo('c-cross', agentId)).not.toContain('Echo')
+    const conversations = await platformOf().store.db.selectFrom('channel_threads').select('user_id').where('agent_id', '=', agentId).execute()
+    expect(conversations).toEqual([])
+  })
+})
+
+describe('speaking as someone else', () => {
+  test('an admin cannot link a member to a platform account the admin holds: it takes the member’s own code', async () => {
+    const companyAdmin = await platformOf().createUser({ role: 'admin' })
+    const member = await platformOf().createUser()
+    const made = await platformOf().call('POST', '/api/v1/UserPlatform', { as: companyAdmin, json: { user_id: member.userId, platform: 'telegram', platform_user_id: '8008' } })
+    expectProblem(made, 403, 'forbidden')
+    // Nor by moving an existing link (the admin's own) onto the member.
+    await link(companyAdmin, '8009')
+    const [own] = (await platformOf().call('GET', `/api/v1/UserPlatform?platform_user_id=eq.8009`, { as: companyAdmin })).body.data
+    expectProblem(await platformOf().call('PATCH', `/api/v1/UserPlatform/${own.id}`, { as: companyAdmin, json: { user_id: member.userId } }), 403, 'forbidden')
+
+    // From the account the admin holds, the agent hears a stranger, not the member.
+    await deliver(message({ from: '8008', chat: 'c-impostor', text: 'as the member, please' }))
+    await until(() => textTo('c-impostor').includes('does not know'), { what: 'the stranger’s invitation' })
+    expect(textTo('c-impostor')).not.toContain('Echo')
   })
 })
