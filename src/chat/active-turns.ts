@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
+import type { TurnCap } from './turn-cap.ts'
 import type { TurnLocks } from './turn-locks.ts'
 
 /**
@@ -13,14 +14,26 @@ export class ActiveTurns {
   constructor(
     private readonly locks: TurnLocks,
     private readonly events: EventBus,
+    private readonly cap?: TurnCap,
   ) {
     events.subscribe('turn.abort', ({ conversation_id }) => this.#abortHere(conversation_id))
   }
 
-  /** Admits a turn, or refuses with 409 when one runs in the conversation (in any process). */
-  async start(conversationId: string): Promise<AbortController> {
+  /**
+   * Admits a turn, or refuses with 409 when one runs in the conversation (in any process). A turn a person asked
+   * for (`userId`) also takes one of their places: 429 when they have as many running as one person may.
+   */
+  async start(conversationId: string, userId?: string): Promise<AbortController> {
     if (this.#turns.has(conversationId) || !(await this.locks.acquire(conversationId))) {
       throw new ApiError('conflict', 'A turn is already running in this conversation; wait for it or abort it.')
+    }
+    if (userId && this.cap) {
+      try {
+        await this.cap.admit(userId, conversationId)
+      } catch (error) {
+        await this.locks.release(conversationId)
+        throw error
+      }
     }
     const controller = new AbortController()
     this.#turns.set(conversationId, controller)
@@ -30,7 +43,7 @@ export class ActiveTurns {
   async finish(conversationId: string, controller: AbortController): Promise<void> {
     if (this.#turns.get(conversationId) !== controller) return
     this.#turns.delete(conversationId)
-    await this.locks.release(conversationId)
+    await Promise.all([this.locks.release(conversationId), this.cap?.release(conversationId)])
   }
 
   /** True when a turn was running, here or in another process, and was told to stop. */

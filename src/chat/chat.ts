@@ -110,7 +110,7 @@ export class Chat {
       return quietTurn(conversation.id, `Stored. In a shared conversation ${agent.name} answers only when mentioned (@${agent.name}).`)
     }
 
-    const controller = await turns.start(conversation.id)
+    const controller = await turns.start(conversation.id, actor.userId)
     // Published once the turn is admitted (a refused one stores nothing); the turn stores it under this id.
     await this.#announce(conversation, said, text, !existing).catch((error) => {
       void turns.finish(conversation.id, controller)
