@@ -6,6 +6,7 @@ import type { Logger } from '../../logger.ts'
 import { isUuid } from '../../models/fields.ts'
 import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv, Me } from '../context.ts'
+import { FrameBudget } from './frame-budget.ts'
 import type { ChatSocket, ChatSocketData, ChatSockets, Refusal } from './sockets.ts'
 
 /** The largest client message taken: a message's text is at most 100 000 characters. */
@@ -54,6 +55,7 @@ async function judge(c: Context<AdminEnv>, api: ApiClient, origins: readonly str
     who: api.credentials(c),
     ...(after && isUuid(after) ? { after: after.toLowerCase() } : {}),
     since: Date.now(),
+    budget: new FrameBudget(),
   }
   // A page of another site may open a socket here with the user's cookie; its Origin gives it away.
   if (!origins.includes(c.req.header('origin') ?? '')) return { ...data, refused: { code: 4003, reason: 'This page may not open the chat.' } }
@@ -107,7 +109,13 @@ export function chatSocketHandler(sockets: ChatSockets, api: ApiClient, events: 
     },
     message(ws, raw) {
       if (ws.data.refused) return
-      void receive(ws, raw, api, log)
+      const admission = ws.data.budget.admit(isMessageFrame(raw))
+      if (admission === 'accepted') {
+        void receive(ws, raw, api, log).finally(() => ws.data.budget.done())
+        return
+      }
+      if (admission === 'close') ws.close(1008, 'Too many messages; reload the page.')
+      else if (admission === 'refused') sendError(ws, undefined, 'Too many at once: that was not sent. Wait a moment and try again.', '', 'rate_limited')
     },
     close(ws) {
       sockets.remove(ws)
@@ -131,6 +139,11 @@ async function resume(ws: ChatSocket, api: ApiClient, events: EventBus, log: Log
   } catch (error) {
     log.warn('web chat resume failed', { conversation_id: conversationId, error: String(error) })
   }
+}
+
+/** A chat message (its text would be lost unanswered), told by a look at the frame, before it is parsed. */
+function isMessageFrame(raw: string | Buffer): boolean {
+  return /"type"\s*:\s*"message"/.test(String(raw).slice(0, 200))
 }
 
 async function receive(ws: ChatSocket, raw: string | Buffer, api: ApiClient, log: Logger): Promise<void> {

@@ -1,6 +1,7 @@
 import type { ServerWebSocket } from 'bun'
 import type { EventBus, Events } from '../../events/bus.ts'
 import type { Credentials } from '../api-client.ts'
+import type { FrameBudget } from './frame-budget.ts'
 
 /** What a web chat socket remembers: whose it is, the conversation it shows, and how to act for its user. */
 export interface ChatSocketData {
@@ -16,6 +17,8 @@ export interface ChatSocketData {
   after?: string
   /** When the handshake began: a removal from the conversation after this reached the socket too late. */
   since: number
+  /** What it may still send: a flood is refused, then closed. */
+  budget: FrameBudget
 }
 
 export type ChatSocket = ServerWebSocket<ChatSocketData>
