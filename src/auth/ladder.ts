@@ -83,6 +83,10 @@ export async function guardUser(db: Executor, actor: Actor, { before, after }: C
     const owned = await db.selectFrom('company_users').select('company_id').where('user_id', '=', before.id).where('role', '=', 'owner').execute()
     for (const { company_id } of owned) await keepAnOwner(db, company_id, before.id)
   }
+  if (before && typeof after?.email === 'string' && after.email.toLowerCase() !== before.email.toLowerCase() && !actor.isSuperadmin) {
+    // An address counts for sign-in and for mail to the agents: nobody claims one without showing they hold it.
+    throw new ApiError('forbidden', 'An account’s address changes once the new one is confirmed: POST /api/me/email mails it a link to open, signed in.')
+  }
   if (before && after?.password !== undefined) {
     if (self) throw new ApiError('forbidden', 'Change your own password with POST /api/me/password, giving the current one.')
     if (!actor.isSuperadmin) {

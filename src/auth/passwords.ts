@@ -13,20 +13,46 @@ export async function isCurrentPassword(db: Executor, userId: string, password: 
   return user?.password_hash ? Bun.password.verify(password, user.password_hash) : false
 }
 
+/** What a new password ends besides the sessions: the personal API tokens unless kept, and every OAuth grant. */
+export interface Ending {
+  /** The session that made the change goes on. */
+  keepSession?: string
+  /** A voluntary change may keep the person's scripts working; a reset never does. */
+  keepApiTokens?: boolean
+}
+
 /**
- * Sets a user's password and ends their sessions but the one named (the session that changed it keeps going):
- * whoever held another one, perhaps with the old password, must sign in again.
+ * Ends what someone holding the old password may have made: every session but the one named, the personal API
+ * tokens (unless kept) and the OAuth grants of MCP hosts. Callers flush the identity caches after commit.
  */
-export async function setPassword(db: Executor, userId: string, password: string, keepSession?: string): Promise<void> {
+export async function endAccess(tx: Executor, userId: string, { keepSession, keepApiTokens = false }: Ending = {}): Promise<void> {
+  await tx
+    .deleteFrom('sessions')
+    .where('user_id', '=', userId)
+    .$if(keepSession !== undefined, (q) => q.where('token_hash', '<>', hashSecret(keepSession!)))
+    .execute()
+  if (!keepApiTokens) await tx.deleteFrom('api_tokens').where('user_id', '=', userId).execute()
+  await tx.deleteFrom('oauth_grants').where('user_id', '=', userId).execute()
+}
+
+/** Sets a user's password and ends what the old one may have opened (see endAccess). */
+export async function setPassword(db: Executor, userId: string, password: string, ending: Ending = {}): Promise<void> {
   const hash = await Bun.password.hash(password)
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute()
-    await tx
-      .deleteFrom('sessions')
-      .where('user_id', '=', userId)
-      .$if(keepSession !== undefined, (q) => q.where('token_hash', '<>', hashSecret(keepSession!)))
-      .execute()
+    await endAccess(tx, userId, ending)
     await tx.deleteFrom('password_resets').where('user_id', '=', userId).execute()
+  })
+}
+
+/**
+ * An admin's forced reset: the password stops working and everything it opened ends, so that only the person, from
+ * the link mailed to them, gets back in.
+ */
+export async function forceReset(db: Executor, userId: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('users').set({ password_hash: null }).where('id', '=', userId).execute()
+    await endAccess(tx, userId)
   })
 }
 

@@ -84,7 +84,7 @@ describe('the page', () => {
     for (const id of ['profile', 'avatar', 'password', 'tokens', 'artifacts', 'connections']) expect(reply.text).toContain(`<section id="${id}"`)
     expect(reply.text).toMatch(/<section id="artifacts"[^]*?<a href="\/me\/artifacts">manage them<\/a>/)
     expect(reply.text).toMatch(/<section id="connections"[^]*?<a href="\/me\/connections">manage them<\/a>/)
-    expect(reply.text).toContain(`value="${me.username}@example.com"`)
+    expect(reply.text).toContain(`Your address is <strong>${me.username}@example.com</strong>`)
     expect(etagIn(reply.text)).toBe((await p.call('GET', `/api/v1/User/${me.userId}`, { as: me })).headers.get('etag')!)
     expect(reply.text).toContain('accept="image/png,image/jpeg,image/gif,image/webp"')
     expect(reply.text).toContain('You have no picture yet.')
@@ -103,30 +103,56 @@ describe('the page', () => {
   })
 })
 
+describe('email address', () => {
+  test('the profile form has no address to overwrite; the address has its own section, which asks for a link', async () => {
+    const me = await signedInMember()
+    const html = (await page(me, '/me')).text
+    expect(html).not.toContain('id="profile-email"')
+    expect(html).toMatch(/<section id="email"[^]*Your address is <strong>[^<]+@example.com<\/strong>/)
+    // This platform sends no mail: the person reads why, and nothing changes.
+    const asked = await post(me, '/me/email', { email: 'elsewhere@example.org' })
+    expect(asked.status).toBe(400)
+    expect(asked.text).toStartWith('<section id="email"')
+    expect(asked.text).toContain('cannot send email')
+    expect((await user(me)).email).toBe(`${me.username}@example.com`)
+  })
+
+  test('the confirmation link opens a page with a button, not a change; a wrong token is refused in words', async () => {
+    const me = await signedInMember()
+    const opened = await page(me, '/confirm-email?token=eml_not-a-real-one')
+    expect(opened.status).toBe(200)
+    expect(opened.text).toContain('<input type="hidden" name="token" value="eml_not-a-real-one"/>')
+    expect(opened.text).toContain('Confirm the address')
+    const refused = await post(me, '/confirm-email', { token: 'eml_not-a-real-one' }, false)
+    expect(refused.status).toBe(422)
+    expect(refused.text).toContain('This link is unknown, used, expired')
+  })
+})
+
 describe('profile', () => {
   test('saved with the version it was read at; the section comes back with the next one', async () => {
     const me = await signedInMember()
     const etag = etagIn((await page(me, '/me')).text)!
-    const saved = await post(me, '/me/profile', { display_name: 'Ada Lovelace', email: 'ada@example.com', etag })
+    const saved = await post(me, '/me/profile', { display_name: 'Ada Lovelace', etag })
     expect(saved.status).toBe(200)
     expect(saved.text).toStartWith('<section id="profile"')
     expect(saved.text).toContain('Your profile is saved.')
     expect(saved.text).toContain('role="status"')
     expect(etagIn(saved.text)).not.toBe(etag)
-    expect(await user(me)).toMatchObject({ display_name: 'Ada Lovelace', email: 'ada@example.com' })
+    expect(await user(me)).toMatchObject({ display_name: 'Ada Lovelace', email: `${me.username}@example.com` })
   })
 
   test('a field the API refuses is marked by that field, what was typed stays, nothing is written', async () => {
     const me = await signedInMember()
     const etag = etagIn((await page(me, '/me')).text)!
-    const refused = await post(me, '/me/profile', { display_name: 'Typed', email: 'not-an-email', etag })
+    const typed = `Typed ${'x'.repeat(200)}`
+    const refused = await post(me, '/me/profile', { display_name: typed, etag })
     expect(refused.status).toBe(422)
-    expect(refused.text).toMatch(/<input id="profile-email"[^>]*aria-invalid="true"[^>]*aria-describedby="profile-email-error"/)
-    expect(fieldError(refused.text, 'profile-email')).toMatch(/email/i)
-    expect(fieldError(refused.text, 'profile-display-name')).toBeUndefined()
-    expect(refused.text).toContain('value="not-an-email"')
+    expect(refused.text).toMatch(/<input id="profile-display-name"[^>]*aria-invalid="true"[^>]*aria-describedby="profile-display-name-error"/)
+    expect(fieldError(refused.text, 'profile-display-name')).toMatch(/200/)
+    expect(refused.text).toContain(`value="${typed}"`)
     expect(refused.text).toContain('role="alert"')
-    expect((await user(me)).email).toBe(`${me.username}@example.com`)
+    expect((await user(me)).display_name).not.toBe(typed)
   })
 
   test('a change made elsewhere since the page was read: 412, said plainly, and the other change stands', async () => {
@@ -280,12 +306,23 @@ describe('password', () => {
     expect(fieldError(refused.text, 'password-current')).toBe('wrong password')
   })
 
-  test('changed with the current one; the new one signs in', async () => {
+  test('changed with the current one; the new one signs in; the API tokens end when the box stays ticked, and the page says so', async () => {
+    const me = await signedInMember()
+    expect((await p.call('GET', '/api/me', { as: me })).status).toBe(200)
+    const form = await p.admin.request('/me', { headers: { cookie: me.cookie } })
+    expect(await form.text()).toMatch(/<input type="checkbox" id="password-end-tokens" name="end_api_tokens" value="yes" checked/)
+    const changed = await change(me, { current_password: PASSWORD, password: 'a-new-password-1', password_repeat: 'a-new-password-1', end_api_tokens: 'yes' })
+    expect(changed.status).toBe(200)
+    expect(changed.text).toContain('Your password is changed. Signed out: your other sessions, your personal API tokens and your connected MCP hosts.')
+    expect(await signIn(me.username, 'a-new-password-1')).toStartWith('switchboard_session_token=')
+    expect((await p.call('GET', '/api/me', { as: me })).status).toBe(401)
+  })
+
+  test('unticked, the API tokens stay', async () => {
     const me = await signedInMember()
     const changed = await change(me, { current_password: PASSWORD, password: 'a-new-password-1', password_repeat: 'a-new-password-1' })
-    expect(changed.status).toBe(200)
-    expect(changed.text).toContain('Your password is changed.')
-    expect(await signIn(me.username, 'a-new-password-1')).toStartWith('switchboard_session_token=')
+    expect(changed.text).toContain('Signed out: your other sessions and your connected MCP hosts.')
+    expect((await p.call('GET', '/api/me', { as: me })).status).toBe(200)
   })
 })
 

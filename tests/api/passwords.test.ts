@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startSmtpServer, type SmtpServer } from '../fixtures/channels/mail-servers.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { until } from '../helpers/until.ts'
+import { jsonb } from '../../src/db/jsonb.ts'
 
+const MAIL_LOGIN = { user: 'platform', password: 'smtp-password-for-tests' }
+let smtp: SmtpServer
 let p: TestPlatform
 let company: string
 let owner: Principal
@@ -9,12 +14,16 @@ let admin: Principal
 const ORIGIN = { origin: 'http://127.0.0.1:8000' }
 
 beforeAll(async () => {
-  p = await startTestPlatform()
+  smtp = await startSmtpServer(MAIL_LOGIN)
+  p = await startTestPlatform({ SWITCHBOARD_SMTP_URL: `smtp://${MAIL_LOGIN.user}:${MAIL_LOGIN.password}@127.0.0.1:${smtp.port}`, SWITCHBOARD_MAIL_FROM: 'accounts@switchboard.test' })
   company = await p.createCompany()
   owner = await p.createUser({ companyId: company, role: 'owner', password: 'owner-password-1' })
   admin = await p.createUser({ companyId: company, role: 'admin', password: 'admin-password-1' })
 })
-afterAll(() => p.close())
+afterAll(async () => {
+  await p.close()
+  await smtp.close()
+})
 
 /** Signs in and answers the session cookie, or the status when refused. */
 async function signIn(username: string, password: string): Promise<string | number> {
@@ -66,6 +75,30 @@ describe('POST /api/me/password', () => {
     expect(await signIn(member.username, 'second-password')).toBeString()
   })
 
+  test('also ends the grants of MCP hosts and, unless asked to keep them, the personal API tokens', async () => {
+    const grantOf = async (userId: string) => {
+      const clientId = Bun.randomUUIDv7()
+      await p.store.db.insertInto('oauth_clients').values({ id: clientId, client_id: `sbc_${clientId}`, kind: 'dynamic', client_uri: null, redirect_uris: jsonb(['http://127.0.0.1/cb']), secret_hash: null, fetched_at: null }).execute()
+      await p.store.db.insertInto('oauth_grants').values({ id: Bun.randomUUIDv7(), client_ref: clientId, user_id: userId, company_id: company, resource: 'http://x/mcp', scope: 'mcp', last_used_at: null }).execute()
+    }
+    const grants = async (userId: string) => (await p.store.db.selectFrom('oauth_grants').select('id').where('user_id', '=', userId).execute()).length
+
+    const member = await p.createUser({ companyId: company, password: 'first-password' })
+    await grantOf(member.userId)
+    const here = (await signIn(member.username, 'first-password')) as string
+    expect((await p.call('POST', '/api/me/password', { ...asCookie(here), json: { current_password: 'first-password', password: 'second-password' } })).status).toBe(204)
+    expect((await p.call('GET', '/api/me', { as: member })).status).toBe(401)
+    expect(await grants(member.userId)).toBe(0)
+
+    const scripted = await p.createUser({ companyId: company, password: 'first-password' })
+    await grantOf(scripted.userId)
+    const there = (await signIn(scripted.username, 'first-password')) as string
+    const kept = await p.call('POST', '/api/me/password', { ...asCookie(there), json: { current_password: 'first-password', password: 'second-password', end_api_tokens: false } })
+    expect(kept.status).toBe(204)
+    expect((await p.call('GET', '/api/me', { as: scripted })).status).toBe(200)
+    expect(await grants(scripted.userId)).toBe(0)
+  })
+
   test('wrong current passwords are throttled like sign-ins', async () => {
     const local = await startTestPlatform({ SWITCHBOARD_LOGIN_RATE_BURST: '3' })
     try {
@@ -86,27 +119,60 @@ describe('POST /api/me/password', () => {
   })
 })
 
+/** The reset link in the latest mail to `address`, once it has come. */
+async function mailedLink(address: string, after = 0): Promise<{ token: string; text: string }> {
+  const mail = await until(() => smtp.sent.slice(after).findLast((m) => m.to.includes(address)), { what: `a mail to ${address}` })
+  const text = String(mail.mail.text)
+  const url = /https?:\/\/\S+\/reset-password\?token=\S+/.exec(text)![0]
+  return { token: new URL(url).searchParams.get('token')!, text }
+}
+
+const addressOf = (who: Principal) => `${who.username}@example.com`
+
 describe('reset links', () => {
-  test('an admin hands over a one-time link; the user chooses a password; the link works once and old sessions end', async () => {
+  test('an admin forces a reset: the member’s password, sessions, API tokens and grants end; the link goes to the member, saying who asked', async () => {
     const member = await p.createUser({ companyId: company, password: 'forgotten-password' })
     const old = (await signIn(member.username, 'forgotten-password')) as string
+    const mailsBefore = smtp.sent.length
     const issued = await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: admin })
-    expect(issued.status).toBe(201)
-    expect(issued.body.url).toStartWith(`${p.services.config.adminBaseUrl}/reset-password?token=`)
-    const token = new URL(issued.body.url).searchParams.get('token')
-    expect(token).toBe(issued.body.token)
+    expect(issued.status).toBe(202)
+    // The admin learns where it went (masked) and when it expires, never the link.
+    expect(issued.body).toEqual({ sent_to: `${member.username[0]}…@example.com`, expires_at: expect.any(String) })
+    expect(JSON.stringify(issued.body)).not.toContain('rst_')
 
-    expect((await p.call('POST', '/auth/password-reset', { as: null, json: { token, password: 'chosen-by-me' } })).status).toBe(204)
     expect(await me(old)).toBe(401)
+    expect(await signIn(member.username, 'forgotten-password')).toBe(401)
+    expect((await p.call('GET', '/api/me', { as: member })).status).toBe(401)
+
+    const { token, text } = await mailedLink(addressOf(member), mailsBefore)
+    expect(smtp.sent.at(-1)!.from).toBe('accounts@switchboard.test')
+    expect(text).toContain(admin.username)
+    expect(text).toContain('If you did not expect this')
+    expect((await p.call('POST', '/auth/password-reset', { as: null, json: { token, password: 'chosen-by-me' } })).status).toBe(204)
     expect(await signIn(member.username, 'chosen-by-me')).toBeString()
     const again = expectProblem(await p.call('POST', '/auth/password-reset', { as: null, json: { token, password: 'second-try-1' } }), 422, 'validation_error')
     expect(again.errors).toContainEqual({ path: 'token', message: 'unknown, used or expired' })
   })
 
+  test('the admin cannot read the member’s private conversation by way of a reset', async () => {
+    const member = await p.createUser({ companyId: company, password: 'member-secret-1' })
+    const agent = await p.call('POST', '/api/v1/AgentConfigRecord', { as: owner, json: { name: `diary-${crypto.randomUUID().slice(0, 6)}`, runner: 'echo', model: 'echo-1' } })
+    const conversation = await p.call('POST', '/api/v1/WebchatConversation', { as: member, json: { agent_id: agent.body.id } })
+    expect(conversation.status).toBe(201)
+    expect((await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: admin })).status).toBe(202)
+    // Nothing the admin holds lets them in as the member: no link, no password, no token.
+    expect(await signIn(member.username, 'member-secret-1')).toBe(401)
+    expect((await p.call('GET', `/api/v1/WebchatConversation/${conversation.body.id}`, { as: admin })).status).toBe(404)
+  })
+
   test('a newer link replaces the older one; the console form lands on the sign-in page', async () => {
     const member = await p.createUser({ companyId: company })
-    const first = (await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: admin })).body.token
-    const second = (await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: owner })).body.token
+    let mark = smtp.sent.length
+    expect((await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: admin })).status).toBe(202)
+    const first = (await mailedLink(addressOf(member), mark)).token
+    mark = smtp.sent.length
+    expect((await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: owner })).status).toBe(202)
+    const second = (await mailedLink(addressOf(member), mark)).token
     expectProblem(await p.call('POST', '/auth/password-reset', { as: null, json: { token: first, password: 'from-the-old-link' } }), 422, 'validation_error')
     const form = await p.call('POST', '/auth/password-reset', { as: null, body: new URLSearchParams({ token: second, password: 'from-the-new-link' }), headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     expect(form.status).toBe(303)
@@ -116,14 +182,44 @@ describe('reset links', () => {
 
   test('a link stops working when its user rises out of the admin’s reach; nobody makes a link for themselves', async () => {
     const member = await p.createUser({ companyId: company })
-    const token = (await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: admin })).body.token
+    let mark = smtp.sent.length
+    expect((await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: admin })).status).toBe(202)
+    const token = (await mailedLink(addressOf(member), mark)).token
     expect((await p.call('PATCH', `/api/v1/User/${member.userId}`, { json: { is_superadmin: true } })).status).toBe(200)
     expectProblem(await p.call('POST', '/auth/password-reset', { as: null, json: { token, password: 'taken-over-123' } }), 422, 'validation_error')
     const promoted = await p.createUser({ companyId: company })
-    const second = (await p.call('POST', `/api/users/${promoted.userId}/password-reset`, { as: admin })).body.token
+    mark = smtp.sent.length
+    expect((await p.call('POST', `/api/users/${promoted.userId}/password-reset`, { as: admin })).status).toBe(202)
+    const second = (await mailedLink(addressOf(promoted), mark)).token
     expect((await p.call('PATCH', `/api/v1/CompanyUser/${(await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${promoted.userId}`, { as: owner })).body.data[0].id}`, { as: owner, json: { role: 'owner' } })).status).toBe(200)
     expectProblem(await p.call('POST', '/auth/password-reset', { as: null, json: { token: second, password: 'taken-over-123' } }), 422, 'validation_error')
     expectProblem(await p.call('POST', `/api/users/${admin.userId}/password-reset`, { as: admin }), 403, 'forbidden')
+  })
+
+  test('a mail server that refuses the link changes nothing: 503, and the member still signs in', async () => {
+    const member = await p.createUser({ companyId: company, password: 'still-mine-123' })
+    smtp.refuseRecipient(addressOf(member))
+    const refused = expectProblem(await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: admin }), 503, 'unavailable')
+    expect(refused.detail).toContain('nothing was changed')
+    expect(await signIn(member.username, 'still-mine-123')).toBeString()
+    expect((await p.call('GET', '/api/me', { as: member })).status).toBe(200)
+  })
+
+  test('without a mail server a company admin is refused (409) and nothing changes; a superadmin gets the link to hand over', async () => {
+    const unmailed = await startTestPlatform()
+    try {
+      const team = await unmailed.createCompany()
+      const boss = await unmailed.createUser({ companyId: team, role: 'admin' })
+      const member = await unmailed.createUser({ companyId: team, password: 'kept-password-1' })
+      const refused = expectProblem(await unmailed.call('POST', `/api/users/${member.userId}/password-reset`, { as: boss }), 409, 'conflict')
+      expect(refused.detail).toContain('SWITCHBOARD_SMTP_URL')
+      expect((await unmailed.call('GET', '/api/me', { as: member })).status).toBe(200)
+      const operator = await unmailed.call('POST', `/api/users/${member.userId}/password-reset`)
+      expect(operator.status).toBe(201)
+      expect(operator.body.url).toStartWith(`${unmailed.services.config.adminBaseUrl}/reset-password?token=`)
+    } finally {
+      await unmailed.close()
+    }
   })
 
   test('only for users the admin may manage: 403 above them or for a member asking, 404 for another company’s user, 401 anonymous', async () => {

@@ -71,7 +71,7 @@ export function Notice({ text }: { text?: string }) {
 export const swapInto = (id: string, action: string) => ({ method: 'post' as const, action, 'hx-post': action, 'hx-target': `#${id}`, 'hx-swap': 'outerHTML' })
 
 export function ProfileSection({ profile, outcome = {} }: { profile: Profile; outcome?: Outcome }) {
-  const fields = ['display_name', 'email']
+  const fields = ['display_name']
   return (
     <section id="profile" class="card" aria-labelledby="profile-title">
       <h2 id="profile-title">Profile</h2>
@@ -81,11 +81,29 @@ export function ProfileSection({ profile, outcome = {} }: { profile: Profile; ou
       <form {...swapInto('profile', '/me/profile')}>
         <input type="hidden" name="etag" value={profile.etag} />
         <Field id="profile-display-name" name="display_name" label="Display name" value={profile.display_name} errors={outcome.errors} autocomplete="name" />
-        <Field id="profile-email" name="email" label="Email" type="email" value={profile.email} errors={outcome.errors} required autocomplete="email" />
         <button type="submit">Save profile</button>
       </form>
       <Notice text={outcome.notice} />
       <Problem message={outcome.message} errors={unplaced(outcome.errors, fields).map((e) => ({ ...e, path: '(body)' }))} />
+    </section>
+  )
+}
+
+/** The account's address, and a form to ask for another: it changes only once the link mailed to it is opened. */
+export function EmailSection({ email, outcome = {} }: { email: string; outcome?: Outcome }) {
+  return (
+    <section id="email" class="card" aria-labelledby="email-title">
+      <h2 id="email-title">Email address</h2>
+      <p>
+        Your address is <strong>{email}</strong>. Mail from it to an agent is answered as you.
+      </p>
+      <form {...swapInto('email', '/me/email')}>
+        <Field id="email-new" name="email" label="New address" type="email" errors={outcome.errors} required autocomplete="email" />
+        <button type="submit">Send a confirmation link</button>
+      </form>
+      <p>Your address changes once you open the link mailed to the new address, signed in as yourself.</p>
+      <Notice text={outcome.notice} />
+      <Problem message={outcome.message} errors={unplaced(outcome.errors, ['email']).map((e) => ({ ...e, path: '(body)' }))} />
     </section>
   )
 }
@@ -122,6 +140,10 @@ export function PasswordSection({ outcome = {} }: { outcome?: Outcome }) {
           <Field id="password-current" name="current_password" label="Current password" type="password" errors={outcome.errors} required autocomplete="current-password" />
           <Field id="password-new" name="password" label="New password (at least 8 characters)" type="password" errors={outcome.errors} required autocomplete="new-password" />
           <Field id="password-repeat" name="password_repeat" label="New password again" type="password" errors={outcome.errors} required autocomplete="new-password" />
+          <p>
+            <input type="checkbox" id="password-end-tokens" name="end_api_tokens" value="yes" checked />{' '}
+            <label for="password-end-tokens">Also revoke my personal API tokens (scripts using them stop working)</label>
+          </p>
         </fieldset>
         <button type="submit">Change password</button>
       </form>
@@ -221,6 +243,7 @@ export interface PortalState {
   profile: Profile
   tokens: Token[]
   profileOutcome?: Outcome
+  emailOutcome?: Outcome
   avatarOutcome?: Outcome
   passwordOutcome?: Outcome
   tokenForm?: { created?: CreatedToken; values?: { name?: string; expires?: string }; outcome?: Outcome }
@@ -232,6 +255,7 @@ export function PortalPage({ state }: { state: PortalState }) {
     <div class="portal">
       <h1>Your account</h1>
       <ProfileSection profile={state.profile} outcome={state.profileOutcome} />
+      <EmailSection email={state.profile.email} outcome={state.emailOutcome} />
       <AvatarSection avatar={state.profile.avatar} outcome={state.avatarOutcome} />
       <PasswordSection outcome={state.passwordOutcome} />
       <TokensSection tokens={state.tokens} {...state.tokenForm} />

@@ -6,7 +6,8 @@ import { isUuid } from '../../models/fields.ts'
 import { bodyOf, type ApiClient, type ApiReply } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { mountChannelsPage } from './channels.tsx'
-import { AvatarSection, PasswordSection, PortalPage, ProfileSection, TokensSection, type Outcome, type PortalState, type Profile, type Token } from './components.tsx'
+import { ConfirmEmailPage } from './confirm-email.tsx'
+import { AvatarSection, EmailSection, PasswordSection, PortalPage, ProfileSection, TokensSection, type Outcome, type PortalState, type Profile, type Token } from './components.tsx'
 
 type Ctx = Context<AdminEnv>
 
@@ -70,7 +71,7 @@ export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
 
   app.post('/me/profile', async (c) => {
     const form = await c.req.parseBody()
-    const values = { display_name: text(form, 'display_name'), email: text(form, 'email') }
+    const values = { display_name: text(form, 'display_name') }
     const etag = text(form, 'etag')
     const reply = await api.call(c, 'PATCH', `/api/v1/User/${c.get('me').user.id}`, values, { ifMatch: etag })
     if (reply.status === 200) {
@@ -84,6 +85,25 @@ export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
     const profile: Profile = { ...current, ...values, etag }
     const profileOutcome = reply.status === 412 ? { message: STALE_PROFILE } : refusal(reply, 'Saving your profile failed')
     return answer(c, api, statusOf(reply.status), async () => <ProfileSection profile={profile} outcome={profileOutcome} />, { profile, profileOutcome })
+  })
+
+  app.post('/me/email', async (c) => {
+    const form = await c.req.parseBody()
+    const reply = await api.call(c, 'POST', '/api/me/email', { email: text(form, 'email') })
+    const emailOutcome = reply.status === 202 ? { notice: `A link is on its way to ${reply.body.sent_to}. Open it while signed in here to make it your address.` } : refusal(reply, 'Asking for a new address failed')
+    const profile = await readProfile(c, api)
+    return answer(c, api, reply.status === 202 ? 200 : statusOf(reply.status), async () => <EmailSection email={profile.email} outcome={emailOutcome} />, { profile, emailOutcome })
+  })
+
+  // Where the link mailed to a new address lands: a button, so that a mail scanner opening links confirms nothing.
+  app.get('/confirm-email', (c) => c.render(<ConfirmEmailPage token={c.req.query('token') ?? ''} />, { title: 'Confirm your address' }))
+  app.post('/confirm-email', async (c) => {
+    const form = await c.req.parseBody()
+    const reply = await api.call(c, 'POST', '/api/me/email/confirm', { token: text(form, 'token') })
+    if (reply.status !== 200) c.status(statusOf(reply.status) as 400)
+    // The token is no field the person can correct: the problem's own words say what to do.
+    const outcome = reply.status === 200 ? { notice: `Your address is now ${reply.body.email}.` } : { message: reply.body?.detail ?? `Confirming the address failed (${reply.status}).` }
+    return c.render(<ConfirmEmailPage token="" outcome={outcome} />, { title: 'Confirm your address' })
   })
 
   const avatarAnswer = async (c: Ctx, status: number, avatarOutcome: Outcome) => {
@@ -122,8 +142,10 @@ export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
       const passwordOutcome = { errors: [{ path: 'password_repeat', message: 'does not match the new password' }], message: 'Please correct the fields marked above.' }
       return answer(c, api, 422, section(passwordOutcome), { passwordOutcome })
     }
-    const reply = await api.call(c, 'POST', '/api/me/password', { current_password: text(form, 'current_password'), password })
-    const passwordOutcome = reply.status === 204 ? { notice: 'Your password is changed. Your other sessions have been signed out.' } : refusal(reply, 'Changing your password failed')
+    const endApiTokens = text(form, 'end_api_tokens') === 'yes'
+    const reply = await api.call(c, 'POST', '/api/me/password', { current_password: text(form, 'current_password'), password, end_api_tokens: endApiTokens })
+    const ended = endApiTokens ? 'your other sessions, your personal API tokens and your connected MCP hosts' : 'your other sessions and your connected MCP hosts'
+    const passwordOutcome = reply.status === 204 ? { notice: `Your password is changed. Signed out: ${ended}.` } : refusal(reply, 'Changing your password failed')
     return answer(c, api, reply.status === 204 ? 200 : statusOf(reply.status), section(passwordOutcome), { passwordOutcome })
   })
 

@@ -3,7 +3,9 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import { requireActor } from '../../auth/access.ts'
 import { readCredentials } from '../../auth/authenticator.ts'
 import { mayManageUser } from '../../auth/ladder.ts'
-import { isCurrentPassword, issueReset, setPassword, useReset } from '../../auth/passwords.ts'
+import { forceReset, isCurrentPassword, issueReset, setPassword, useReset } from '../../auth/passwords.ts'
+import { maskAddress } from '../../mail/mailer.ts'
+import { requesterOf, resetMail, resetUrl } from './reset-mail.ts'
 import { User } from '../../models/user.ts'
 import { getRecord } from '../../models/records.ts'
 import type { Services } from '../../services.ts'
@@ -32,7 +34,10 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
     }
     await reservation.release(clock.now())
     const credentials = readCredentials(c.req.raw.headers)
-    await setPassword(db, actor.userId, body.password, credentials?.kind === 'session' ? credentials.secret : undefined)
+    await setPassword(db, actor.userId, body.password, {
+      ...(credentials?.kind === 'session' ? { keepSession: credentials.secret } : {}),
+      keepApiTokens: !body.end_api_tokens,
+    })
     await flushCaches(c.var.services.events, 'identities')
     return c.body(null, 204)
   })
@@ -48,9 +53,28 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
     if (!(await mayManageUser(db, actor, id.toLowerCase()))) {
       throw new ApiError('forbidden', 'Only a superadmin, or an admin of the user’s only company whose role is not below theirs, makes reset links.')
     }
-    const { token, expiresAt } = await issueReset(db, id.toLowerCase(), actor, clock.now())
-    const url = `${config.adminBaseUrl}/reset-password?${new URLSearchParams({ token })}`
-    return c.json({ url, token, expires_at: expiresAt.toISOString() }, 201)
+    const userId = id.toLowerCase()
+    const { mailer } = c.var.services
+    const person = await db.selectFrom('users').select(['email', 'username']).where('id', '=', userId).executeTakeFirstOrThrow()
+    if (!mailer || !person.email) {
+      // The operator's way back in for someone when the platform cannot mail: the link, to a superadmin only.
+      if (actor.isSuperadmin) {
+        const { token, expiresAt } = await issueReset(db, userId, actor, clock.now())
+        return c.json({ url: resetUrl(config.adminBaseUrl, token), token, expires_at: expiresAt.toISOString() }, 201)
+      }
+      throw new ApiError('conflict', mailer ? 'This user has no email address to send a reset link to.' : 'The platform cannot send email (SWITCHBOARD_SMTP_URL is not set), so it cannot send a reset link; ask the operator.')
+    }
+    const { token, expiresAt } = await issueReset(db, userId, actor, clock.now())
+    try {
+      await mailer.send(resetMail(person, await requesterOf(db, actor), resetUrl(config.adminBaseUrl, token)))
+    } catch (error) {
+      await db.deleteFrom('password_resets').where('user_id', '=', userId).execute()
+      c.var.services.log.warn('reset link not sent', { user_id: userId, error: String(error) })
+      throw new ApiError('unavailable', 'The mail server did not take the reset link; nothing was changed. Try again later.')
+    }
+    await forceReset(db, userId)
+    await flushCaches(c.var.services.events, 'identities')
+    return c.json({ sent_to: maskAddress(person.email), expires_at: expiresAt.toISOString() }, 202)
   })
 }
 

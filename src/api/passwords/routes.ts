@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { IdParam } from '../params.ts'
-import { commonErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
+import { commonErrors, notFoundError, ProblemSchema, signedIn, validationErrors } from '../responses.ts'
 
 const password = z.string().min(8).max(1024)
 
@@ -8,6 +8,9 @@ export const PasswordChange = z
   .strictObject({
     current_password: z.string().min(1).max(1024).openapi({ description: 'The password in use now.' }),
     password: password.openapi({ description: 'The new password (at least 8 characters).', example: 'a much longer passphrase' }),
+    end_api_tokens: z.boolean().default(true).openapi({
+      description: 'Also revoke your personal API tokens (whoever knew the old password may have made some). false keeps your scripts working.',
+    }),
   })
   .openapi('PasswordChange')
 
@@ -18,12 +21,20 @@ export const changePasswordRoute = createRoute({
   summary: 'Change your own password',
   description:
     'Needs the current password. Every other session of yours ends (the one making the change, if it is a session, ' +
-    'goes on); personal API tokens stay. Wrong current passwords are throttled like sign-ins.',
+    'goes on), so do the grants of MCP hosts (OAuth) and, unless `end_api_tokens` is false, your personal API tokens. ' +
+    'Wrong current passwords are throttled like sign-ins.',
   tags: ['Auth'],
   security: signedIn,
   request: { body: { required: true, content: { 'application/json': { schema: PasswordChange } } } },
   responses: { 204: { description: 'Changed.' }, ...commonErrors, ...validationErrors },
 })
+
+const ResetMailed = z
+  .object({
+    sent_to: z.string().openapi({ description: 'The address the link went to, masked.', example: 'a…@example.com' }),
+    expires_at: z.iso.datetime(),
+  })
+  .openapi('PasswordResetMailed')
 
 const PasswordReset = z
   .object({
@@ -37,17 +48,24 @@ export const issueResetRoute = createRoute({
   method: 'post',
   path: '/api/users/{id}/password-reset',
   operationId: 'issuePasswordReset',
-  summary: 'Make a one-time password reset link for a user',
+  summary: 'Force a password reset: the user gets a one-time link by email',
   description:
-    'For company admins, who never set another user’s password: the link lets the user choose one. It works once, ' +
-    'for 24 hours; a newer link replaces it. Only for users of your company alone, whose role is not above yours.',
+    'For admins, who never set or learn another user’s password. The user’s password stops working, their ' +
+    'sessions, personal API tokens and OAuth grants end, and a link to choose a new password is mailed to their ' +
+    'account address (it works once, for 24 hours; a newer link replaces it), saying who asked. Only for users of ' +
+    'your company alone, whose role is not above yours. Without a mail server (SWITCHBOARD_SMTP_URL) or an address ' +
+    'for the user it is a 409 and nothing changes; a superadmin, who operates the platform, then gets the link ' +
+    'in the answer instead (201) to hand over.',
   tags: ['Auth'],
   security: signedIn,
   request: { params: IdParam },
   responses: {
-    201: { description: 'The link, shown this once.', content: { 'application/json': { schema: PasswordReset } } },
+    201: { description: 'No mail server: the link, shown this once, to a superadmin.', content: { 'application/json': { schema: PasswordReset } } },
+    202: { description: 'The link is mailed to the user.', content: { 'application/json': { schema: ResetMailed } } },
     ...commonErrors,
     ...notFoundError,
+    409: { description: 'The user cannot be mailed: no mail server, or no address. Nothing changed.', content: { 'application/problem+json': { schema: ProblemSchema } } },
+    503: { description: 'The mail server refused or did not answer. Nothing changed.', content: { 'application/problem+json': { schema: ProblemSchema } } },
   },
 })
 
