@@ -32,6 +32,31 @@ const BADGE: Record<Connection['status'], { text: string; className: string }> =
   not_connected: { text: 'Not connected', className: 'badge' },
 }
 
+/**
+ * On to the server's sign-in page. Not by redirecting the form's POST: the page's CSP lets forms go only to this
+ * origin, and a browser holds a form's redirects to that too. A navigation of the page's own is no form's, and the
+ * person sees where it goes. Only http(s): the address comes from the server's own metadata.
+ */
+function signInElsewhere(c: Ctx, authorizationUrl: string, server: string) {
+  const url = URL.canParse(authorizationUrl) ? new URL(authorizationUrl) : undefined
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return c.text(`The server ${server} gave a sign-in address that is not a web page.`, 502)
+  c.header('cache-control', 'no-store')
+  return c.html(
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta http-equiv="refresh" content={`0;url=${url.href}`} />
+        <title>Sign in at {url.host}</title>
+      </head>
+      <body>
+        <p>
+          To connect your account on {server}, sign in at <a href={url.href}>{url.host}</a>.
+        </p>
+      </body>
+    </html>,
+  )
+}
+
 function ConnectionsSection({ connections }: { connections: Connection[] }) {
   return (
     <section id="accounts" class="card portal-wide" aria-labelledby="accounts-title">
@@ -136,7 +161,7 @@ export function mountConnections(app: Hono<AdminEnv>, api: ApiClient): void {
     const server = c.req.param('server')
     const reply = await api.call(c, 'POST', `/api/mcp/connections/${encodeURIComponent(server)}/connect`)
     if (reply.status !== 200) return page(c, { problem: detail(reply.body, `Connecting failed (${reply.status}).`) }, reply.status === 404 ? 404 : 422)
-    if (reply.body.authorization_url) return c.redirect(reply.body.authorization_url, 303)
+    if (reply.body.authorization_url) return signInElsewhere(c, reply.body.authorization_url, server)
     return page(c, { notice: `Connected to ${server}.` })
   })
 
@@ -145,7 +170,11 @@ export function mountConnections(app: Hono<AdminEnv>, api: ApiClient): void {
     const { code, state, error, error_description } = c.req.query()
     if (error) return page(c, { problem: `The server did not connect your account: ${error}${error_description ? ` (${error_description.slice(0, 200)})` : ''}.` }, 400)
     if (!code || !state) return page(c, { problem: 'This address is where a server sends you back after you sign in; it came without an answer.' }, 400)
-    const reply = await api.call(c, 'POST', '/api/mcp/connections/callback', { code, state })
+    // The browser comes back from the server's sign-in page, another site, so its request says so (Sec-Fetch-Site);
+    // passed on, that would make the API's CSRF guard refuse the call made for it. The state the API checks was
+    // issued to this person for this flow and works once: it is the proof a request forged elsewhere lacks.
+    const { headers, address } = api.credentials(c)
+    const reply = await api.callAs({ headers: headers.cookie ? { cookie: headers.cookie } : {}, address }, 'POST', '/api/mcp/connections/callback', { code, state })
     if (reply.status !== 200) return page(c, { problem: detail(reply.body, `Connecting failed (${reply.status}).`) }, 422)
     return c.redirect(`/me/connections?connected=${encodeURIComponent(reply.body.server)}`, 303)
   })
