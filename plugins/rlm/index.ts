@@ -92,7 +92,9 @@ export default definePlugin({
       const query = c.req.valid('json')
       const name = query.runner ?? defaultRunner
       const runner = context.runner(name)
-      if (!runner) throw new ApiError('unavailable', `No runner named ${name} is installed.`)
+      // A runner the caller named and mistyped is their error; the configured default missing is the operator's.
+      if (!runner && query.runner !== undefined) throw new ApiError('validation_error', 'No runner of that name is installed.', { errors: [{ path: 'runner', message: 'no such runner' }] })
+      if (!runner) throw new ApiError('unavailable', `The default runner ${name} is not installed.`)
       const model = await context.model(runner.name, query.model)
       if (!model) throw new ApiError('validation_error', `The runner ${runner.name} has no model ${query.model}.`, { errors: [{ path: 'model', message: 'no such model' }] })
       const spent: Spent = { input_tokens: 0, output_tokens: 0, cost_usd: 0 }

@@ -6,6 +6,7 @@ import { TEST_DATABASE_URL } from '../helpers/database.ts'
 import { connectMcp, NOTES_PLUGIN } from '../helpers/mcp.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
+import { openChatSocket } from '../helpers/web-chat.ts'
 
 // Three platform processes on one PostgreSQL database behind a round-robin proxy must behave as one platform:
 // one rate limit, one sign-in throttle, one set of running turns, agents reloaded everywhere, permissions and MCP
@@ -275,6 +276,39 @@ clusterTest('an agent disabled on one process stops on every process', async (c)
     what: 'the disabled agent to vanish from process B’s live agents',
     timeoutMs: 2_000,
   })
+})
+
+clusterTest('someone removed from a conversation on one process loses it at once on another: the socket closes, frames are refused', async (c) => {
+  const [a, b] = c.processes
+  const owner = await c.addMember()
+  const guest = await c.addMember()
+  const made = await c.call(a!.api, 'POST', '/api/v1/WebchatConversation', { as: owner, json: { agent_id: demo } })
+  expect(made.status).toBe(201)
+  const conversation: string = made.body.id
+  const added = await c.call(a!.api, 'POST', '/api/v1/WebchatParticipant', { as: owner, json: { conversation_id: conversation, user_id: guest.userId } })
+  expect(added.status).toBe(201)
+
+  const cookie = await c.sessionCookie(guest)
+  const watching = openChatSocket(b!.admin, cookie, { conversationId: conversation })
+  const listing = openChatSocket(b!.admin, cookie)
+  try {
+    await Promise.all([watching.opened, listing.opened])
+    expect((await c.call(a!.api, 'DELETE', `/api/v1/WebchatParticipant/${added.body.id}`, { as: owner })).status).toBe(204)
+    const closedAt = performance.now()
+    expect((await watching.closed).code).toBe(4003)
+    // At once: the removal travels on the bus, not on the next periodic check of the socket.
+    expect(performance.now() - closedAt).toBeLessThan(2_000)
+    // The socket of the list page stays, and what it sends about that conversation is refused.
+    listing.send({ type: 'user_typing', conversation_id: conversation })
+    listing.send({ type: 'message', conversation_id: conversation, text: 'still here?' })
+    await listing.next((f) => listing.frames.filter((e) => e.type === 'error').length === 2 && f.type === 'error', 'both frames refused')
+    expect(listing.frames.filter((f) => f.type === 'error').map((f) => f.error_type)).toEqual(['not_found', 'not_found'])
+    const messages = await c.call(a!.api, 'GET', `/api/v1/WebchatMessage?conversation_id=eq.${conversation}`, { as: owner })
+    expect(messages.body.data).toEqual([])
+  } finally {
+    watching.close()
+    listing.close()
+  }
 })
 
 // Last: it empties the sign-in bucket of 127.0.0.1 (see the top of the file).

@@ -45,8 +45,17 @@ test('401 without credentials, 400 for malformed JSON, 422 for a bad query or mo
   expectProblem(await query({ prompt: 'x', model: 'gpt-9' }), 422, 'validation_error')
 })
 
-test('503 when the runner is not there, 504 when the model is too slow', async () => {
-  expectProblem(await query({ prompt: 'x', runner: 'nowhere' }), 503, 'unavailable')
+test('422 when the caller names a runner that is not there, 503 when the configured default is not, 504 when the model is too slow', async () => {
+  const named = expectProblem(await query({ prompt: 'x', runner: '<b>nowhere</b>' }), 422, 'validation_error')
+  // The caller's own value is not echoed back.
+  expect(JSON.stringify(named)).not.toContain('nowhere')
+  const misconfigured = await startTestPlatform({ SWITCHBOARD_PLUGIN_RLM_RUNNER: 'nowhere' })
+  try {
+    const problem = expectProblem(await misconfigured.call('POST', '/rlm-query', { json: { prompt: 'x' } }), 503, 'unavailable')
+    expect(problem.detail).toContain('default runner')
+  } finally {
+    await misconfigured.close()
+  }
   const slow = await query({ prompt: '/slow 700 a b c', timeout_seconds: 1 })
   expectProblem(slow, 504, 'timeout')
 })
