@@ -57,6 +57,8 @@ export interface Config {
   oauth: { accessTokenSeconds: number; refreshTokenSeconds: number }
   /** Background tasks (async_run_tool) one person may have running at once, across all processes. */
   tasksPerUser: number
+  /** Chat turns one person may have running at once, across all processes. */
+  turnsPerUser: number
   /**
    * How long an active plan waits after a turn before its next continuation message: a breath in which people can
    * read, pause or speak first.
@@ -64,6 +66,8 @@ export interface Config {
   planContinuationDelayMs: number
   /** The first retry of a channel reply that failed, in ms; each next one waits twice as long (at most 15 minutes). */
   channelRetryMs: number
+  /** How the platform mails people (reset links, address checks): unset smtpUrl, it cannot. */
+  mail: { smtpUrl: string | undefined; from: string }
 }
 
 export class ConfigError extends Error {
@@ -124,8 +128,11 @@ const env = z.object({
   SWITCHBOARD_OAUTH_ACCESS_TOKEN_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
   SWITCHBOARD_OAUTH_REFRESH_TOKEN_DAYS: positive.max(365).default(30),
   SWITCHBOARD_TASKS_PER_USER: z.coerce.number().int().min(1).max(100).default(3),
+  SWITCHBOARD_TURNS_PER_USER: z.coerce.number().int().min(1).max(100).default(4),
   SWITCHBOARD_PLAN_CONTINUATION_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(1000),
   SWITCHBOARD_CHANNEL_RETRY_MS: z.coerce.number().int().min(1).max(3_600_000).default(2000),
+  SWITCHBOARD_SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  SWITCHBOARD_MAIL_FROM: z.email().default('no-reply@switchboard.local'),
 })
 
 function ranges(list: string): string[] {
@@ -144,7 +151,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0])
         // Never echo a secret back, even a bad one.
-        const shown = /PASSWORD|SECRET|KEY/.test(name) ? 'a hidden value' : JSON.stringify(present[name])
+        const shown = /PASSWORD|SECRET|KEY|SMTP_URL/.test(name) ? 'a hidden value' : JSON.stringify(present[name])
         return `${name}: ${issue.message} (got ${shown})`
       }),
     )
@@ -185,8 +192,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     outboundCa: e.SWITCHBOARD_OUTBOUND_CA_FILE === undefined ? undefined : readFileSync(e.SWITCHBOARD_OUTBOUND_CA_FILE, 'utf8'),
     oauth: { accessTokenSeconds: e.SWITCHBOARD_OAUTH_ACCESS_TOKEN_SECONDS, refreshTokenSeconds: Math.round(e.SWITCHBOARD_OAUTH_REFRESH_TOKEN_DAYS * 86_400) },
     tasksPerUser: e.SWITCHBOARD_TASKS_PER_USER,
+    turnsPerUser: e.SWITCHBOARD_TURNS_PER_USER,
     planContinuationDelayMs: e.SWITCHBOARD_PLAN_CONTINUATION_DELAY_MS,
     channelRetryMs: e.SWITCHBOARD_CHANNEL_RETRY_MS,
+    mail: { smtpUrl: e.SWITCHBOARD_SMTP_URL, from: e.SWITCHBOARD_MAIL_FROM },
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

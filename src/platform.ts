@@ -21,6 +21,9 @@ import type { Store } from './db/connect.ts'
 import { migrate } from './db/migrate.ts'
 import type { Logger } from './logger.ts'
 import { createModelRegistry } from './models/registry.ts'
+import { SmtpMailer } from './mail/mailer.ts'
+import { TurnCap } from './chat/turn-cap.ts'
+import { serveVaultSocket } from './vault/socket.ts'
 import type { Services } from './services.ts'
 import { MemoryBucketStore, type BucketStore } from './throttle/buckets.ts'
 import { PostgresBucketStore } from './throttle/postgres.ts'
@@ -89,8 +92,11 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
   let turns: ActiveTurns | undefined
   const { events, locks, throttles } = await sharedState(config, store, log, (id) => turns?.lost(id))
-  turns = new ActiveTurns(locks, events)
+  turns = new ActiveTurns(locks, events, new TurnCap(store.db, clock, config.turnsPerUser))
   const self = new SelfAddress(config.host, config.apiPort)
+  // The api app is made further down; the socket hands it requests once there are any.
+  let apiApp: ReturnType<typeof createApiApp> | undefined
+  const vaultSocket = serveVaultSocket(() => apiApp!)
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
   const runnerModels = new RunnerModels(store.db, clock, events)
   const vaultTokens = new VaultTokens(store.db, clock)
@@ -105,7 +111,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     config,
     clock,
     log,
-    { sandbox, outbound, self },
+    { sandbox, outbound, self, vaultSocket },
     async (server) => (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
     mcpConnections,
   )
@@ -123,6 +129,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     adminBaseUrl: config.adminBaseUrl,
     retryMs: config.channelRetryMs,
     documentMaxBytes: config.documentMaxBytes,
+    guesses: throttles.login,
+    sandbox,
   })
   const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), {
     log,
@@ -150,6 +158,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     async (actor, target) => target.kind === 'api' || target.server === '' || ((await catalog.provider(actor, target.server)) !== undefined && (await catalog.judge(actor)).server(target.server)),
     events,
   )
+  const mailer = config.mail.smtpUrl ? new SmtpMailer(config.mail.smtpUrl, config.mail.from) : undefined
   const services: Services = {
     config,
     db: store.db,
@@ -165,10 +174,12 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     authenticator: new Authenticator(store.db, clock, policy, events),
     access: new AccessPolicy(store.db, clock, events),
     throttles,
+    mailer,
     plugins,
     runnerModels,
     vault,
     vaultTokens,
+    vaultSocket,
     upstreams,
     mcpDirectory,
     catalog,
@@ -194,6 +205,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   await services.tasks.start()
   const continuation = new PlanContinuation(services.plans, services.chat, services.authenticator, log, config.planContinuationDelayMs)
   const api = createApiApp(services)
+  apiApp = api
   const apiClient = createApiClient(api)
   const webChat = createWebChat(services, apiClient)
   const admin = createAdminApp(services, apiClient, [createAuthApp(services), createPasswordResetApp(services)], webChat)
@@ -213,6 +225,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     await services.upstreams.closeAll()
     await feed.drain()
     await Promise.all([events.close(), locks.close()])
+    mailer?.close()
+    vaultSocket.close()
   }
   return { services, api, admin, adminWebSocket: webChat.websocket, bootstrap, close, closeSockets: () => webChat.close() }
 }

@@ -20,6 +20,7 @@ import type { OutboundPolicy } from './net/outbound.ts'
 import type { Sandbox } from './mcp/sandbox.ts'
 import type { VaultTokens } from './vault/tokens.ts'
 import type { Vault } from './vault/vault.ts'
+import type { VaultSocket } from './vault/socket.ts'
 import type { BucketStore } from './throttle/buckets.ts'
 import type { EventBus } from './events/bus.ts'
 import type { AuthorizationServer } from './oauth/server.ts'
@@ -29,6 +30,7 @@ import type { Plans } from './plans/plans.ts'
 import type { Artifacts } from './artifacts/artifacts.ts'
 import type { Channels } from './channels/channels.ts'
 import type { BackgroundTasks } from './tasks/tasks.ts'
+import type { Mailer } from './mail/mailer.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
 export interface Services {
@@ -52,12 +54,16 @@ export interface Services {
   access: AccessPolicy
   /** One store per limit, so each sweeps by its own rate. */
   throttles: { api: BucketStore; login: BucketStore; mcp: BucketStore }
+  /** Mails the platform sends people itself (reset links, address checks); undefined without SWITCHBOARD_SMTP_URL. */
+  mailer: Mailer | undefined
   plugins: PluginHost
   /** Every runner's persisted model registry. */
   runnerModels: RunnerModels
   vault: Vault
   /** Tokens MCP subprocesses read their secrets with, stored hashed so that any process validates them. */
   vaultTokens: VaultTokens
+  /** The only channel vault tokens work on: a unix socket bound into each stdio server's sandbox. */
+  vaultSocket: VaultSocket
   /** Upstream MCP connections per user and server; closeAll() at shutdown kills their subprocesses. */
   upstreams: Upstreams
   /** Each company's MCP servers and permission rules, briefly cached; cleared after writes to them. */

@@ -11,7 +11,7 @@ import { mountOAuth } from './oauth/index.ts'
 import type { ApiEnv } from '../http/env.ts'
 import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
-import { DOCUMENT_UPLOAD_PATH, documentBodyLimit, mountDocuments } from './documents/index.ts'
+import { DOCUMENT_UPLOAD_PATH, documentBodyLimit, mayUpload, mountDocuments } from './documents/index.ts'
 import { mountRunners } from './runners/index.ts'
 import { mountVault } from './vault/index.ts'
 import { mountMcp } from './mcp/index.ts'
@@ -21,6 +21,7 @@ import { ApiError } from '../errors.ts'
 import { renderProblems } from './hooks.ts'
 import { createRouter } from './router.ts'
 import { mountInternal } from './internal/index.ts'
+import { mountEmailChange } from './me/email.ts'
 import { mountMe } from './me/index.ts'
 import { mountPlans } from './plans/index.ts'
 import { AVATAR_PATH, mountAvatars } from './avatars/index.ts'
@@ -54,12 +55,15 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const uploadBodyLimit = documentBodyLimit(config.documentMaxBytes)
   // An avatar upload has a tighter limit of its own, counted as the body arrives.
   app.use((c, next) => {
-    if (c.req.path === AVATAR_PATH) return next()
-    return (c.req.path === DOCUMENT_UPLOAD_PATH ? uploadBodyLimit : generalBodyLimit)(c, next)
+    // An upload's body is read once its sender is known and admitted (below), not before.
+    if (c.req.path === AVATAR_PATH || c.req.path === DOCUMENT_UPLOAD_PATH) return next()
+    return generalBodyLimit(c, next)
   })
   app.use(originGuard([config.baseUrl, config.adminBaseUrl]))
   app.use(bearerChallenge(config.baseUrl))
   app.use(authenticate(services))
+  // Who may upload, and whether their share of the uploads in flight has room, before a byte of the body is read.
+  app.use(DOCUMENT_UPLOAD_PATH, mayUpload, uploadBodyLimit)
   // One bucket per user for /api/v1/* and the plugin routes alike.
   const apiRate = apiThrottle(services)
   app.use('/api/v1/*', apiRate)
@@ -94,6 +98,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   app.route('/', createPasswordResetApp(services))
   mountInternal(app, config)
   mountMe(app)
+  mountEmailChange(app)
   mountAvatars(app, apiRate)
   mountArtifacts(app, apiRate)
   mountPasswords(app)

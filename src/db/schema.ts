@@ -156,6 +156,20 @@ export interface PasswordResetsTable {
   created_at: Timestamp
 }
 
+export interface ChatTurnsTable {
+  conversation_id: string
+  user_id: string
+  lease_until: Timestamp
+}
+
+export interface EmailChangesTable {
+  user_id: string
+  email: string
+  token_hash: string
+  expires_at: Timestamp
+  created_at: Generated<Timestamp>
+}
+
 export interface ApiTokensTable extends Stored {
   user_id: string
   name: string
@@ -464,6 +478,8 @@ export interface Database {
   sessions: SessionsTable
   api_tokens: ApiTokensTable
   password_resets: PasswordResetsTable
+  email_changes: EmailChangesTable
+  chat_turns: ChatTurnsTable
   runner_models: RunnerModelsTable
   vault_secrets: VaultSecretsTable
   mcp_commands: McpCommandsTable
