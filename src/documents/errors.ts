@@ -4,9 +4,9 @@ import { ACCEPTED_TYPES } from './media-types.ts'
 /**
  * Why a document was not taken. `unsupported`: its bytes are none of the accepted types. `unreadable`: it is one
  * of them but empty, damaged or not what it claims. `timeout` and `memory`: reading it hit a limit and was stopped.
- * The message is written for the person who uploaded it.
+ * `too_large`: it would unpack to more than any document may, so it is refused unread. The message is written for the person who uploaded it.
  */
-export type DocumentErrorKind = 'unsupported' | 'unreadable' | 'timeout' | 'memory'
+export type DocumentErrorKind = 'unsupported' | 'unreadable' | 'timeout' | 'memory' | 'too_large'
 
 export class DocumentError extends Error {
   constructor(

@@ -13,10 +13,11 @@ export function hasInvisibleCharacters(name: string): boolean {
 /**
  * A filename as sent by a browser or a script, made safe to store and show: the last path segment (either slash),
  * without invisible characters, trimmed, at most 300 UTF-16 units (the model's measure) and never half a surrogate
- * pair. Nothing left becomes "document".
+ * pair. Nothing left becomes "document". No name at all is "document" too: Bun's form parser gives a file whose
+ * name begins with NUL no name (undefined, though typed a string).
  */
-export function sanitizeFilename(name: string): string {
-  const base = name.split(/[/\\]/).pop() ?? ''
+export function sanitizeFilename(name: string | undefined): string {
+  const base = (name ?? '').split(/[/\\]/).pop() ?? ''
   let cut = base.replace(INVISIBLE, '').trim().slice(0, MAX_FILENAME_LENGTH)
   if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1)
   cut = cut.trim()

@@ -3,11 +3,19 @@ const DIRECTORY_ENTRY = 0x02014b50
 // The end record is 22 bytes plus a comment of at most 65 535.
 const END_SEARCH = 22 + 0xffff
 
+export interface ZipEntry {
+  name: string
+  /** The sizes the directory declares; 0xffffffff means a zip64 size stored elsewhere. */
+  compressedSize: number
+  size: number
+}
+
 /**
- * The names in a zip's central directory, or undefined when the bytes hold no readable directory. Only the
- * directory is read, never an entry's data, so a compressed bomb costs nothing here.
+ * The entries of a zip's central directory, or undefined when the bytes hold no readable directory. Only the
+ * directory is read, never an entry's data, so a compressed bomb costs nothing here. The sizes are what the
+ * archive claims: a liar is caught by the reader's memory cap, an honest bomb already here.
  */
-export function zipEntryNames(bytes: Uint8Array): string[] | undefined {
+export function zipEntries(bytes: Uint8Array): ZipEntry[] | undefined {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let end = -1
   for (let at = bytes.length - 22; at >= Math.max(0, bytes.length - END_SEARCH); at--) {
@@ -19,7 +27,7 @@ export function zipEntryNames(bytes: Uint8Array): string[] | undefined {
   if (end < 0) return undefined
   const count = view.getUint16(end + 10, true)
   let at = view.getUint32(end + 16, true)
-  const names: string[] = []
+  const entries: ZipEntry[] = []
   const decoder = new TextDecoder()
   for (let i = 0; i < count; i++) {
     if (at + 46 > end || view.getUint32(at, true) !== DIRECTORY_ENTRY) return undefined
@@ -27,8 +35,16 @@ export function zipEntryNames(bytes: Uint8Array): string[] | undefined {
     const extraLength = view.getUint16(at + 30, true)
     const commentLength = view.getUint16(at + 32, true)
     if (at + 46 + nameLength > end) return undefined
-    names.push(decoder.decode(bytes.subarray(at + 46, at + 46 + nameLength)))
+    entries.push({
+      name: decoder.decode(bytes.subarray(at + 46, at + 46 + nameLength)),
+      compressedSize: view.getUint32(at + 20, true),
+      size: view.getUint32(at + 24, true),
+    })
     at += 46 + nameLength + extraLength + commentLength
   }
-  return names
+  return entries
+}
+
+export function zipEntryNames(bytes: Uint8Array): string[] | undefined {
+  return zipEntries(bytes)?.map((entry) => entry.name)
 }

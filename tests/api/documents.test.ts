@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { CSV, DOCX, PDF, TXT, XLSX } from '../../src/documents/media-types.ts'
-import { docxWithText, elfExecutable, pdfWithText, xlsxWithSheets } from '../helpers/documents.ts'
+import { docxWithText, elfExecutable, pdfWithText, xlsxWithSheets, zipBombDocx } from '../helpers/documents.ts'
 import { usePlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -142,6 +142,35 @@ describe('POST /api/chat/documents', () => {
     expect(refused.detail).toStartWith('This file could not be read as a PDF: ')
     expect(refused.errors?.[0]?.path).toBe('file')
     expectProblem(await upload(p(), conversation, new File([], 'empty.txt')), 422, 'validation_error')
+  })
+
+  test('413 for a package that declares it unpacks past the limit, refused before any reader runs; nothing is stored', async () => {
+    const before = await p().call('GET', `/api/v1/WebchatDocument?conversation_id=eq.${conversation}`)
+    const refused = expectProblem(await upload(p(), conversation, new File([zipBombDocx(2048 * 1024 * 1024)], 'report.docx')), 413, 'payload_too_large')
+    expect(refused.detail).toStartWith('This DOCX file unpacks to 2 GiB')
+    const after = await p().call('GET', `/api/v1/WebchatDocument?conversation_id=eq.${conversation}`)
+    expect(after.body.data.length).toBe(before.body.data.length)
+  })
+
+  test('a filename with separators, control characters or a right-to-left override is kept as what it shows', async () => {
+    const names: Array<[string, string]> = [
+      ['C:\\Users\\ada\\..\\secret.txt', 'secret.txt'],
+      ['invoice\u202Etxt.exe', 'invoicetxt.exe'],
+      // A browser's form escapes CR, LF and quotes in a filename (%0D, %0A, %22); other controls arrive as they are.
+      ['report\t\u0007\u001b[31m.txt', 'report[31m.txt'],
+      ['\u0000\u200b..', 'document'],
+    ]
+    for (const [sent, kept] of names) {
+      const reply = await upload(p(), conversation, new File([text('Some notes.')], sent))
+      expect(reply.status).toBe(201)
+      expect(reply.body.filename).toBe(kept)
+    }
+  })
+
+  test('a MIME type in the form is not believed: text sent as application/pdf is stored as text', async () => {
+    const reply = await upload(p(), conversation, new File([text('Not a PDF at all.')], 'report.pdf', { type: 'application/pdf' }))
+    expect(reply.status).toBe(201)
+    expect(reply.body.media_type).toBe(TXT)
   })
 
   test('the OpenAPI document describes the multipart body and the refusals', async () => {

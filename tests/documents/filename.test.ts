@@ -15,5 +15,5 @@ test('at most 300 UTF-16 units, never half a character; nothing left is "documen
   expect(sanitizeFilename('a'.repeat(400))).toHaveLength(300)
   const emoji = `${'a'.repeat(299)}😀.txt`
   expect(sanitizeFilename(emoji)).toBe('a'.repeat(299))
-  for (const empty of ['', '   ', '/', 'dir/', '..', '\u200b']) expect(sanitizeFilename(empty)).toBe('document')
+  for (const empty of ['', '   ', '/', 'dir/', '..', '\u200b', undefined]) expect(sanitizeFilename(empty)).toBe('document')
 })

@@ -135,9 +135,10 @@ export function docxWithText(paragraphs: readonly string[], options: { deflate?:
  * A DOCX whose document.xml inflates to about `uncompressedBytes` (well-formed, the same paragraph over and over)
  * from roughly a thousandth of that. One chunk is deflated once and ended with a full flush, which leaves a
  * byte-aligned block that does not refer back to earlier data, so repeating its bytes repeats the text; an empty
- * final block ends the stream. Nothing of the inflated size is ever held in memory here.
+ * final block ends the stream. Nothing of the inflated size is ever held in memory here. `declaredSize` is what the
+ * zip claims the part unpacks to (the truth unless given): a liar's bomb gets past a look at the directory.
  */
-export function zipBombDocx(uncompressedBytes: number): Bytes {
+export function zipBombDocx(uncompressedBytes: number, options: { declaredSize?: number } = {}): Bytes {
   const chunk = encoder.encode(paragraph('All work and no play makes Jack a dull boy. ').repeat(16_384))
   const repeats = Math.max(1, Math.ceil(uncompressedBytes / chunk.length))
   const open = encoder.encode(DOCUMENT_OPEN)
@@ -148,12 +149,102 @@ export function zipBombDocx(uncompressedBytes: number): Bytes {
   let crc = Bun.hash.crc32(open)
   for (let i = 0; i < repeats; i++) crc = Bun.hash.crc32(chunk, crc)
   crc = Bun.hash.crc32(close, crc)
-  const size = open.length + repeats * chunk.length + close.length
+  const size = options.declaredSize ?? open.length + repeats * chunk.length + close.length
   return zipOf([
     { name: '[Content_Types].xml', data: CONTENT_TYPES(WORD_MAIN) },
     { name: '_rels/.rels', data: PACKAGE_RELS },
     { name: 'word/document.xml', raw: { compressed: Buffer.concat(parts), size, crc } },
   ])
+}
+
+/** A DOCX whose document part is `xml` exactly as given (a DOCTYPE, entities, nesting: whatever a test needs). */
+export function docxWithDocumentXml(xml: string, extra: readonly ZipEntry[] = []): Bytes {
+  return zipOf([
+    { name: '[Content_Types].xml', data: CONTENT_TYPES(WORD_MAIN) },
+    { name: '_rels/.rels', data: PACKAGE_RELS },
+    { name: 'word/document.xml', data: xml, deflate: true },
+    ...extra,
+  ])
+}
+
+/** The opening of a DOCX document part, to which a test adds its own DOCTYPE or body. */
+export const WORD_DOCUMENT = { xmlDeclaration: '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n', open: DOCUMENT_OPEN.replace(/^<\?xml[^>]*>\n/, ''), close: DOCUMENT_CLOSE }
+
+/**
+ * A hand-written XLSX of one sheet whose shared strings part is `sharedStrings` exactly as given, the sheet's cell
+ * A1 pointing at its first string: where a workbook's hostile XML would sit.
+ */
+export function xlsxWithSharedStrings(sharedStrings: string): Bytes {
+  const types =
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>' +
+    '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
+    '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>' +
+    '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>'
+  const rels =
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>'
+  const workbook =
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" ' +
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>'
+  const workbookRels =
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>' +
+    '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/></Relationships>'
+  const sheet =
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
+    '<sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row></sheetData></worksheet>'
+  return zipOf([
+    { name: '[Content_Types].xml', data: types },
+    { name: '_rels/.rels', data: rels },
+    { name: 'xl/workbook.xml', data: workbook },
+    { name: 'xl/_rels/workbook.xml.rels', data: workbookRels },
+    { name: 'xl/sharedStrings.xml', data: sharedStrings },
+    { name: 'xl/worksheets/sheet1.xml', data: sheet },
+  ])
+}
+
+/**
+ * A PDF of one page whose content stream is `streamBytes` deflated (FlateDecode) and whose objects are otherwise
+ * as pdfWithText writes them, or as `objects` replaces them: for cyclic page trees and huge streams.
+ */
+export function pdfWithObjects(objects: readonly string[], streams: Record<number, Uint8Array> = {}): Bytes {
+  const chunks: Uint8Array[] = [encoder.encode('%PDF-1.5\n')]
+  let length = chunks[0]!.length
+  const offsets: number[] = []
+  const push = (data: Uint8Array | string) => {
+    const bytes = bytesOf(data)
+    chunks.push(bytes)
+    length += bytes.length
+  }
+  objects.forEach((body, index) => {
+    offsets.push(length)
+    const stream = streams[index + 1]
+    if (stream) {
+      push(`${index + 1} 0 obj\n${body.replace('%LENGTH%', String(stream.length))}\nstream\n`)
+      push(stream)
+      push('\nendstream\nendobj\n')
+    } else push(`${index + 1} 0 obj\n${body}\nendobj\n`)
+  })
+  const xref = length
+  let tail = `xref\n0 ${objects.length + 1}\n0000000000 65535 f\r\n`
+  for (const offset of offsets) tail += `${String(offset).padStart(10, '0')} 00000 n\r\n`
+  tail += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
+  push(tail)
+  return Buffer.concat(chunks)
+}
+
+/**
+ * `size` bytes of deflate stream (zlib-wrapped, as FlateDecode wants) that inflate to repeated spaces, made without
+ * ever holding the inflated bytes: a PDF stream bomb.
+ */
+export function deflatedSpaces(size: number): Uint8Array {
+  const chunk = new Uint8Array(1024 * 1024).fill(0x20)
+  const flushed = deflateRawSync(chunk, { finishFlush: constants.Z_FULL_FLUSH })
+  const repeats = Math.ceil(size / chunk.length)
+  // A zlib header (deflate, 32K window, no dictionary), the raw blocks, an empty final block; no Adler-32 trailer,
+  // which pdf.js does not need to inflate the data.
+  return Buffer.concat([new Uint8Array([0x78, 0x9c]), ...Array.from({ length: repeats }, () => flushed), new Uint8Array([0x03, 0x00])])
 }
 
 /** A workbook of named sheets, each a list of rows, written by exceljs. */

@@ -46,9 +46,13 @@ function busy(error: SlotsBusy): ApiError {
   return new ApiError('rate_limited', `${whose} as many documents on their way in as may be at once; send this one when one of them is done.`, { headers: { 'Retry-After': '10' } })
 }
 
-/** A document refused for what it is (415) or because it could not be read (422), with the reader's message. */
+/**
+ * A document refused for what it is (415), for what it would unpack to (413), or because it could not be read
+ * (422), with the reader's message.
+ */
 function refusal(error: DocumentError): ApiError {
   if (error.kind === 'unsupported') return new ApiError('unsupported_media_type', error.message)
+  if (error.kind === 'too_large') return new ApiError('payload_too_large', error.message)
   return new ApiError('validation_error', error.message, { errors: [{ path: 'file', message: error.message }] })
 }
 
