@@ -26,6 +26,8 @@ export function redirectUriMatches(registered: readonly string[], requested: str
   if (registered.includes(requested)) return true
   const asked = URL.canParse(requested) ? new URL(requested) : undefined
   if (!asked || asked.protocol !== 'http:' || !isLoopback(asked)) return false
+  // Only the port may differ: a fragment (never allowed in a redirect URI) or a user part would ride along.
+  if (requested.includes('#') || asked.username || asked.password) return false
   return registered.some((uri) => {
     const known = new URL(uri)
     return known.protocol === 'http:' && known.hostname === asked.hostname && isLoopback(known) && known.pathname === asked.pathname && known.search === asked.search

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { consentInBrowser, oauthPost, startOAuthPlatform, TLS_CERT, TLS_KEY, type OAuthPlatform } from '../helpers/oauth.ts'
+import { consentForm, consentInBrowser, oauthPost, startOAuthPlatform, TLS_CERT, TLS_KEY, type OAuthPlatform } from '../helpers/oauth.ts'
 import { useStarted } from '../helpers/platform.ts'
 
 const REDIRECT = 'http://127.0.0.1:33418/callback'
@@ -434,5 +434,130 @@ describe('clients', () => {
     expect(notJson.status).toBe(400)
     expect((await notJson.json()).error).toBe('invalid_client_metadata')
     expect(await count()).toBe(before)
+  })
+})
+
+describe('attacks on the flow', () => {
+  test('a redirect_uri that only looks like the registered one is refused on the page, never redirected to', async () => {
+    const p = platform()
+    const person = await p.person()
+    const app = 'https://app.example/cb'
+    const registered = await register(p, { client_name: 'Web Host', redirect_uris: [app, REDIRECT], token_endpoint_auth_method: 'none' })
+    expect(registered.status).toBe(201)
+    const { challenge } = pkce()
+    const lookalikes = [
+      'https://app.example/cbx',
+      'https://app.example/cb/',
+      'https://app.example/cb/../evil',
+      'https://app.example/cb/%2e%2e/evil',
+      'https://app.example/CB',
+      'https://app.example/cb?next=https://evil.example',
+      'https://app.example/cb#fragment',
+      'https://app.example:8443/cb',
+      'http://app.example/cb',
+      'https://app.example.evil.example/cb',
+      'https://app.example@evil.example/cb',
+      'https://evil.example/cb?https://app.example/cb',
+      'https://evil.example#https://app.example/cb',
+      // A loopback redirect may change its port, nothing else: not its host, path, query, fragment or user.
+      'http://127.0.0.1:33418/callback/',
+      'http://127.0.0.1:33418/callback?x=1',
+      'http://127.0.0.1:33418/callback#x',
+      'http://attacker@127.0.0.1:40123/callback',
+      'http://localhost:33418/callback',
+      'http://127.0.0.1.evil.example:33418/callback',
+      'https://127.0.0.1:33418/callback',
+    ]
+    for (const redirect_uri of lookalikes) {
+      const page = await fetch(authorizationUrl(p, registered.body.client_id, challenge, { redirect_uri }), { headers: { cookie: person.cookie }, redirect: 'manual' })
+      expect(page.status, redirect_uri).toBe(400)
+      expect(page.headers.get('location'), redirect_uri).toBeNull()
+    }
+    // The registered ones themselves are taken.
+    for (const redirect_uri of [app, REDIRECT, 'http://127.0.0.1:40123/callback']) {
+      const page = await fetch(authorizationUrl(p, registered.body.client_id, challenge, { redirect_uri }), { headers: { cookie: person.cookie }, redirect: 'manual' })
+      expect(page.status, redirect_uri).toBe(200)
+    }
+  })
+
+  test('a code stolen by another client is useless to it, and its rightful client then finds the grant revoked', async () => {
+    const p = platform()
+    const person = await p.person()
+    const { clientId, code, verifier } = await approvedCode(p, person)
+    const thief = await publicClient(p)
+    const stolen = await exchange(p, { client_id: thief, code, code_verifier: verifier })
+    expect(stolen.status).toBe(400)
+    expect(stolen.body.error).toBe('invalid_grant')
+    expect(stolen.body.access_token).toBeUndefined()
+    // The code is spent by the attempt: presented again it reads as stolen, and the grant goes.
+    const rightful = await exchange(p, { client_id: clientId, code, code_verifier: verifier })
+    expect(rightful.body.error).toBe('invalid_grant')
+    expect(await grantsOf(p, person)).toEqual([])
+  })
+
+  test('a refresh token presented by another client is refused and stays its own client’s', async () => {
+    const p = platform()
+    const person = await p.person()
+    const { clientId, refresh_token } = await issuedTokens(p, person)
+    const thief = await publicClient(p)
+    const stolen = await oauthPost(`${p.base}/oauth/token`, { grant_type: 'refresh_token', refresh_token, client_id: thief })
+    expect(stolen.status).toBe(400)
+    expect(stolen.body.error).toBe('invalid_grant')
+    // The thief's attempt neither spent it nor revoked anything: the rightful client refreshes as before.
+    const rightful = await oauthPost(`${p.base}/oauth/token`, { grant_type: 'refresh_token', refresh_token, client_id: clientId })
+    expect(rightful.status).toBe(200)
+    expect((await callMcp(p, rightful.body.access_token)).status).toBe(200)
+  })
+
+  test('a refresh cannot widen the scope or move the grant to another resource', async () => {
+    const p = platform()
+    const person = await p.person()
+    const { clientId, refresh_token, scope } = await issuedTokens(p, person)
+    expect(scope).toBe('mcp')
+    const wider = await oauthPost(`${p.base}/oauth/token`, { grant_type: 'refresh_token', refresh_token, client_id: clientId, scope: 'mcp api' })
+    expect(wider.status).toBe(400)
+    expect(wider.body.error).toBe('invalid_scope')
+    const elsewhere = await oauthPost(`${p.base}/oauth/token`, { grant_type: 'refresh_token', refresh_token, client_id: clientId, resource: p.base })
+    expect(elsewhere.status).toBe(400)
+    expect(elsewhere.body.error).toBe('invalid_target')
+    // Both refusals left the refresh token unspent.
+    expect((await oauthPost(`${p.base}/oauth/token`, { grant_type: 'refresh_token', refresh_token, client_id: clientId })).status).toBe(200)
+  })
+
+  test('a client metadata document on an internal address is never fetched', async () => {
+    const p = platform()
+    const person = await p.person()
+    // The suite allows loopback (its servers live there); every other private range stays refused.
+    for (const documentUrl of ['https://10.0.0.1/client.json', 'https://169.254.169.254/latest/meta-data/client.json', 'https://[fd00::1]/client.json', 'https://192.168.1.1:8443/client.json']) {
+      const started = performance.now()
+      const page = await fetch(authorizationUrl(p, documentUrl, pkce().challenge), { headers: { cookie: person.cookie }, redirect: 'manual' })
+      expect(page.status, documentUrl).toBe(400)
+      expect(page.headers.get('location')).toBeNull()
+      expect(await page.text(), documentUrl).toContain('The client metadata document at')
+      // Refused by the address policy before any connection, not after a connection attempt timed out.
+      expect(performance.now() - started, documentUrl).toBeLessThan(2_000)
+    }
+  })
+
+  test('the consent page cannot be framed, and its form is refused from another site', async () => {
+    const p = platform()
+    const person = await p.person()
+    const clientId = await publicClient(p)
+    const url = authorizationUrl(p, clientId, pkce().challenge)
+    const opened = await fetch(url, { headers: { cookie: person.cookie } })
+    expect(opened.status).toBe(200)
+    expect(opened.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    const form = consentForm(await opened.text())
+    form.set('decision', 'approve')
+    const post = (headers: Record<string, string>, body = form) =>
+      fetch(new URL('/oauth/authorize', url), { method: 'POST', headers: { cookie: person.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body, redirect: 'manual' })
+    // Another site's page posting the form with the person's cookie: its Origin gives it away.
+    expect((await post({ origin: 'https://evil.example' })).status).toBe(403)
+    expect((await post({ origin: 'null' })).status).toBe(403)
+    expect((await post({ 'sec-fetch-site': 'cross-site' })).status).toBe(403)
+    expect(await grantsOf(p, person)).toEqual([])
+    // The same form from the page itself is taken.
+    expect((await post({ origin: url.origin })).status).toBe(303)
+    expect(await grantsOf(p, person)).toHaveLength(1)
   })
 })
