@@ -529,13 +529,11 @@ describe('attacks on the flow', () => {
     const person = await p.person()
     // The suite allows loopback (its servers live there); every other private range stays refused.
     for (const documentUrl of ['https://10.0.0.1/client.json', 'https://169.254.169.254/latest/meta-data/client.json', 'https://[fd00::1]/client.json', 'https://192.168.1.1:8443/client.json']) {
-      const started = performance.now()
       const page = await fetch(authorizationUrl(p, documentUrl, pkce().challenge), { headers: { cookie: person.cookie }, redirect: 'manual' })
       expect(page.status, documentUrl).toBe(400)
       expect(page.headers.get('location')).toBeNull()
-      expect(await page.text(), documentUrl).toContain('The client metadata document at')
-      // Refused by the address policy before any connection, not after a connection attempt timed out.
-      expect(performance.now() - started, documentUrl).toBeLessThan(2_000)
+      // Refused by the address policy before any connection, not after a connection attempt failed.
+      expect(await page.text(), documentUrl).toMatch(/The client metadata document at .* could not be fetched \(.* resolves to .*, a (private|link-local|unique-local)[^;]*; the platform does not connect to/)
     }
   })
 

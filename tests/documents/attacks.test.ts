@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PACKAGE_LIMITS } from '../../src/documents/detect.ts'
+import { detectDocumentType, PACKAGE_LIMITS } from '../../src/documents/detect.ts'
 import { DocumentError, type DocumentErrorKind } from '../../src/documents/errors.ts'
 import { CSV, DOCX, PDF, TXT, XLSX } from '../../src/documents/media-types.ts'
 import { readDocument } from '../../src/documents/read.ts'
@@ -67,12 +67,11 @@ describe('zip packages', () => {
   test('a DOCX that declares it unpacks to 2 GiB is refused unread, at once', async () => {
     const bomb = zipBombDocx(2048 * MiB)
     expect(bomb.length).toBeLessThan(20 * MiB)
-    const started = performance.now()
     const { kind, message } = await refusal(bomb, 'report.docx')
     expect(kind).toBe('too_large')
     expect(message).toBe('This DOCX file unpacks to 2 GiB, far more than its size explains (a compressed bomb, or a damaged file), so it was not read.')
-    // No reader was started: a look at the directory takes milliseconds where a reader takes most of a second.
-    expect(performance.now() - started).toBeLessThan(500)
+    // The refusal is the judging of its type, which reads the zip's directory and starts no reader.
+    await expect(detectDocumentType(bomb, 'report.docx')).rejects.toMatchObject({ kind: 'too_large' })
   })
 
   test('a part under the total that inflates over a hundredfold is refused by its ratio', async () => {
@@ -93,10 +92,8 @@ describe('zip packages', () => {
 
   test('a bomb that lies about its size gets past the directory and is stopped by the reader’s memory cap', async () => {
     const liar = zipBombDocx(1024 * MiB, { declaredSize: 4096 })
-    const started = performance.now()
     const { kind } = await refusal(liar, 'report.docx')
     expect(['memory', 'unreadable']).toContain(kind)
-    expect(performance.now() - started).toBeLessThan(25_000)
     // The next document is read as usual.
     expect((await outcome(docxWithText(['Still here.']), 'next.docx')).read?.text).toBe('Still here.')
   }, 40_000)
@@ -142,11 +139,9 @@ describe('XML', () => {
     const levels = ['<!ENTITY lol0 "lollollollollollollollollollol">']
     for (let i = 1; i <= 9; i++) levels.push(`<!ENTITY lol${i} "${`&lol${i - 1};`.repeat(10)}">`)
     for (const bytes of [docxWithDocumentXml(doctype(levels.join('')) + body('&lol9;')), xlsxWithSharedStrings(`<?xml version="1.0"?>\n<!DOCTYPE sst [${levels.join('')}]><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>&lol9;</t></si></sst>`)]) {
-      const started = performance.now()
       const { read } = await outcome(bytes, 'laughs')
       // Fully expanded, &lol9; is 3 GB of text; whatever is kept is within the cap.
       expect(Buffer.byteLength(read?.text ?? '')).toBeLessThanOrEqual(EXTRACTED_TEXT_CAP)
-      expect(performance.now() - started).toBeLessThan(25_000)
     }
   }, 60_000)
 
@@ -166,11 +161,10 @@ describe('PDF', () => {
 
   test('a page tree that contains itself is refused as unreadable, not followed forever', async () => {
     const cyclic = pdfWithObjects([catalog, '<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>'])
-    const started = performance.now()
     const { read, refused } = await outcome(cyclic, 'cycle.pdf')
+    // Unreadable, not stopped at the time limit: the cycle is noticed, not walked.
     if (refused) expect(refused.kind).toBe('unreadable')
     else expect(read!.text).toBe('')
-    expect(performance.now() - started).toBeLessThan(25_000)
   }, 30_000)
 
   test('a content stream that inflates to 1 GiB stops at a limit, and the next document is read', async () => {
