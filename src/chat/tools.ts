@@ -153,7 +153,8 @@ export class AgentTools implements ToolExecutor {
       if (!route) throw new Error(`There is no tool named ${name} for this agent.`)
       return resultText(await route.provider.callTool(user, { name: route.tool, arguments: args }, { signal, turn, ...(onProgress ? { onProgress } : {}) }))
     }
-    const turn = { conversationId, agentId: agent.id, person, callTool: call }
+    const offers = (name: string) => routes.has(name) || BUILT_IN.some((b) => b.spec.name === name)
+    const turn = { conversationId, agentId: agent.id, person, callTool: call, offers }
     return { specs, notices, call }
   }
 

@@ -39,6 +39,8 @@ export interface ToolTurn {
    * permissions, as the turn itself would: how a background task runs one after the turn has ended.
    */
   callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (progress: Progress) => void): Promise<string>
+  /** Whether the turn offers this tool (`server__tool`): what callTool would run rather than refuse. */
+  offers(name: string): boolean
 }
 
 /**

@@ -241,6 +241,8 @@ export class Plans {
     if (typeof ref === 'string') {
       const task = await scoped(this.db, asActor(user)).selectFrom(PlanTask).select('plan_id').where('id', '=', ref.toLowerCase()).executeTakeFirst()
       if (task) return task.plan_id
+      // Someone else's task reads like one that never was.
+      if (!place.conversation_id) throw new ApiError('not_found', `No task ${ref} in a plan you take part in.`)
     }
     if (!place.conversation_id) throw new ApiError('validation_error', 'Say which plan: name the task by its id, or give the plan or conversation.', { errors: [{ path: 'task', message: 'no plan to look in' }] })
     const plan = await this.ofConversation(user, place.conversation_id)

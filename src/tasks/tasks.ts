@@ -142,7 +142,9 @@ export class BackgroundTasks {
     }
     const [judge, provider] = await Promise.all([this.deps.catalog.judge(user), this.deps.catalog.provider(user, server)])
     // One answer for a server that is not there and one the person may not use: neither is theirs to learn about.
-    if (!provider || !judge.server(server) || !judge(server, name)) throw new ApiError('forbidden', `You may not use the tool ${name} on ${server}.`)
+    // In a turn the task runs the agent's tools alone: async_run_tool must not reach past what the agent was given.
+    const allowed = provider && judge.server(server) && judge(server, name) && (!turn || turn.offers(tool))
+    if (!allowed) throw new ApiError('forbidden', `You may not use the tool ${name} on ${server}.`)
 
     const args = request.arguments
     const call: ToolCall = turn

@@ -73,6 +73,24 @@ describe('auto-continuation', () => {
     expect((await continuations(conversation)).filter((t: string) => t.startsWith('Continue with the plan')).length).toBe(atPause)
   })
 
+  test('resumes racing each other start one execution: one wins, and it sends 20 continuations, not more', async () => {
+    const { conversation, plan } = await planned()
+    await p.call('POST', `/api/plans/${plan}/update`, { json: { action: 'execute' } })
+    await until(async () => (await planOf(plan)).continuations >= 2, { what: 'two continuations' })
+    const atPause = (await p.call('POST', `/api/plans/${plan}/update`, { json: { action: 'pause' } })).body.continuations
+    await until(() => settled(conversation), { what: 'the running turn to end' })
+    // A participant and the plan's driver resume at once, many times over.
+    const participant = await p.createUser({ companyId: p.root.companyId, role: 'member' })
+    expect((await p.call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: conversation, user_id: participant.userId } })).status).toBe(201)
+    const resumes = await Promise.all(Array.from({ length: 8 }, (_, i) => p.call('POST', `/api/plans/${plan}/update`, { as: i % 2 ? participant : p.root, json: { action: 'resume' } })))
+    expect(resumes.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409])
+    const paused = await until(async () => ((await planOf(plan)).status === 'paused' ? planOf(plan) : undefined), { what: 'the plan to pause at the limit', timeoutMs: 20_000 })
+    expect(paused.continuations).toBe(20)
+    await until(() => settled(conversation), { what: 'the last turn to end' })
+    const sent = (await continuations(conversation)).filter((t: string) => t.startsWith('Continue with the plan'))
+    expect(sent.length).toBe(atPause + 20)
+  })
+
   test('nothing is sent while the plan is a draft', async () => {
     const { conversation, plan } = await planned()
     await chatTurn(p, { conversation_id: conversation, text: 'more talk' })
@@ -102,6 +120,17 @@ describe('across processes', () => {
       expect(paused.body.status).toBe('paused')
       await Bun.sleep(1_000)
       expect((await c.call(one.api, 'GET', `/api/plans/${plan}`)).body.continuations).toBe(paused.body.continuations)
+
+      // Resumes racing on both processes start one execution, and it stops at 20 continuations.
+      const resumes = await Promise.all(Array.from({ length: 6 }, (_, i) => c.call(i % 2 ? two.api : one.api, 'POST', `/api/plans/${plan}/update`, { json: { action: 'resume' } })))
+      expect(resumes.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409])
+      const limit = await until(async () => ((await c.call(one.api, 'GET', `/api/plans/${plan}`)).body.status === 'paused' ? (await c.call(one.api, 'GET', `/api/plans/${plan}`)).body : undefined), {
+        what: 'the plan to pause at the limit',
+        timeoutMs: 30_000,
+      })
+      expect(limit.continuations).toBe(20)
+      const messages = (await c.call(two.api, 'GET', `/api/v1/WebchatMessage?conversation_id=eq.${conversation}&role=eq.system&order=id&limit=100`)).body.data
+      expect(messages.filter((m: { text: string }) => m.text.startsWith('Continue with the plan')).length).toBe(paused.body.continuations + 20)
     } finally {
       await c.stop()
     }

@@ -167,6 +167,21 @@ test('a tool the person may not use is refused, as are the task tools themselves
   expect(Number(after.n)).toBe(Number(before.n))
 })
 
+test('in a chat turn a task runs only the agent’s own tools: one the person may use elsewhere is refused before it starts', async () => {
+  // The agent offers its task tools and no other: the everything server, and slow's `fail`, are not its to call.
+  const narrow = await p.call('POST', '/api/v1/AgentConfigRecord', {
+    json: { name: 'narrow', runner: 'echo', plugins: { enabled: ['mcp-tasks', 'slow'] }, mcp_permissions: { servers: { 'mcp-tasks': {}, slow: { deny: ['fail'] } } } },
+  })
+  expect(narrow.status).toBe(201)
+  const before = await p.store.db.selectFrom('background_tasks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  for (const [tool, server, name] of [['everything__echo', 'everything', 'echo'], ['slow__fail', 'slow', 'fail']]) {
+    const { result } = await toolTurn(p, p.root.token, { agent_id: narrow.body.id, text: `/tool mcp-tasks__async_run_tool ${JSON.stringify({ tool, arguments: { message: 'x' } })}` })
+    expect(result).toBe(`Error: You may not use the tool ${name} on ${server}.`)
+  }
+  const after = await p.store.db.selectFrom('background_tasks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  expect(Number(after.n)).toBe(Number(before.n))
+})
+
 test('another person’s task id is not found, in the same company or another', async () => {
   const job = key()
   const { task } = await runInBackground('slow__wait', { key: job })

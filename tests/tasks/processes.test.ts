@@ -43,6 +43,19 @@ pgTest('the limit per person counts the tasks of every process', async () => {
   for (const id of ids) expect((await request(b, root.token, 'POST', '/api/tasks/cancel', { task_id: id })).body.cancelled).toBe(true)
 })
 
+pgTest('starts racing on both processes at once still keep to the limit: three run, the rest are refused', async () => {
+  const jobs = Array.from({ length: 10 }, key)
+  // Every start in flight together, alternating between the processes: only a count taken under one lock holds.
+  const replies = await Promise.all(jobs.map((job, i) => start(i % 2 ? b : a, job)))
+  const admitted = replies.filter((r) => r.status === 202)
+  expect(admitted).toHaveLength(3)
+  expect(replies.filter((r) => r.status === 409)).toHaveLength(7)
+  for (const refused of replies.filter((r) => r.status === 409)) expect(refused.body.detail).toContain('3 at once is the limit per person')
+  const running = await stores[0]!.db.selectFrom('background_tasks').select('id').where('user_id', '=', root.userId).where('status', '=', 'running').execute()
+  expect(running.map((r) => r.id).sort()).toEqual(admitted.map((r) => r.body.id).sort())
+  for (const { body } of admitted) expect((await request(a, root.token, 'POST', '/api/tasks/cancel', { task_id: body.id })).body.cancelled).toBe(true)
+})
+
 pgTest('a cancel made on one process stops the tool on the process running it', async () => {
   const job = key()
   const task = (await start(a, job)).body.id
