@@ -88,3 +88,46 @@ test.skipIf(!HAS_CHROMIUM)('the plan panel shows the tasks change live, and its 
     await context.close()
   }
 }, 60_000)
+
+test.skipIf(!HAS_CHROMIUM)('a change that arrives while the panel is redrawing is shown, not lost behind the redraw', async () => {
+  const person = await p.person()
+  const agent = await p.call('POST', '/api/v1/AgentConfigRecord', { as: person, json: { name: 'racer', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning'] } } })
+  const conversation = (await p.call('POST', '/api/v1/WebchatConversation', { as: person, json: { agent_id: agent.body.id } })).body.id
+  const made = await p.call('POST', '/api/plans', { as: person, json: { conversation_id: conversation, title: 'Race', tasks: [{ title: 'One' }] } })
+  expect(made.status).toBe(201)
+  const context = await browser.newContext()
+  await watchContext(context, [p.adminUrl], { violations: [], foreign: [], dialogs: [] })
+  await addSessionCookie(context, p.adminUrl, person.cookie)
+  const page = await context.newPage()
+  try {
+    // The first redraw's answer is held until the second change has been announced to the page: the second refresh
+    // is asked for while the first is in flight.
+    let heldAnswer: () => void = () => {}
+    const answerHeld = new Promise<void>((resolve) => {
+      let first = true
+      void page.route(`${p.adminUrl}/chat/${conversation}/plan`, async (route) => {
+        if (!first) return route.continue()
+        first = false
+        const response = await route.fetch()
+        resolve()
+        await new Promise<void>((release) => (heldAnswer = release))
+        await route.fulfill({ response })
+      })
+    })
+    await page.goto(`${p.adminUrl}/chat/${conversation}`)
+    await socketOpen(page)
+    await page.evaluate(() => {
+      ;(window as any).stale = 0
+      document.body.addEventListener('chat-plan-stale', () => (window as any).stale++)
+    })
+    expect((await p.call('POST', `/api/plans/${made.body.id}/update`, { as: person, json: { action: 'execute' } })).status).toBe(200)
+    await answerHeld
+    expect((await p.call('POST', `/api/plans/${made.body.id}/tasks/status`, { as: person, json: { task: 1, status: 'in_progress' } })).status).toBe(200)
+    await untilEqual(() => page.evaluate(() => (window as any).stale), 2, 'the second change to be announced')
+    heldAnswer()
+    await untilEqual(() => taskStates(page), ['One: in progress'], 'the second change in the panel')
+    expect(await planStatus(page)).toBe('active')
+  } finally {
+    await context.close()
+  }
+}, 30_000)

@@ -36,10 +36,28 @@ export interface Conversation {
   context_prompt: string
 }
 
-/** The people's conversations, pinned first; refreshed whenever the socket says something changed elsewhere. */
-export function ConversationList({ conversations, current }: { conversations: ConversationSummary[]; current?: string }) {
+interface ConversationListProps {
+  conversations: ConversationSummary[]
+  current?: string
+}
+
+/**
+ * The people's conversations, pinned first; refreshed whenever the socket says something changed elsewhere. Live
+ * panels swap their content, never themselves: a refresh htmx queued behind one in flight is dropped when the
+ * element that asked for it has been replaced meanwhile, leaving the panel a change behind.
+ */
+export function ConversationList(props: ConversationListProps) {
   return (
-    <nav id="conversation-list" aria-label="Conversations" hx-get={`/chat/list${current ? `?current=${current}` : ''}`} hx-trigger="chat-list-stale from:body" hx-swap="outerHTML">
+    <nav id="conversation-list" aria-label="Conversations" hx-get={`/chat/list${props.current ? `?current=${props.current}` : ''}`} hx-trigger="chat-list-stale from:body" hx-swap="innerHTML">
+      <ConversationItems {...props} />
+    </nav>
+  )
+}
+
+/** The list's content: the page's first draw and each redraw. */
+export function ConversationItems({ conversations, current }: ConversationListProps) {
+  return (
+    <>
       {conversations.length === 0 ? <p class="muted">No conversations yet.</p> : null}
       <ul>
         {conversations.map((c) => (
@@ -53,7 +71,7 @@ export function ConversationList({ conversations, current }: { conversations: Co
                 </span>
               ) : null}
             </a>
-            <form method="post" action={`/chat/${c.id}/${c.pinned_at ? 'unpin' : 'pin'}`} hx-post={`/chat/${c.id}/${c.pinned_at ? 'unpin' : 'pin'}`} hx-target="#conversation-list" hx-swap="outerHTML">
+            <form method="post" action={`/chat/${c.id}/${c.pinned_at ? 'unpin' : 'pin'}`} hx-post={`/chat/${c.id}/${c.pinned_at ? 'unpin' : 'pin'}`} hx-target="#conversation-list" hx-swap="innerHTML">
               <input type="hidden" name="current" value={current ?? ''} />
               <button type="submit" class="pin" aria-pressed={c.pinned_at ? 'true' : 'false'} title={c.pinned_at ? 'Unpin' : 'Pin'}>
                 {c.pinned_at ? '★' : '☆'}
@@ -63,7 +81,7 @@ export function ConversationList({ conversations, current }: { conversations: Co
           </li>
         ))}
       </ul>
-    </nav>
+    </>
   )
 }
 
@@ -92,11 +110,27 @@ export function MessageItem({ message, me }: { message: Message; me: string }) {
   )
 }
 
-/** Who takes part; any participant adds a colleague, the creator removes people, anyone may leave. */
-export function ParticipantsPanel({ conversation, participants, me, problem }: { conversation: Conversation; participants: Participant[]; me: string; problem?: string }) {
+interface ParticipantsProps {
+  conversation: Conversation
+  participants: Participant[]
+  me: string
+  problem?: string
+}
+
+/** Who takes part, redrawn (its content, as ConversationList says why) when the socket says people changed. */
+export function ParticipantsPanel(props: ParticipantsProps) {
+  return (
+    <section id="participants" class="panel" aria-labelledby="participants-title" hx-get={`/chat/${props.conversation.id}/participants`} hx-trigger="chat-people-stale from:body" hx-swap="innerHTML">
+      <Participants {...props} />
+    </section>
+  )
+}
+
+/** Any participant adds a colleague, the creator removes people, anyone may leave. */
+export function Participants({ conversation, participants, me, problem }: ParticipantsProps) {
   const creator = conversation.created_by === me
   return (
-    <section id="participants" class="panel" aria-labelledby="participants-title" hx-get={`/chat/${conversation.id}/participants`} hx-trigger="chat-people-stale from:body" hx-swap="outerHTML">
+    <>
       <h2 id="participants-title">
         People <span class="tag">{participants.length > 1 ? 'shared' : 'private'}</span>
       </h2>
@@ -106,14 +140,14 @@ export function ParticipantsPanel({ conversation, participants, me, problem }: {
             <span>{p.user_name ?? 'someone'}</span>
             {p.user_id === conversation.created_by ? <span class="muted"> (started it)</span> : null}
             {(creator && p.user_id !== me) || (p.user_id === me && !creator) ? (
-              <form method="post" action={`/chat/${conversation.id}/participants/${p.id}/remove`} hx-post={`/chat/${conversation.id}/participants/${p.id}/remove`} hx-target="#participants" hx-swap="outerHTML">
+              <form method="post" action={`/chat/${conversation.id}/participants/${p.id}/remove`} hx-post={`/chat/${conversation.id}/participants/${p.id}/remove`} hx-target="#participants" hx-swap="innerHTML">
                 <button type="submit">{p.user_id === me ? 'Leave' : 'Remove'}</button>
               </form>
             ) : null}
           </li>
         ))}
       </ul>
-      <form class="add-person" method="post" action={`/chat/${conversation.id}/participants`} hx-post={`/chat/${conversation.id}/participants`} hx-target="#participants" hx-swap="outerHTML">
+      <form class="add-person" method="post" action={`/chat/${conversation.id}/participants`} hx-post={`/chat/${conversation.id}/participants`} hx-target="#participants" hx-swap="innerHTML">
         <label for="person">
           Add a colleague (username or email)
           <input id="person" name="person" required autocomplete="off" />
@@ -125,7 +159,7 @@ export function ParticipantsPanel({ conversation, participants, me, problem }: {
           {problem}
         </p>
       ) : null}
-    </section>
+    </>
   )
 }
 

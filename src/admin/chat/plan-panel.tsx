@@ -28,12 +28,31 @@ const TASK_LABEL: Record<PlanView['tasks'][number]['status'], string> = {
 }
 
 /**
- * The conversation's plan and its tasks. It redraws itself when the socket says the plan changed (plan_created,
+ * The conversation's plan and its tasks. It redraws its content when the socket says the plan changed (plan_created,
  * plan_task_update, plan_updated, on any process); its buttons go through POST /api/plans/{id}/update.
+ *
+ * The section itself stays and only its content is swapped: htmx queues a refresh asked for while one is in flight on
+ * the element that asked, and drops it if that element has been swapped out meanwhile, which left the panel a change
+ * behind.
  */
-export function PlanPanel({ conversationId, plan, problem }: { conversationId: string; plan?: PlanView; problem?: string }) {
+export function PlanPanel(props: PlanProps) {
   return (
-    <section id="plan" class="panel plan" aria-labelledby="plan-title" hx-get={`/chat/${conversationId}/plan`} hx-trigger="chat-plan-stale from:body" hx-swap="outerHTML">
+    <section id="plan" class="panel plan" aria-labelledby="plan-title" hx-get={`/chat/${props.conversationId}/plan`} hx-trigger="chat-plan-stale from:body" hx-swap="innerHTML">
+      <PlanContent {...props} />
+    </section>
+  )
+}
+
+interface PlanProps {
+  conversationId: string
+  plan?: PlanView
+  problem?: string
+}
+
+/** What the panel shows: the whole page's first draw, and each redraw. */
+export function PlanContent({ conversationId, plan, problem }: PlanProps) {
+  return (
+    <>
       <h2 id="plan-title">
         Plan {plan ? <span class={`tag plan-${plan.status}`}>{plan.status}</span> : null}
       </h2>
@@ -51,7 +70,7 @@ export function PlanPanel({ conversationId, plan, problem }: { conversationId: s
           {plan.status === 'active' ? <p class="muted">The agent is sent a continuation message after each turn ({plan.continuations} of 20 so far).</p> : null}
           <div class="plan-actions">
             {ACTIONS[plan.status].map(({ action, label }) => (
-              <form method="post" action={`/chat/${conversationId}/plan/${action}`} hx-post={`/chat/${conversationId}/plan/${action}`} hx-target="#plan" hx-swap="outerHTML">
+              <form method="post" action={`/chat/${conversationId}/plan/${action}`} hx-post={`/chat/${conversationId}/plan/${action}`} hx-target="#plan" hx-swap="innerHTML">
                 <button type="submit" data-action={action}>
                   {label}
                 </button>
@@ -67,6 +86,6 @@ export function PlanPanel({ conversationId, plan, problem }: { conversationId: s
           {problem}
         </p>
       ) : null}
-    </section>
+    </>
   )
 }

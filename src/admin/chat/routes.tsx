@@ -4,8 +4,8 @@ import { bodyLimit } from 'hono/body-limit'
 import { isUuid } from '../../models/fields.ts'
 import type { ApiClient, ApiReply } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
-import { ChatPage, ConversationList, ParticipantsPanel, type ChatView, type Conversation } from './components.tsx'
-import { PlanPanel } from './plan-panel.tsx'
+import { ChatPage, ConversationItems, Participants, type ChatView, type Conversation } from './components.tsx'
+import { PlanContent } from './plan-panel.tsx'
 import type { PlanView } from '../../plans/view.ts'
 
 type Ctx = Context<AdminEnv>
@@ -84,7 +84,7 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
 
   app.get('/chat/list', async (c) => {
     const current = c.req.query('current')
-    return c.html(<ConversationList conversations={await conversationsOf(c, api)} current={current && isUuid(current) ? current : undefined} />)
+    return c.html(<ConversationItems conversations={await conversationsOf(c, api)} current={current && isUuid(current) ? current : undefined} />)
   })
 
   app.use('/chat/:id/*', onlyConversationIds)
@@ -106,7 +106,7 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
       if (reply.status !== 200) throw new Error(`pinning answered ${reply.status}`)
       const current = String((await c.req.parseBody()).current ?? '')
       if (!isFragment(c)) return backTo(c, isUuid(current) ? `/chat/${current}` : '/chat')
-      return c.html(<ConversationList conversations={await conversationsOf(c, api)} current={isUuid(current) ? current : undefined} />)
+      return c.html(<ConversationItems conversations={await conversationsOf(c, api)} current={isUuid(current) ? current : undefined} />)
     })
   }
 
@@ -114,7 +114,7 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     const conversation = await api.call<Conversation>(c, 'GET', `/api/v1/WebchatConversation/${id}`)
     if (conversation.status !== 200) return c.notFound()
     if (!isFragment(c)) return backTo(c, `/chat/${id}`)
-    return c.html(<ParticipantsPanel conversation={conversation.body} participants={await participantsOf(c, api, id)} me={c.get('me').user.id} problem={problem} />)
+    return c.html(<Participants conversation={conversation.body} participants={await participantsOf(c, api, id)} me={c.get('me').user.id} problem={problem} />)
   }
 
   app.get('/chat/:id/participants', (c) => participantsPanel(c, c.req.param('id')!))
@@ -153,7 +153,7 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     if (!isFragment(c)) return backTo(c, `/chat/${id}`)
     const conversation = await api.call(c, 'GET', `/api/v1/WebchatConversation/${id}?select=id`)
     if (conversation.status !== 200) return c.notFound()
-    return c.html(<PlanPanel conversationId={id} plan={await planOf(c, api, id)} problem={problem} />)
+    return c.html(<PlanContent conversationId={id} plan={await planOf(c, api, id)} problem={problem} />)
   }
 
   app.get('/chat/:id/plan', (c) => planPanel(c, c.req.param('id')!))
