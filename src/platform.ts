@@ -42,6 +42,9 @@ import { Sandbox } from './mcp/sandbox.ts'
 import { Upstreams } from './mcp/upstreams.ts'
 import { McpConnections } from './mcp/connections.ts'
 import { outboundChecks } from './net/write-checks.ts'
+import { Writes } from './events/writes.ts'
+import { ToolRecords } from './models/tool-records.ts'
+import { flushAfterWrites } from './events/caches.ts'
 import { OutboundPolicy } from './net/outbound.ts'
 import { Vault } from './vault/vault.ts'
 import { discoverPlugins } from './plugin-host/discover.ts'
@@ -97,13 +100,15 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   // The api app is made further down; the socket hands it requests once there are any.
   let apiApp: ReturnType<typeof createApiApp> | undefined
   const vaultSocket = serveVaultSocket(() => apiApp!)
-  const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'))
+  const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
+  const writes = new Writes(store.db, outboundChecks(outbound), log)
+  flushAfterWrites(writes, events)
+  const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'), writes)
   const runnerModels = new RunnerModels(store.db, clock, events)
   const vaultTokens = new VaultTokens(store.db, clock)
   const mcpDirectory = new McpDirectory(store.db, clock, events)
   const sandbox = new Sandbox({ mode: config.mcpSandbox, dataDir: config.dataDir })
   if (!sandbox.enabled) log.warn('stdio MCP servers run unsandboxed (SWITCHBOARD_MCP_SANDBOX=none): they see what the platform sees')
-  const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
   const mcpConnections = new McpConnections(store.db, vault, clock, outbound.fetch, `${config.adminBaseUrl}/me/connections/callback`)
   const upstreams = new Upstreams(
     vault,
@@ -124,6 +129,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     clock,
     log,
     events,
+    writes,
     outbound,
     publicBaseUrl: config.baseUrl,
     adminBaseUrl: config.adminBaseUrl,
@@ -163,7 +169,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     config,
     db: store.db,
     models: createModelRegistry(),
-    writes: outboundChecks(outbound),
+    writes,
     outbound,
     sandbox,
     log,
@@ -185,7 +191,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     catalog,
     gateway: new Gateway(catalog, store.db, events),
     tools,
-    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed }),
+    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed, writes }),
     agents,
     oauth,
     mcpConnections,
@@ -200,7 +206,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres' }),
     channels,
   }
-  Object.assign(kernel, { plans: services.plans, artifacts: services.artifacts, tasks: services.tasks })
+  services.agents.follow(writes)
+  services.chat.follow(writes)
+  const records = new ToolRecords({ models: services.models, access: services.access, authenticator: services.authenticator, writes })
+  Object.assign(kernel, { plans: services.plans, artifacts: services.artifacts, tasks: services.tasks, records })
   // Before agents start: tasks the last run left running are settled first.
   await services.tasks.start()
   const continuation = new PlanContinuation(services.plans, services.chat, services.authenticator, log, config.planContinuationDelayMs)

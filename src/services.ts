@@ -8,7 +8,7 @@ import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/schema.ts'
 import type { Logger } from './logger.ts'
-import type { WriteContext } from './models/define.ts'
+import type { Writes } from './events/writes.ts'
 import type { ModelRegistry } from './models/registry.ts'
 import type { PluginHost } from './plugin-host/host.ts'
 import type { RunnerModels } from './runners/registry.ts'
@@ -37,8 +37,8 @@ export interface Services {
   config: Config
   db: Db
   models: ModelRegistry
-  /** What model guards may ask of the kernel on a write (the outbound-address policy). */
-  writes: WriteContext
+  /** Where every write is made and its consequences heard (caches, live agents, chat feeds), whatever its door. */
+  writes: Writes
   /** Which addresses the platform connects to on a tenant's behalf. */
   outbound: OutboundPolicy
   /** How stdio MCP servers are isolated. */

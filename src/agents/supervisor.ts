@@ -1,5 +1,7 @@
 import type { Db } from '../db/schema.ts'
 import type { EventBus } from '../events/bus.ts'
+import type { Writes } from '../events/writes.ts'
+import { AgentConfigRecord } from '../models/agent-config.ts'
 import type { Logger } from '../logger.ts'
 
 /**
@@ -89,6 +91,14 @@ export class AgentSupervisor {
     const next = await this.#reloadHere(agentId, enabled)
     await this.events.publish('agent.reload', { agent_id: agentId })
     return next
+  }
+
+  /** Live agents follow every write of their configuration (`enabled` false once deleted), in every process. */
+  follow(writes: Writes): void {
+    writes.on((write) => {
+      if (write.type !== 'record' || write.model !== AgentConfigRecord) return
+      return this.configured(write.id, write.verb !== 'delete' && write.record.enabled === true)
+    })
   }
 
   /** After a write of the agent's configuration: started where it was not running, stopped where it was disabled. */

@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.ts'
 import type { Executor } from '../db/schema.ts'
+import type { Announcing } from '../events/writes.ts'
 import type { Actor } from './actor.ts'
 import { mayManageUser } from './ladder.ts'
 import { hashSecret, newSecret } from './secrets.ts'
@@ -23,7 +24,7 @@ export interface Ending {
 
 /**
  * Ends what someone holding the old password may have made: every session but the one named, the personal API
- * tokens (unless kept) and the OAuth grants of MCP hosts. Callers flush the identity caches after commit.
+ * tokens (unless kept) and the OAuth grants of MCP hosts. Callers announce the person's credentials changed.
  */
 export async function endAccess(tx: Executor, userId: string, { keepSession, keepApiTokens = false }: Ending = {}): Promise<void> {
   await tx
@@ -36,24 +37,30 @@ export async function endAccess(tx: Executor, userId: string, { keepSession, kee
 }
 
 /** Sets a user's password and ends what the old one may have opened (see endAccess). */
-export async function setPassword(db: Executor, userId: string, password: string, ending: Ending = {}): Promise<void> {
+export async function setPassword(scope: Announcing, userId: string, password: string, ending: Ending = {}): Promise<void> {
   const hash = await Bun.password.hash(password)
-  await db.transaction().execute(async (tx) => {
+  await inTransaction(scope.db, async (tx) => {
     await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute()
     await endAccess(tx, userId, ending)
     await tx.deleteFrom('password_resets').where('user_id', '=', userId).execute()
   })
+  scope.announce({ type: 'credentials', user_id: userId })
+}
+
+function inTransaction(db: Executor, work: (tx: Executor) => Promise<void>): Promise<void> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work)
 }
 
 /**
  * An admin's forced reset: the password stops working and everything it opened ends, so that only the person, from
  * the link mailed to them, gets back in.
  */
-export async function forceReset(db: Executor, userId: string): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+export async function forceReset(scope: Announcing, userId: string): Promise<void> {
+  await inTransaction(scope.db, async (tx) => {
     await tx.updateTable('users').set({ password_hash: null }).where('id', '=', userId).execute()
     await endAccess(tx, userId)
   })
+  scope.announce({ type: 'credentials', user_id: userId })
 }
 
 /** A one-time reset token for a user, made by `by`; an earlier one stops working. Only its hash is stored. */
@@ -97,7 +104,8 @@ async function makerMayStill(db: Executor, reset: { user_id: string; company_id:
 }
 
 /** Spends a reset token on a new password; the token is gone whether or not it was still valid. */
-export async function useReset(db: Executor, token: string, password: string, now: number): Promise<string> {
+export async function useReset(scope: Announcing, token: string, password: string, now: number): Promise<string> {
+  const { db } = scope
   const reset = await db
     .deleteFrom('password_resets')
     .where('token_hash', '=', hashSecret(token))
@@ -108,6 +116,6 @@ export async function useReset(db: Executor, token: string, password: string, no
       errors: [{ path: 'token', message: 'unknown, used or expired' }],
     })
   }
-  await setPassword(db, reset.user_id, password)
+  await setPassword(scope, reset.user_id, password)
   return reset.user_id
 }

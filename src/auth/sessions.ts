@@ -1,3 +1,4 @@
+import type { Announcing } from '../events/writes.ts'
 import type { Executor } from '../db/schema.ts'
 import { hashSecret, newSecret } from './secrets.ts'
 
@@ -21,8 +22,10 @@ export async function createSession(db: Executor, userId: string, policy: Sessio
   return { token, expiresAt }
 }
 
-export async function deleteSession(db: Executor, token: string): Promise<void> {
-  await db.deleteFrom('sessions').where('token_hash', '=', hashSecret(token)).execute()
+/** Ends the session of `token` (signing out); whose it was is read afresh everywhere. */
+export async function deleteSession(scope: Announcing, token: string): Promise<void> {
+  const ended = await scope.db.deleteFrom('sessions').where('token_hash', '=', hashSecret(token)).returning('user_id').executeTakeFirst()
+  if (ended) scope.announce({ type: 'credentials', user_id: ended.user_id })
 }
 
 export function isLive(session: { last_seen_at: Date; expires_at: Date }, policy: SessionPolicy, now: number): boolean {

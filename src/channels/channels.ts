@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import { jsonb } from '../db/jsonb.ts'
 import type { EventBus } from '../events/bus.ts'
+import type { Writes } from '../events/writes.ts'
 import type { Logger } from '../logger.ts'
 import type { AgentChannels, AgentEmail } from '../models/agent-config.ts'
 import type { OutboundPolicy } from '../net/outbound.ts'
@@ -25,6 +26,8 @@ export interface ChannelsOptions {
   clock: Clock
   log: Logger
   events: EventBus
+  /** Conversations begun by a message are written as any other write, heard by the kernel's parts. */
+  writes: Writes
   outbound: OutboundPolicy
   /** Where webhooks reach the platform (SWITCHBOARD_BASE_URL). */
   publicBaseUrl: string

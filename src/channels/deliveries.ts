@@ -254,12 +254,15 @@ export class Deliveries {
       .executeTakeFirst()
     if (known) return known.conversation_id
     const title = `${endpoint.platform === 'email' ? 'Email' : endpoint.platform[0]!.toUpperCase() + endpoint.platform.slice(1)}: ${message.text.replace(/\s+/g, ' ').trim().slice(0, 60) || 'conversation'}`
-    const { record } = await createRecord(db, actor, WebchatConversation, WebchatConversation.create.parse({ agent_id: endpoint.agentId, title }))
-    await db
-      .insertInto('channel_threads')
-      .values({ id: Bun.randomUUIDv7(), company_id: endpoint.companyId, ...key, conversation_id: record.id, target: jsonb(message.thread.target) })
-      .execute()
-    return record.id
+    // The conversation and the thread that leads to it commit together: a thread never points at nothing.
+    return this.options.writes.transaction(actor, async (scope) => {
+      const { record } = await createRecord(scope, WebchatConversation, WebchatConversation.create.parse({ agent_id: endpoint.agentId, title }))
+      await scope.db
+        .insertInto('channel_threads')
+        .values({ id: Bun.randomUUIDv7(), company_id: endpoint.companyId, ...key, conversation_id: record.id, target: jsonb(message.thread.target) })
+        .execute()
+      return record.id
+    })
   }
 
   /** Attachments that are documents, read as web chat uploads are; the others are named back to the sender. */

@@ -4,7 +4,8 @@ import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
 import { AgentConfigRecord } from '../models/agent-config.ts'
 import { createRecord, getRecord } from '../models/records.ts'
-import { WebchatConversation } from '../models/webchat.ts'
+import { WebchatConversation, WebchatParticipant } from '../models/webchat.ts'
+import type { Writes } from '../events/writes.ts'
 import type { ActiveTurns } from './active-turns.ts'
 import { TtlCache } from '../cache.ts'
 import { systemClock } from '../clock.ts'
@@ -53,7 +54,7 @@ export class Chat {
   // The TTL only backs up the events that drop an entry, for rows changed behind the API's back.
   readonly #participants = new TtlCache<string, ReadonlySet<string>>(systemClock, 60_000, 10_000)
 
-  constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus }) {
+  constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus; writes: Writes }) {
     deps.events.subscribe('chat.resume', ({ conversation_id, socket }) => this.#resend(conversation_id, socket))
     deps.events.subscribe('chat.participants', ({ conversation_id }) => this.#participants.delete(conversation_id))
     deps.events.onMissed(() => this.#participants.clear())
@@ -93,7 +94,7 @@ export class Chat {
     if (answers && !agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
 
     const conversation =
-      existing?.record ?? (await createRecord(db, actor, WebchatConversation, WebchatConversation.create.parse({ agent_id: agent.id, title: titleOf(text) }))).record
+      existing?.record ?? (await this.deps.writes.run(actor, (scope) => createRecord(scope, WebchatConversation, WebchatConversation.create.parse({ agent_id: agent.id, title: titleOf(text) })))).record
     const said: Extract<FeedEvent, { type: 'user_message' }> = {
       type: 'user_message',
       message_id: Bun.randomUUIDv7(),
@@ -226,6 +227,22 @@ export class Chat {
   }
 
   /** After participants were added or removed: every process forgets who takes part, and the people are told. */
+  /**
+   * Chat writes people see live, whoever made them: who takes part (sockets follow; a removed person's close), a
+   * conversation's title, its end.
+   */
+  follow(writes: Writes): void {
+    writes.on(async (write) => {
+      if (write.type !== 'record') return
+      const { model, verb, id, record } = write
+      if (model === WebchatParticipant && verb !== 'update') {
+        await this.participantsChanged(String(record.conversation_id), verb === 'delete' ? [String(record.user_id)] : [])
+      }
+      if (model === WebchatConversation && verb === 'delete') await this.participantsChanged(id, ['*'])
+      if (model === WebchatConversation && verb === 'update') await this.renamed(id, String(record.title))
+    })
+  }
+
   async participantsChanged(conversationId: string, removed: string[] = []): Promise<void> {
     await this.deps.events.publish('chat.participants', { conversation_id: conversationId, ...(removed.length ? { removed } : {}) })
     await this.deps.feed.publish(conversationId, { type: 'participants' })

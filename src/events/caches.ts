@@ -1,4 +1,5 @@
 import type { CacheName, EventBus } from './bus.ts'
+import type { Writes } from './writes.ts'
 
 /**
  * Clears a cache whenever a write in any process names it, and whenever events may have been missed: what a cache
@@ -14,4 +15,17 @@ export function flushOn(events: EventBus, name: CacheName, clear: () => void): v
 /** Announces a write: every process (this one before the call returns) drops what the named caches hold. */
 export function flushCaches(events: EventBus, ...caches: CacheName[]): Promise<void> {
   return events.publish('cache.flush', { caches })
+}
+
+/**
+ * The caches writes make stale, whatever door the write came through: a write that changes who may do what (roles,
+ * memberships, ACLs, MCP rules) drops identities, ACLs and MCP rules; a person's ways in, identities; a global
+ * secret, what plugins read of theirs.
+ */
+export function flushAfterWrites(writes: Writes, events: EventBus): void {
+  writes.on((write) => {
+    if (write.type === 'record' && write.model.affectsAccess) return flushCaches(events, 'identities', 'acl', 'mcp')
+    if (write.type === 'credentials') return flushCaches(events, 'identities')
+    if (write.type === 'secret' && write.scope === 'global') return flushCaches(events, 'plugin-secrets')
+  })
 }

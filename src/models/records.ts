@@ -5,7 +5,8 @@ import type { Actor } from '../auth/actor.ts'
 import { scoped } from '../db/scoped.ts'
 import { runTemplate, slot } from '../db/templates.ts'
 import type { Executor, TableName } from '../db/schema.ts'
-import type { Model, RecordOf, WriteContext } from './define.ts'
+import type { WriteScope } from '../events/writes.ts'
+import type { Model, RecordOf } from './define.ts'
 import type { Filter, ListQuery } from './list-query.ts'
 import { mergePatch } from './merge-patch.ts'
 import { validationError } from './validation.ts'
@@ -144,25 +145,13 @@ async function checkReferences(db: Executor, actor: Actor, model: Model, input: 
   if (errors.length > 0) throw new ApiError('validation_error', 'A referenced record does not exist.', { errors })
 }
 
-/** Without a policy to ask, no outbound address is reachable. */
-const NO_OUTBOUND: WriteContext = {
-  async checkOutbound(path) {
-    throw new ApiError('validation_error', 'Outbound addresses cannot be checked here.', { errors: [{ path, message: 'not allowed' }] })
-  },
-}
-
 /** Runs a write in a transaction when the model has steps that must share one (its guard, afterCreate). */
 function inTransaction<T>(db: Executor, model: Model, write: (tx: Executor) => Promise<T>): Promise<T> {
   return (model.guard || model.afterCreate) && !db.isTransaction ? db.transaction().execute(write) : write(db)
 }
 
-export async function createRecord<T extends TableName>(
-  db: Executor,
-  actor: Actor,
-  model: Model<T>,
-  input: ApiRecord,
-  context = NO_OUTBOUND,
-): Promise<Versioned<RecordOf<T>>> {
+export async function createRecord<T extends TableName>(scope: WriteScope, model: Model<T>, input: ApiRecord): Promise<Versioned<RecordOf<T>>> {
+  const { db, actor } = scope
   await checkReferences(db, actor, model, input)
   const stamps = model.stamp?.(actor) ?? {}
   const generated = model.generated ? await model.generated.make() : { columns: {}, shown: {} }
@@ -170,11 +159,13 @@ export async function createRecord<T extends TableName>(
   // The guard is judged on the input, which is not yet a typed record.
   const guarded: Model = model
   const created = await inTransaction(db, model, async (tx) => {
-    await guarded.guard?.(tx, actor, { after: { ...input, ...stamps } }, context)
+    await guarded.guard?.(tx, actor, { after: { ...input, ...stamps } }, scope)
     const created = split<T>(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
     await model.afterCreate?.(tx, created.record, actor)
     return created
   })
+  const record: ApiRecord = created.record
+  scope.announce({ type: 'record', model: guarded, verb: 'create', id: String(record.id), record, actor })
   return { ...created, record: { ...created.record, ...generated.shown } }
 }
 
@@ -182,25 +173,21 @@ export async function createRecord<T extends TableName>(
  * Writes `input` over the record if its version is one of `expected` (when given: the tags of If-Match). A stale
  * version is a 412 so that concurrent edits are never silently lost.
  */
-export async function replaceRecord(
-  db: Executor,
-  actor: Actor,
-  model: Model,
-  id: string,
-  input: ApiRecord,
-  expected?: readonly number[],
-  context = NO_OUTBOUND,
-): Promise<Versioned> {
+export async function replaceRecord(scope: WriteScope, model: Model, id: string, input: ApiRecord, expected?: readonly number[]): Promise<Versioned> {
+  const { db, actor } = scope
   // A missing record is a 404 before anything in the body is judged.
   if (model.references) await getRecord(db, actor, model, id)
   await checkReferences(db, actor, model, input)
   if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
-  if (!model.guard) return updateRow(db, actor, model, id, input, expected)
-  return inTransaction(db, model, async (tx) => {
-    const before = await getRecord(tx, actor, model, id, { forUpdate: true })
-    await model.guard!(tx, actor, { before: before.record, after: input }, context)
-    return updateRow(tx, actor, model, id, input, expected)
-  })
+  const replaced = !model.guard
+    ? await updateRow(db, actor, model, id, input, expected)
+    : await inTransaction(db, model, async (tx) => {
+        const before = await getRecord(tx, actor, model, id, { forUpdate: true })
+        await model.guard!(tx, actor, { before: before.record, after: input }, scope)
+        return updateRow(tx, actor, model, id, input, expected)
+      })
+  scope.announce({ type: 'record', model, verb: 'update', id, record: replaced.record, actor })
+  return replaced
 }
 
 async function updateRow(db: Executor, actor: Actor, model: Model, id: string, input: ApiRecord, expected?: readonly number[]): Promise<Versioned> {
@@ -219,41 +206,36 @@ async function updateRow(db: Executor, actor: Actor, model: Model, id: string, i
  * JSON merge patch (RFC 7396) over the writable fields, validated whole. The row is locked from read to write,
  * so concurrent patches of different fields all land, one after the other.
  */
-export async function patchRecord(
-  db: Executor,
-  actor: Actor,
-  model: Model,
-  id: string,
-  patch: ApiRecord,
-  expected?: readonly number[],
-  context = NO_OUTBOUND,
-): Promise<Versioned> {
+export async function patchRecord(scope: WriteScope, model: Model, id: string, patch: ApiRecord, expected?: readonly number[]): Promise<Versioned> {
   const run = async (tx: Executor) => {
-    const current = await getRecord(tx, actor, model, id, { forUpdate: true })
+    const current = await getRecord(tx, scope.actor, model, id, { forUpdate: true })
     if (expected !== undefined && !expected.includes(current.version)) throw stale(model)
     const writable = Object.fromEntries(Object.keys(model.create.shape).filter((k) => k in current.record).map((k) => [k, current.record[k]]))
     const parsed = model.create.safeParse(mergePatch(writable, patch))
     if (!parsed.success) throw validationError(parsed.error)
-    return replaceRecord(tx, actor, model, id, parsed.data, [current.version], context)
+    return replaceRecord({ ...scope, db: tx }, model, id, parsed.data, [current.version])
   }
-  return db.isTransaction ? run(db) : db.transaction().execute(run)
+  return scope.db.isTransaction ? run(scope.db) : scope.db.transaction().execute(run)
 }
 
-export async function deleteRecord(db: Executor, actor: Actor, model: Model, id: string, expected?: readonly number[], context = NO_OUTBOUND): Promise<void> {
+export async function deleteRecord(scope: WriteScope, model: Model, id: string, expected?: readonly number[]): Promise<void> {
+  const { db, actor } = scope
   if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
-  await inTransaction(db, model, async (tx) => {
+  const removed = await inTransaction(db, model, async (tx) => {
     if (model.guard) {
       const before = await getRecord(tx, actor, model, id, { forUpdate: true })
-      await model.guard(tx, actor, { before: before.record }, context)
+      await model.guard(tx, actor, { before: before.record }, scope)
     }
     const row = await scoped(tx, actor)
       .deleteFrom(model)
       .where(idOf(model), '=', id)
       .$if(expected !== undefined, (q: any) => q.where(`${model.table}.version`, 'in', expected))
-      .returning(idOf(model).as('id'))
+      .returning(selection(model))
       .executeTakeFirst()
     if (!row) throw await staleOrMissing(tx, actor, model, id)
+    return split(row)
   })
+  scope.announce({ type: 'record', model, verb: 'delete', id, record: removed.record, actor })
 }
 
 /**

@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
-import { flushCaches, flushOn } from '../events/caches.ts'
+import { flushOn } from '../events/caches.ts'
 import type { ApiEnv } from '../http/env.ts'
 import type { Logger } from '../logger.ts'
 import type { VirtualTool } from '../mcp/providers.ts'
@@ -428,14 +428,14 @@ export class PluginHost {
   }
 
   async #writeSecrets(plugin: string, secrets: Record<string, string | null>): Promise<void> {
-    const { vault, events } = this.services
+    const { vault } = this.services
+    // The vault announces each change, which drops the cached secrets in every process.
     for (const [key, value] of Object.entries(secrets)) {
       const ref = { scope: 'global' as const, ownerId: null, name: `plugins/${plugin}/${key}` }
       if (value === null) await vault.delete(ref)
       else await vault.set(ref, value)
       this.#secrets.delete(ref.name)
     }
-    if (events) await flushCaches(events, 'plugin-secrets')
   }
 
   /** The keys of the plugin's secrets kept in the vault. */

@@ -14,6 +14,7 @@ import type { Manifest } from './manifest.ts'
 import type { Plans } from '../plans/plans.ts'
 import type { Artifacts } from '../artifacts/artifacts.ts'
 import type { BackgroundTasks } from '../tasks/tasks.ts'
+import type { ToolRecords } from '../models/tool-records.ts'
 import type { PluginEnv } from './openapi.ts'
 import type { ChannelKernel } from '../channels/contract.ts'
 
@@ -71,6 +72,11 @@ export interface PluginKernel {
   plans: Plans
   artifacts: Artifacts
   tasks: BackgroundTasks
+  /**
+   * The generic records (/api/v1's models) as the person a tool runs for writes them, under the same role rules:
+   * caches, live agents and chat feeds follow as after any write.
+   */
+  records: ToolRecords
 }
 
 export interface PluginContext {

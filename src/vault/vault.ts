@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import type { Writes } from '../events/writes.ts'
 import type { Db, VaultScope } from '../db/schema.ts'
 
 export interface SecretRef {
@@ -33,6 +34,8 @@ export class Vault {
   constructor(
     private readonly db: Db,
     private readonly key: CryptoKey,
+    /** Where a set or deleted secret is announced (what plugins read of theirs is cached). */
+    private readonly writes?: Pick<Writes, 'announced'>,
   ) {}
 
   /** Sets or rotates a secret; its version counts the rotations. */
@@ -51,6 +54,7 @@ export class Vault {
       )
       .returning(['id', 'scope', 'owner_id', 'name', 'version', 'updated_at'])
       .executeTakeFirstOrThrow()
+    await this.writes?.announced({ type: 'secret', scope: ref.scope })
     return { ...saved, updated_at: toIso(saved.updated_at) }
   }
 
@@ -80,6 +84,7 @@ export class Vault {
 
   async delete(ref: SecretRef): Promise<boolean> {
     const deleted = await this.#where(this.db.deleteFrom('vault_secrets'), ref).returning('id').executeTakeFirst()
+    if (deleted) await this.writes?.announced({ type: 'secret', scope: ref.scope })
     return deleted !== undefined
   }
 

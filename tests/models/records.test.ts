@@ -7,6 +7,7 @@ import type { Model } from '../../src/models/define.ts'
 import { parseListQuery } from '../../src/models/list-query.ts'
 import { createRecord, deleteRecord, getRecord, listRecords, patchRecord, replaceRecord } from '../../src/models/records.ts'
 import { WebchatConversation, WebchatMessage } from '../../src/models/webchat.ts'
+import type { WriteScope, Written } from '../../src/events/writes.ts'
 import { freshStore } from '../helpers/database.ts'
 
 let store: Store
@@ -31,9 +32,24 @@ afterAll(() => store.close())
 
 const everything = (model: Model = AgentConfigRecord) => parseListQuery(model, {})
 
+/** What the records layer announced, in order. */
+const announced: Written[] = []
+
+/** Writes straight on the store as `actor`, announcements kept in `announced`; no outbound address is reachable. */
+function scope(actor: Actor): WriteScope {
+  return {
+    db: store.db,
+    actor,
+    announce: (write) => void announced.push(write),
+    checkOutbound: async () => {
+      throw new Error('no outbound addresses here')
+    },
+  }
+}
+
 describe('tenant isolation through the scoped query builder', () => {
   test('a record is created in the actor’s company and only that company sees it', async () => {
-    const bobs = await createRecord(store.db, bob, AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'bob-agent' }))
+    const bobs = await createRecord(scope(bob), AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'bob-agent' }))
     expect(bobs.record.company_id).toBe(bob.companyId!)
     const id = bobs.record.id as string
 
@@ -45,9 +61,9 @@ describe('tenant isolation through the scoped query builder', () => {
     // Reads, writes and deletes of another tenant's record answer 404, exactly like a missing record.
     for (const attempt of [
       () => getRecord(store.db, alice, AgentConfigRecord, id),
-      () => replaceRecord(store.db, alice, AgentConfigRecord, id, AgentConfigRecord.create.parse({ name: 'hijacked' })),
-      () => patchRecord(store.db, alice, AgentConfigRecord, id, { name: 'hijacked' }),
-      () => deleteRecord(store.db, alice, AgentConfigRecord, id),
+      () => replaceRecord(scope(alice), AgentConfigRecord, id, AgentConfigRecord.create.parse({ name: 'hijacked' })),
+      () => patchRecord(scope(alice), AgentConfigRecord, id, { name: 'hijacked' }),
+      () => deleteRecord(scope(alice), AgentConfigRecord, id),
     ]) {
       await expect(attempt()).rejects.toMatchObject({ code: 'not_found' })
     }
@@ -55,13 +71,13 @@ describe('tenant isolation through the scoped query builder', () => {
   })
 
   test('a record cannot point at another tenant’s record, even by its id', async () => {
-    const bobsConversation = await createRecord(store.db, bob, WebchatConversation, WebchatConversation.create.parse({ title: 'private' }))
+    const bobsConversation = await createRecord(scope(bob), WebchatConversation, WebchatConversation.create.parse({ title: 'private' }))
     await expect(
-      createRecord(store.db, alice, WebchatMessage, WebchatMessage.create.parse({ conversation_id: bobsConversation.record.id, text: 'peek' })),
+      createRecord(scope(alice), WebchatMessage, WebchatMessage.create.parse({ conversation_id: bobsConversation.record.id, text: 'peek' })),
     ).rejects.toMatchObject({ code: 'validation_error', options: { errors: [{ path: 'conversation_id', message: 'no such record' }] } })
-    const bobsAgent = await createRecord(store.db, bob, AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'bob-2' }))
+    const bobsAgent = await createRecord(scope(bob), AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'bob-2' }))
     await expect(
-      createRecord(store.db, alice, WebchatConversation, WebchatConversation.create.parse({ agent_id: bobsAgent.record.id })),
+      createRecord(scope(alice), WebchatConversation, WebchatConversation.create.parse({ agent_id: bobsAgent.record.id })),
     ).rejects.toMatchObject({ code: '23503' })
     // Below the API the store itself refuses the mix: the foreign keys carry the company.
     await expect(
@@ -78,5 +94,25 @@ describe('tenant isolation through the scoped query builder', () => {
     const all = await listRecords(store.db, { ...alice, isSuperadmin: true }, Company, everything(Company))
     expect(all.data.map((c) => c.slug).sort()).toEqual(['alice-co', 'bob-co'])
     await expect(getRecord(store.db, alice, Company, bob.companyId!)).rejects.toMatchObject({ code: 'not_found' })
+  })
+})
+
+describe('every write says what it did', () => {
+  test('create, update, patch and delete each announce the record once; a refused write announces nothing', async () => {
+    announced.length = 0
+    const { record } = await createRecord(scope(bob), AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'told' }))
+    const id = record.id as string
+    await replaceRecord(scope(bob), AgentConfigRecord, id, AgentConfigRecord.create.parse({ name: 'told-2' }))
+    await patchRecord(scope(bob), AgentConfigRecord, id, { description: 'patched' })
+    await expect(patchRecord(scope(alice), AgentConfigRecord, id, { name: 'hijacked' })).rejects.toMatchObject({ code: 'not_found' })
+    await expect(patchRecord(scope(bob), AgentConfigRecord, id, { name: '' })).rejects.toMatchObject({ code: 'validation_error' })
+    await deleteRecord(scope(bob), AgentConfigRecord, id)
+    expect(announced.map((w) => w.type === 'record' && [w.model.name, w.verb, w.id, w.record.name, w.record.description, w.actor.userId])).toEqual([
+      ['AgentConfigRecord', 'create', id, 'told', '', bob.userId],
+      ['AgentConfigRecord', 'update', id, 'told-2', '', bob.userId],
+      ['AgentConfigRecord', 'update', id, 'told-2', 'patched', bob.userId],
+      // A delete tells the record as it was.
+      ['AgentConfigRecord', 'delete', id, 'told-2', 'patched', bob.userId],
+    ])
   })
 })

@@ -1,4 +1,3 @@
-import { flushCaches } from '../../events/caches.ts'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { deleteCookie, setCookie } from 'hono/cookie'
@@ -84,8 +83,7 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
   app.openapi(logoutRoute, async (c) => {
     const credentials = readCredentials(c.req.raw.headers)
     if (credentials?.kind === 'session') {
-      await deleteSession(db, credentials.secret)
-      await flushCaches(services.events, 'identities')
+      await services.writes.unattended((scope) => deleteSession(scope, credentials.secret))
     }
     deleteCookie(c, SESSION_COOKIE, { path: '/', secure })
     return wantsJson(c) ? c.body(null, 204) : c.redirect('/login', 303)

@@ -1,4 +1,3 @@
-import { flushCaches } from '../../events/caches.ts'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { requireActor } from '../../auth/access.ts'
 import { readCredentials } from '../../auth/authenticator.ts'
@@ -34,11 +33,12 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
     }
     await reservation.release(clock.now())
     const credentials = readCredentials(c.req.raw.headers)
-    await setPassword(db, actor.userId, body.password, {
-      ...(credentials?.kind === 'session' ? { keepSession: credentials.secret } : {}),
-      keepApiTokens: !body.end_api_tokens,
-    })
-    await flushCaches(c.var.services.events, 'identities')
+    await c.var.services.writes.run(actor, (scope) =>
+      setPassword(scope, actor.userId, body.password, {
+        ...(credentials?.kind === 'session' ? { keepSession: credentials.secret } : {}),
+        keepApiTokens: !body.end_api_tokens,
+      }),
+    )
     return c.body(null, 204)
   })
 
@@ -72,8 +72,7 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
       c.var.services.log.warn('reset link not sent', { user_id: userId, error: String(error) })
       throw new ApiError('unavailable', 'The mail server did not take the reset link; nothing was changed. Try again later.')
     }
-    await forceReset(db, userId)
-    await flushCaches(c.var.services.events, 'identities')
+    await c.var.services.writes.run(actor, (scope) => forceReset(scope, userId))
     return c.json({ sent_to: maskAddress(person.email), expires_at: expiresAt.toISOString() }, 202)
   })
 }
@@ -87,12 +86,11 @@ export function createPasswordResetApp(services: Services): OpenAPIHono<ApiEnv> 
     const form = json ? c.req.valid('json') : /x-www-form-urlencoded|multipart\/form-data/i.test(type) ? c.req.valid('form') : undefined
     if (!form) throw new ApiError('unsupported_media_type', 'Send the new password as a form or as JSON.')
     try {
-      await useReset(services.db, form.token, form.password, services.clock.now())
+      await services.writes.unattended((scope) => useReset(scope, form.token, form.password, services.clock.now()))
     } catch (error) {
       if (json || !(error instanceof ApiError)) throw error
       return c.redirect(`/reset-password?${new URLSearchParams({ error: 'expired' })}`, 303)
     }
-    await flushCaches(services.events, 'identities')
     return json ? c.body(null, 204) : c.redirect('/login?reset=done', 303)
   })
   app.onError(renderProblems(services))

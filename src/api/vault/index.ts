@@ -1,4 +1,3 @@
-import { flushCaches } from '../../events/caches.ts'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { requireActor } from '../../auth/access.ts'
@@ -44,8 +43,6 @@ export function mountVault(app: OpenAPIHono<ApiEnv>): void {
     const { value, ...input } = c.req.valid('json')
     const ref = await secretRef(c, input)
     const stored = await c.var.services.vault.set(ref, value)
-    // Plugins read their global secrets through a cache.
-    if (ref.scope === 'global') await flushCaches(c.var.services.events, 'plugin-secrets')
     return c.json(stored, 200)
   })
 
@@ -53,7 +50,6 @@ export function mountVault(app: OpenAPIHono<ApiEnv>): void {
     const input = c.req.valid('json')
     const ref = await secretRef(c, input)
     if (!(await c.var.services.vault.delete(ref))) throw new ApiError('not_found', `No secret ${input.name} there.`)
-    if (ref.scope === 'global') await flushCaches(c.var.services.events, 'plugin-secrets')
     return c.body(null, 204)
   })
 
