@@ -68,11 +68,16 @@ test('delete forgets one key, clear every key', async () => {
   expect(await cache.get('b', source.load)).toBe(5)
 })
 
-test('past its size limit the cache starts over', async () => {
+test('past its size limit the least recently used key makes room, and only it', async () => {
   const cache = new TtlCache<string, number>(manualClock(), 5_000, 2)
   const source = counter()
   await cache.get('a', source.load)
   await cache.get('b', source.load)
+  // Reading a makes b the least recent: c pushes b out, and a stays.
+  expect(await cache.get('a', source.load)).toBe(1)
   await cache.get('c', source.load)
-  expect(await cache.get('a', source.load)).toBe(4)
+  expect(await cache.get('a', source.load)).toBe(1)
+  expect(await cache.get('c', source.load)).toBe(3)
+  expect(await cache.get('b', source.load)).toBe(4)
+  expect(source.calls).toBe(4)
 })
