@@ -1,21 +1,23 @@
-import { definePlugin, personOf, type CallToolResult, type PluginContext, type VirtualTool } from '../../src/plugin-host/sdk.ts'
+import { definePlugin, personOf, toolInput, z, type CallToolResult, type PluginContext, type VirtualTool } from '../../src/plugin-host/sdk.ts'
 
 const KINDS = ['text', 'markdown', 'html', 'json', 'csv', 'image'] as const
-type Kind = (typeof KINDS)[number]
+const days = (what: string) => z.int().min(1).max(365).describe(what)
 
-function text(args: Record<string, unknown>, name: string, required = true): string | undefined {
-  const value = args[name]
-  if (value === undefined && !required) return undefined
-  if (typeof value !== 'string') throw new Error(`${name} must be a string`)
-  return value
-}
-
-function days(args: Record<string, unknown>, name: string): number | undefined {
-  const value = args[name]
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new Error(`${name} must be a whole number of days`)
-  return value
-}
+const CreateInput = toolInput(
+  z.strictObject({
+    title: z.string().max(300).describe('What it is, as the user will see it listed.'),
+    kind: z.enum(KINDS),
+    content: z.string().describe('The text, or for an image its bytes in base64.'),
+    ttl_days: days('Days until it expires unless pinned (default 30).').nullish(),
+  }),
+)
+const ListInput = toolInput(z.strictObject({}))
+const ShareInput = toolInput(
+  z.strictObject({
+    id: z.string().describe('The artifact’s id.'),
+    expires_in_days: days('How long the link works; by default until the artifact expires.').nullish(),
+  }),
+)
 
 const readable = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')
 
@@ -35,27 +37,16 @@ function tools(context: PluginContext): VirtualTool[] {
         'kind: text, markdown, html (rendered in a sandboxed frame: inline script and style work, nothing is fetched from the network), ' +
         'json, csv, or image (PNG, JPEG, GIF or WebP as base64; for SVG make an html artifact with the <svg> inline). ' +
         'Text up to 1 MiB, images up to 5 MiB. It expires after ttl_days (default 30) unless the user pins it. Answers the share link.',
-      inputSchema: {
-        type: 'object',
-        properties: {
-          title: { type: 'string', description: 'What it is, as the user will see it listed.', maxLength: 300 },
-          kind: { type: 'string', enum: [...KINDS] },
-          content: { type: 'string', description: 'The text, or for an image its bytes in base64.' },
-          ttl_days: { type: 'integer', minimum: 1, maximum: 365, description: 'Days until it expires unless pinned (default 30).' },
-        },
-        required: ['title', 'kind', 'content'],
-      },
+      inputSchema: CreateInput.inputSchema,
       async run(args, call) {
         const { turn } = call
         const user = personOf(call)
-        const kind = text(args, 'kind') as Kind
-        if (!KINDS.includes(kind)) throw new Error(`kind must be one of ${KINDS.join(', ')}`)
-        const ttl = days(args, 'ttl_days')
+        const { title, kind, content, ttl_days } = CreateInput.parse(args)
         const { record } = await artifacts().create(user, {
-          title: text(args, 'title')!,
+          title,
           kind,
-          content: text(args, 'content')!,
-          ...(ttl === undefined ? {} : { ttl_days: ttl }),
+          content,
+          ...(ttl_days == null ? {} : { ttl_days }),
           ...(turn ? { conversation_id: turn.conversationId, agent_id: turn.agentId } : {}),
         })
         const link = await artifacts().shareLink(user, record.id)
@@ -71,8 +62,9 @@ function tools(context: PluginContext): VirtualTool[] {
     {
       name: 'list_artifacts',
       description: 'The user’s artifacts, newest first: id, title, type and whether each is pinned, revoked or when it expires.',
-      inputSchema: { type: 'object', properties: {} },
-      async run(_args, call) {
+      inputSchema: ListInput.inputSchema,
+      async run(args, call) {
+        ListInput.parse(args)
         const user = personOf(call)
         const listed = await artifacts().list(user, 50)
         if (listed.length === 0) return 'The user has no artifacts.'
@@ -86,17 +78,11 @@ function tools(context: PluginContext): VirtualTool[] {
     {
       name: 'share_artifact',
       description: 'A new share link to one of the user’s artifacts (by id), e.g. when an earlier link has expired. A revoked artifact cannot be shared.',
-      inputSchema: {
-        type: 'object',
-        properties: {
-          id: { type: 'string', description: 'The artifact’s id.' },
-          expires_in_days: { type: 'integer', minimum: 1, maximum: 365, description: 'How long the link works; by default until the artifact expires.' },
-        },
-        required: ['id'],
-      },
+      inputSchema: ShareInput.inputSchema,
       async run(args, call) {
         const user = personOf(call)
-        const link = await artifacts().shareLink(user, text(args, 'id')!, days(args, 'expires_in_days'))
+        const { id, expires_in_days } = ShareInput.parse(args)
+        const link = await artifacts().shareLink(user, id, expires_in_days ?? undefined)
         return answer(`Share link, working until ${readable(link.expires_at)}: ${link.url}`, link)
       },
     },

@@ -1,4 +1,4 @@
-import { definePlugin, personOf, type PluginContext, type TaskView, type VirtualTool } from '../../src/plugin-host/sdk.ts'
+import { definePlugin, personOf, toolInput, z, type PluginContext, type TaskView, type VirtualTool } from '../../src/plugin-host/sdk.ts'
 
 /**
  * Background tasks as built-in tools. The rules (who may run what, the limit per person, cancelling across
@@ -6,10 +6,14 @@ import { definePlugin, personOf, type PluginContext, type TaskView, type Virtual
  * for agents and MCP hosts.
  */
 
-function taskId(args: Record<string, unknown>): string {
-  if (typeof args.task_id !== 'string' || args.task_id.trim() === '') throw new Error('task_id must be the id async_run_tool answered.')
-  return args.task_id.trim()
-}
+const RunInput = toolInput(
+  z.strictObject({
+    tool: z.string().trim().min(1).describe('The tool as you call it, server__tool, e.g. everything__trigger-long-running-operation.'),
+    arguments: z.record(z.string(), z.unknown()).default({}).describe('The tool’s arguments.'),
+  }),
+)
+
+const TaskInput = toolInput(z.strictObject({ task_id: z.string().trim().min(1).describe('As async_run_tool answered.') }))
 
 /** What the model reads of a task: its state, and its result once there is one. */
 function described(task: TaskView): string {
@@ -40,21 +44,11 @@ function tools(context: PluginContext): VirtualTool[] {
         'Runs another of your tools in the background, for long batch work, and answers at once with a task id. ' +
         'The conversation goes on meanwhile; the result is posted in this conversation when the tool is done. ' +
         'Follow it with async_task_status, stop it with async_task_cancel.',
-      inputSchema: {
-        type: 'object',
-        properties: {
-          tool: { type: 'string', description: 'The tool as you call it, server__tool, e.g. everything__trigger-long-running-operation.' },
-          arguments: { type: 'object', description: 'The tool’s arguments.' },
-        },
-        required: ['tool'],
-      },
+      inputSchema: RunInput.inputSchema,
       async run(args, { user, turn }) {
-        const { tool } = args
-        if (typeof tool !== 'string' || tool.trim() === '') throw new Error('tool must name a tool as server__tool.')
+        const { tool, arguments: given } = RunInput.parse(args)
         if (tool.startsWith(own)) throw new Error(`${tool} cannot itself run in the background.`)
-        const given = args.arguments ?? {}
-        if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new Error('arguments must be an object.')
-        const task = await context.kernel.tasks.run({ user, tool: tool.trim(), arguments: given as Record<string, unknown>, ...(turn ? { turn } : {}) })
+        const task = await context.kernel.tasks.run({ user, tool, arguments: given, ...(turn ? { turn } : {}) })
         const told = turn ? ' Its result will be posted in this conversation when it is done.' : ''
         return `Started background task ${task.id} running ${task.tool}.${told} Ask async_task_status with task_id ${task.id} to follow it.`
       },
@@ -62,19 +56,19 @@ function tools(context: PluginContext): VirtualTool[] {
     {
       name: 'async_task_status',
       description: 'The status of a background task (running, completed, failed, cancelled or interrupted), its progress, and its result once done.',
-      inputSchema: { type: 'object', properties: { task_id: { type: 'string', description: 'As async_run_tool answered.' } }, required: ['task_id'] },
+      inputSchema: TaskInput.inputSchema,
       async run(args, call) {
         const user = personOf(call)
-        return described(await context.kernel.tasks.status(user, taskId(args)))
+        return described(await context.kernel.tasks.status(user, TaskInput.parse(args).task_id))
       },
     },
     {
       name: 'async_task_cancel',
       description: 'Cancels a running background task. A task that has already ended is left as it is.',
-      inputSchema: { type: 'object', properties: { task_id: { type: 'string', description: 'As async_run_tool answered.' } }, required: ['task_id'] },
+      inputSchema: TaskInput.inputSchema,
       async run(args, call) {
         const user = personOf(call)
-        const { cancelled, task } = await context.kernel.tasks.cancel(user, taskId(args))
+        const { cancelled, task } = await context.kernel.tasks.cancel(user, TaskInput.parse(args).task_id)
         return cancelled ? `Background task ${task.id} is cancelled.` : `Background task ${task.id} had already ended (${task.status}); nothing to cancel.`
       },
     },

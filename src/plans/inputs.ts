@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { ApiError, zodErrors } from '../errors.ts'
+import { jsonSchemaOf } from '../mcp/tool-input.ts'
 import { PLAN_ACTIONS } from './states.ts'
 
 /** At most this many tasks in one plan: a plan is a checklist a person reads, not a queue. */
@@ -55,22 +55,13 @@ export const PlanChanges = PlanChangesShape
   .openapi('PlanChanges', { example: { add_tasks: [{ title: 'Check the figures' }], action: 'execute' } })
 export type PlanChanges = z.output<typeof PlanChanges>
 
-/** Validates a tool's or a route's input, refusing it with every problem named (422). */
-export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const parsed = schema.safeParse(input)
-  if (parsed.success) return parsed.data
-  const errors = zodErrors(parsed.error)
-  throw new ApiError('validation_error', `The input is not valid: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}.`, { errors })
-}
-
 const where = {
   conversation_id: z.uuid().optional().describe('The conversation, when not called from one (an agent’s turn names its own).'),
 }
 
 /** A tool's input schema: what the kernel validates, plus where the plan is when no chat turn says. */
 function toolInput(schema: z.ZodObject, extra: z.ZodRawShape): Record<string, unknown> {
-  const { $schema: _, ...json } = z.toJSONSchema(schema.extend(extra), { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
-  return json
+  return jsonSchemaOf(schema.extend(extra))
 }
 
 /** The planning tools' input schemas (JSON Schema), made from the inputs the kernel validates. */

@@ -8,7 +8,8 @@ import type { Db, Executor, PlanStatus, PlanTaskStatus, Row } from '../db/schema
 import { ApiError } from '../errors.ts'
 import { Plan, PlanTask } from '../models/plan.ts'
 import { WebchatConversation } from '../models/webchat.ts'
-import { MAX_TASKS, NewPlan, parseInput, PlanChanges, TaskMove, type TaskRef } from './inputs.ts'
+import { parseInput } from '../mcp/tool-input.ts'
+import { MAX_TASKS, NewPlan, PlanChanges, TaskMove, type TaskRef } from './inputs.ts'
 import { isFinal, LIVE_PLAN, planAction, refusedTaskMove, refuseWordsOfOthers, settledStatus } from './states.ts'
 import type { PlanView, TaskView } from './view.ts'
 
