@@ -1,15 +1,10 @@
 import type { CompanyRole } from '../db/schema.ts'
+import type { Caller } from '../db/scoped.ts'
 
 export type Role = CompanyRole | 'superadmin'
 
 /** Who a request acts for, set by the authentication middleware before any handler runs. */
-export interface Actor {
-  userId: string
-  /** The company the request works in; null for a user who belongs to none. */
-  companyId: string | null
-  /** The user's role in that company. */
-  role: CompanyRole | null
-  isSuperadmin: boolean
+export interface Actor extends Caller {
   /**
    * Set when the request carries an OAuth access token: what the person granted the MCP host, which limits the
    * token to that resource and those scopes.

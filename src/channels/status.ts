@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { AgentChannels } from '../models/agent-config.ts'
+import type { AgentChannels } from '../db/columns.ts'
 import type { Channels } from './channels.ts'
 import { CHANNEL_PLATFORMS } from './channels.ts'
 import type { ChannelPlatform } from './contract.ts'

@@ -1,6 +1,5 @@
 import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely'
-import type { AgentChannels, AgentContextOptions, AgentEmail, AgentMcpPermissions, AgentPlugins, AgentVoice } from '../models/agent-config.ts'
-import type { Values } from '../models/mcp.ts'
+import type { AgentChannels, AgentContextOptions, AgentEmail, AgentMcpPermissions, AgentPlugins, AgentVoice, Values } from './columns.ts'
 
 /** Written as a Date or ISO string, read back as a Date by both drivers. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>

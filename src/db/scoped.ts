@@ -1,6 +1,15 @@
 import type { DeleteQueryBuilder, DeleteResult, Expression, ExpressionBuilder, InsertQueryBuilder, InsertResult, SelectQueryBuilder, SqlBool, UpdateQueryBuilder, UpdateResult } from 'kysely'
-import type { Actor } from '../auth/actor.ts'
-import type { Database, Executor, TableName } from './schema.ts'
+import type { CompanyRole, Database, Executor, TableName } from './schema.ts'
+
+/** Who a scoped query is made for: the auth layer's Actor, as far as tenancy and record rules read it. */
+export interface Caller {
+  userId: string
+  /** The company the request works in; null for a user who belongs to none. */
+  companyId: string | null
+  /** The user's role in that company. */
+  role: CompanyRole | null
+  isSuperadmin: boolean
+}
 
 /** What the scoped builder needs to know of a model. */
 export interface TenantScope<T extends TableName = TableName> {
@@ -13,7 +22,7 @@ export interface TenantScope<T extends TableName = TableName> {
    * superadmin flag, role and whether it has a company, and must use the actor's ids as values: compiled reads
    * are reused across actors of the same shape (db/templates.ts).
    */
-  recordRule?: (eb: ExpressionBuilder<any, any>, actor: Actor, access: 'read' | 'write') => Expression<SqlBool> | undefined
+  recordRule?: (eb: ExpressionBuilder<any, any>, actor: Caller, access: 'read' | 'write') => Expression<SqlBool> | undefined
 }
 
 type Access = 'read' | 'write'
@@ -32,7 +41,7 @@ export interface ScopedBuilder {
  * The one tenant-scoped query builder. Every query made on behalf of a caller starts here, so no handler writes
  * a tenant filter by hand and another tenant's rows are simply not there (404, never 403).
  */
-export function scoped(db: Executor, actor: Actor): ScopedBuilder {
+export function scoped(db: Executor, actor: Caller): ScopedBuilder {
   return builder(db, actor.companyId, (scope, eb, access) => scope.recordRule?.(eb, actor, access))
 }
 

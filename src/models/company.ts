@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import { guardMembership } from '../auth/ladder.ts'
 import { defineModel } from './define.ts'
 import { slug } from './fields.ts'
+import { MEMBERSHIPS } from './memberships.ts'
 import { visible } from './references.ts'
 import { User } from './user.ts'
 
@@ -29,9 +30,8 @@ export const Company = defineModel({
 
 export const CompanyUser = defineModel({
   name: 'CompanyUser',
-  table: 'company_users',
+  ...MEMBERSHIPS,
   description: 'Membership of a user in a company, with the role that decides what they may do there.',
-  tenantColumn: 'company_id',
   fields: {
     user_id: z.uuid(),
     role: z.enum(['owner', 'admin', 'member']).default('member'),

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi'
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import type { Database } from '../db/schema.ts'
 import { defineModel } from './define.ts'
-import { secretName } from './fields.ts'
+import { secretName, type Values } from '../db/columns.ts'
 import { ApiError } from '../errors.ts'
 import { companyMember, visible } from './references.ts'
 
@@ -15,8 +15,6 @@ const ValueOrSecret = z.union([z.strictObject({ value: z.string().max(4096) }), 
 const ValueOrSecretShown = z
   .union([z.object({ set: z.literal(true) }), z.object({ secret: secretName })])
   .openapi('ValueOrSecretShown', { description: 'A value given inline reads back as {"set": true}: it is never shown again.' })
-/** Environment values or headers, each given inline or named in the vault. */
-export type Values = Record<string, { value: string } | { secret: string }>
 
 const variableName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name')
 const values = (description: string) => z.record(variableName, ValueOrSecret).default({}).openapi({ description })

@@ -2,7 +2,7 @@ import type { Actor } from '../auth/actor.ts'
 import { scoped } from '../db/scoped.ts'
 import type { Executor } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
-import { CompanyUser } from './company.ts'
+import { MEMBERSHIPS } from './memberships.ts'
 import { getRecord } from './records.ts'
 import type { Model, ReferenceCheck } from './define.ts'
 
@@ -19,11 +19,8 @@ export function visible(model: () => Model): ReferenceCheck {
   }
 }
 
-/**
- * The referenced user must belong to the actor's company (none for an actor without one). A function declaration,
- * so models that import it are safe from the import cycle through the company model.
- */
+/** The referenced user must belong to the actor's company (none for an actor without one). */
 export async function companyMember(db: Executor, actor: Actor, id: string): Promise<boolean> {
-  const row = await scoped(db, actor).selectFrom(CompanyUser).select('id').where('user_id', '=', id).executeTakeFirst()
+  const row = await scoped(db, actor).selectFrom(MEMBERSHIPS).select('id').where('user_id', '=', id).executeTakeFirst()
   return row !== undefined
 }

@@ -1,6 +1,7 @@
 /**
  * The layering of DESIGN §1–2 as rules over the import graph: plugins reach the kernel only through the SDK, the
- * kernel never imports a plugin, the admin app never touches the store, the kernel does not depend on the api layer.
+ * kernel never imports a plugin, the admin app never touches the store, the kernel does not depend on the api layer,
+ * the store imports nothing above itself, and no modules import each other in a ring at run time.
  */
 import { posix } from 'node:path'
 
@@ -65,6 +66,11 @@ const RULES: Rule[] = [
     breaks: (target) => isUnder(target, 'src/db/') || (target.kind === 'package' && STORE_PACKAGES.test(target.name)),
   },
   {
+    name: 'the store (src/db/) imports nothing above itself',
+    applies: (file) => file.startsWith('src/db/'),
+    breaks: (target) => target.kind === 'file' && !isUnder(target, 'src/db/'),
+  },
+  {
     name: 'nothing outside src/api/ depends on the api layer',
     // The composition root builds the api app; that is its job.
     applies: (file) => file.startsWith('src/') && !file.startsWith('src/api/') && file !== 'src/platform.ts',
@@ -88,4 +94,48 @@ export function checkSources(sources: Readonly<Record<string, string>>): Violati
     }
   }
   return violations
+}
+
+/**
+ * Rings of modules that import each other at run time (type-only imports vanish and do not count), each as the
+ * files in it, sorted. A ring makes one of its modules run before what it imports has finished loading: a class or
+ * constant it reads at load time is then not there yet, depending on which file was imported first.
+ */
+export function runtimeCycles(sources: Readonly<Record<string, string>>): string[][] {
+  const graph = new Map<string, string[]>()
+  for (const [file, source] of Object.entries(sources)) {
+    const loader = file.endsWith('.tsx') ? 'tsx' : 'ts'
+    const runtime = new Bun.Transpiler({ loader }).scanImports(source).map((entry) => resolveImport(file, entry.path))
+    graph.set(file, runtime.flatMap((target) => (target.kind === 'file' && target.path in sources ? [target.path] : [])))
+  }
+  // Tarjan's strongly connected components: every ring is one component of more than one file (or a file importing itself).
+  let counter = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const rings: string[][] = []
+  const visit = (file: string): void => {
+    index.set(file, counter)
+    low.set(file, counter++)
+    stack.push(file)
+    onStack.add(file)
+    for (const next of graph.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next)
+        low.set(file, Math.min(low.get(file)!, low.get(next)!))
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!))
+    }
+    if (low.get(file) !== index.get(file)) return
+    const ring: string[] = []
+    let member: string
+    do {
+      member = stack.pop()!
+      onStack.delete(member)
+      ring.push(member)
+    } while (member !== file)
+    if (ring.length > 1 || graph.get(file)!.includes(file)) rings.push(ring.sort())
+  }
+  for (const file of graph.keys()) if (!index.has(file)) visit(file)
+  return rings
 }

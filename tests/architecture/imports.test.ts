@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { checkSources, importsOf, type Violation } from './import-rules.ts'
+import { checkSources, importsOf, runtimeCycles, type Violation } from './import-rules.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 
@@ -28,6 +28,10 @@ test('the import graph of src/ and plugins/ keeps the layering of DESIGN §1–2
   expect(found.filter((v) => !known.has(line({ file: v.file, specifier: v.specifier }))).map(line)).toEqual([])
   const stale = KNOWN.filter((k) => !found.some((v) => v.file === k.file && v.specifier === k.specifier))
   expect(stale.map((k) => `${line(k)} no longer breaks a rule: delete it from KNOWN`)).toEqual([])
+})
+
+test('no modules of src/ and plugins/ import each other in a ring at run time', async () => {
+  expect(runtimeCycles(await repositorySources())).toEqual([])
 })
 
 describe('the checker', () => {
@@ -70,5 +74,23 @@ describe('the checker', () => {
     ])
     expect(check('src/api/plugins/routes.ts', `import { ProblemSchema } from '../responses.ts'`)).toEqual([])
     expect(check('src/platform.ts', `import { createApiApp } from './api/app.ts'`)).toEqual([])
+  })
+
+  test('keeps the store off everything above it, type-only imports included', () => {
+    expect(check('src/db/schema.ts', `import type { AgentVoice } from '../models/agent-config.ts'`)).toEqual([
+      "src/db/schema.ts: import '../models/agent-config.ts' (the store (src/db/) imports nothing above itself)",
+    ])
+    expect(check('src/db/scoped.ts', `import type { CompanyRole } from './schema.ts'\nimport { sql } from 'kysely'`)).toEqual([])
+  })
+
+  test('finds a ring of run-time imports, however long, and not one closed only by a type-only import', () => {
+    const ring = {
+      'src/a.ts': `import { b } from './b.ts'\nexport const a = b`,
+      'src/b.ts': `import { c } from './c.ts'\nexport const b = c`,
+      'src/c.ts': `import { a } from './a.ts'\nexport const c = () => a`,
+      'src/d.ts': `import { a } from './a.ts'\nexport const d = a`,
+    }
+    expect(runtimeCycles(ring)).toEqual([['src/a.ts', 'src/b.ts', 'src/c.ts']])
+    expect(runtimeCycles({ ...ring, 'src/c.ts': `import type { A } from './a.ts'\nexport const c = (x: A) => x` })).toEqual([])
   })
 })
