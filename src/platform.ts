@@ -57,6 +57,10 @@ import { PlanContinuation } from './plans/continuation.ts'
 import { Artifacts } from './artifacts/artifacts.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
 import { Channels } from './channels/channels.ts'
+import { Scheduler } from './scheduler.ts'
+
+/** How often expired artifacts are deleted (each process may; whoever comes first does it). */
+const ARTIFACT_SWEEP_MS = 10 * 60_000
 
 /** The plugins that ship with Switchboard; SWITCHBOARD_PLUGIN_PATHS adds more folders. */
 const PLUGINS_DIR = join(import.meta.dir, '..', 'plugins')
@@ -100,11 +104,12 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   // The api app is made further down; the socket hands it requests once there are any.
   let apiApp: ReturnType<typeof createApiApp> | undefined
   const vaultSocket = serveVaultSocket(() => apiApp!)
+  const scheduler = new Scheduler(log)
   const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
   const writes = new Writes(store.db, outboundChecks(outbound), log)
   flushAfterWrites(writes, events)
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'), writes)
-  const runnerModels = new RunnerModels(store.db, clock, events)
+  const runnerModels = new RunnerModels(store.db, clock, events, writes)
   const vaultTokens = new VaultTokens(store.db, clock)
   const mcpDirectory = new McpDirectory(store.db, clock, events)
   const sandbox = new Sandbox({ mode: config.mcpSandbox, dataDir: config.dataDir })
@@ -134,6 +139,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     publicBaseUrl: config.baseUrl,
     adminBaseUrl: config.adminBaseUrl,
     retryMs: config.channelRetryMs,
+    scheduler,
     documentMaxBytes: config.documentMaxBytes,
     guesses: throttles.login,
     sandbox,
@@ -162,7 +168,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     { issuer: config.baseUrl, accessTokenSeconds: config.oauth.accessTokenSeconds, refreshTokenSeconds: config.oauth.refreshTokenSeconds },
     // A grant for one server is asked of someone who may use it; the aggregate and the API hold whatever they may.
     async (actor, target) => target.kind === 'api' || target.server === '' || ((await catalog.provider(actor, target.server)) !== undefined && (await catalog.judge(actor)).server(target.server)),
-    events,
+    writes,
   )
   const mailer = config.mail.smtpUrl ? new SmtpMailer(config.mail.smtpUrl, config.mail.from) : undefined
   const services: Services = {
@@ -174,6 +180,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     sandbox,
     log,
     clock,
+    scheduler,
     events,
     self,
     sessionPolicy: policy,
@@ -203,7 +210,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
       signingKey: await deriveHmacKey(masterKey(config.masterKey, config.dataDir), 'switchboard artifact share links v1'),
       shareBaseUrl: config.adminBaseUrl,
     }),
-    tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres' }),
+    tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres', scheduler }),
     channels,
   }
   services.agents.follow(writes)
@@ -220,7 +227,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const admin = createAdminApp(services, apiClient, [createAuthApp(services), createPasswordResetApp(services)], webChat)
   await plugins.startup()
   await services.agents.startAll()
-  services.artifacts.startSweeping()
+  scheduler.every('sweeping expired artifacts', ARTIFACT_SWEEP_MS, () => services.artifacts.sweep(), { now: true })
+  scheduler.every('closing idle MCP connections', upstreams.reapEveryMs, async () => void (await upstreams.reapIdle()))
   channels.start(services.chat, services.authenticator, (name) => plugins.isEnabled(name))
   async function close(): Promise<void> {
     continuation.stop()
@@ -228,7 +236,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     // First: running tasks are marked interrupted while the store, the feed and the upstreams are all still there.
     await services.tasks.close()
     webChat.close()
-    await services.artifacts.stopSweeping()
+    await scheduler.stop()
     stopExtractions()
     await services.gateway.closeAll()
     await services.upstreams.closeAll()

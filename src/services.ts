@@ -31,6 +31,7 @@ import type { Artifacts } from './artifacts/artifacts.ts'
 import type { Channels } from './channels/channels.ts'
 import type { BackgroundTasks } from './tasks/tasks.ts'
 import type { Mailer } from './mail/mailer.ts'
+import type { Scheduler } from './scheduler.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
 export interface Services {
@@ -45,6 +46,8 @@ export interface Services {
   sandbox: Sandbox
   log: Logger
   clock: Clock
+  /** Every periodic loop of this process (sweeps, heartbeats, queue polls): one run of each at a time. */
+  scheduler: Scheduler
   /** Events within this process and, on PostgreSQL, to every other process of the deployment. */
   events: EventBus
   /** Where this process's api app answers on loopback (main sets the port once it listens). */

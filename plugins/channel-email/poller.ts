@@ -1,4 +1,4 @@
-import type { ChannelEndpoint, ChannelKernel, Logger } from '../../src/plugin-host/sdk.ts'
+import type { ChannelEndpoint, ChannelKernel, Job, Logger } from '../../src/plugin-host/sdk.ts'
 import { pollMailbox } from './mailbox.ts'
 
 export const DEFAULT_POLL_SECONDS = 30
@@ -21,10 +21,8 @@ export function pollInterval(setting: string | undefined, log: Logger): number {
  * still being read (a slow server) is skipped until that look ends.
  */
 export class MailboxPoller {
-  #timer: ReturnType<typeof setTimeout> | undefined
+  #rounds: Job | undefined
   #intervalMs: number | undefined
-  /** Bumped by start(): a round of an earlier run schedules no next one. */
-  #run = 0
   readonly #reading = new Set<string>()
 
   constructor(
@@ -36,8 +34,8 @@ export class MailboxPoller {
 
   /** No more rounds (the platform stops); a look under way finishes. */
   stop(): void {
-    this.#run++
-    clearTimeout(this.#timer)
+    void this.#rounds?.stop()
+    this.#rounds = undefined
     this.#intervalMs = undefined
   }
 
@@ -47,20 +45,13 @@ export class MailboxPoller {
    */
   start(intervalMs: number): void {
     if (intervalMs === this.#intervalMs || this.kernel.signal.aborted) return
-    this.#run++
-    clearTimeout(this.#timer)
+    this.stop()
     this.#intervalMs = intervalMs
-    this.#schedule(this.#run, intervalMs)
+    this.#rounds = this.kernel.every('mailboxes', intervalMs, () => this.#round())
   }
 
-  #schedule(run: number, intervalMs: number): void {
-    if (run !== this.#run) return
-    this.#timer = setTimeout(() => void this.#round(run, intervalMs), intervalMs)
-    // Stopped with the platform; until then, a pending round alone need not keep the process alive.
-    this.#timer.unref()
-  }
-
-  async #round(run: number, intervalMs: number): Promise<void> {
+  /** Looks into each mailbox not still being read; a slow server holds up only its own. */
+  async #round(): Promise<void> {
     try {
       for (const endpoint of await this.kernel.endpoints('email')) {
         if (this.#reading.has(endpoint.agentId)) continue
@@ -69,8 +60,6 @@ export class MailboxPoller {
       }
     } catch (error) {
       this.log.error('the agents reachable by email could not be listed', { error: (error as Error).message })
-    } finally {
-      this.#schedule(run, intervalMs)
     }
   }
 

@@ -11,7 +11,6 @@ import { isUuid } from '../models/fields.ts'
 import { getRecord, listRecords, type Versioned } from '../models/records.ts'
 import { judgeContent, type ArtifactKind } from './content.ts'
 import { signShareToken, verifyShareToken } from './share-tokens.ts'
-import { Sweeper } from './sweeper.ts'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 export const DEFAULT_TTL_DAYS = 30
@@ -73,11 +72,7 @@ export interface ArtifactsDeps {
  * every query on someone's behalf goes through the scoped builder with the Artifact model's rule (owner only).
  */
 export class Artifacts {
-  readonly #sweeper: Sweeper
-
-  constructor(private readonly deps: ArtifactsDeps) {
-    this.#sweeper = new Sweeper(() => this.sweep(), deps.log)
-  }
+  constructor(private readonly deps: ArtifactsDeps) {}
 
   async create(owner: ArtifactOwner, input: NewArtifact): Promise<Versioned<ArtifactRecord>> {
     const actor = actorOf(owner)
@@ -207,16 +202,6 @@ export class Artifacts {
     const deleted = Number(result.numDeletedRows)
     if (deleted > 0) this.deps.log.info('expired artifacts swept', { deleted })
     return deleted
-  }
-
-  /** Sweeps now and then every `intervalMs` until stopSweeping(). */
-  startSweeping(intervalMs = 10 * 60 * 1000): void {
-    this.#sweeper.start(intervalMs)
-  }
-
-  /** Stops the timer and waits for a sweep under way. */
-  stopSweeping(): Promise<void> {
-    return this.#sweeper.stop()
   }
 
   #now(): number {

@@ -9,7 +9,7 @@ import { jsonb } from '../db/jsonb.ts'
 import type { EventBus } from '../events/bus.ts'
 import type { Writes } from '../events/writes.ts'
 import type { Logger } from '../logger.ts'
-import type { AgentChannels, AgentEmail } from '../models/agent-config.ts'
+import type { AgentChannels, AgentEmail } from '../db/columns.ts'
 import type { OutboundPolicy } from '../net/outbound.ts'
 import type { Vault } from '../vault/vault.ts'
 import type { ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget, InboundMessage } from './contract.ts'
@@ -17,6 +17,7 @@ import { Deliveries } from './deliveries.ts'
 import { splitMessage } from './split.ts'
 import { record, type Claim, type InboxRow, type OutboxRow } from './queue.ts'
 import { backoff, ChannelWorker, type Outcome } from './worker.ts'
+import type { Job, Scheduler } from '../scheduler.ts'
 
 export const CHANNEL_PLATFORMS: readonly ChannelPlatform[] = ['telegram', 'slack', 'whatsapp', 'email']
 
@@ -35,6 +36,8 @@ export interface ChannelsOptions {
   adminBaseUrl: string
   /** The first retry's delay; each next one doubles it. */
   retryMs: number
+  /** Runs the queues' worker and the plugins' periodic rounds (mailboxes). */
+  scheduler: Scheduler
   /** The largest attachment read as a document (SWITCHBOARD_DOCUMENT_MAX_BYTES, as for uploads). */
   documentMaxBytes: number
   /** Where link codes tried from the platforms are counted (the sign-in throttle's store, shared across processes). */
@@ -57,6 +60,8 @@ export class Channels {
   readonly deliveries: Deliveries
   #pluginEnabled: (plugin: string) => boolean = () => true
   readonly #stopping = new AbortController()
+  /** Plugins' periodic rounds, stopped with the channels. */
+  readonly #pluginJobs = new Set<Job>()
 
   constructor(private readonly options: ChannelsOptions) {
     this.deliveries = new Deliveries(options, this)
@@ -64,7 +69,7 @@ export class Channels {
       inbox: (row, claim) => this.deliveries.process(row, claim),
       outbox: (row, claim) => this.#send(row, claim),
       gaveUp: (table, row, error) => (table === 'channel_inbox' ? this.deliveries.gaveUp(row as InboxRow, error) : this.#gaveUp(row as OutboxRow, error)),
-    })
+    }, options.scheduler)
   }
 
   /** The kernel as one plugin sees it: what it registers is known to be its own (and switched off with it). */
@@ -84,6 +89,11 @@ export class Channels {
         const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
         return (await this.options.outbound.check(`https://${bracketed}`)).addresses[0]!
       },
+      every: (name, intervalMs, work) => {
+        const job = this.options.scheduler.every(`${plugin}: ${name}`, intervalMs, work)
+        this.#pluginJobs.add(job)
+        return job
+      },
       publicBaseUrl: this.options.publicBaseUrl,
       signal: this.#stopping.signal,
     }
@@ -98,7 +108,7 @@ export class Channels {
 
   async stop(): Promise<void> {
     this.#stopping.abort()
-    await this.#worker.stop()
+    await Promise.all([this.#worker.stop(), ...[...this.#pluginJobs].map((job) => job.stop())])
   }
 
   /** Work was queued: look now rather than at the next poll. */

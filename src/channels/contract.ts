@@ -1,5 +1,6 @@
-import type { AgentChannels, AgentEmail } from '../models/agent-config.ts'
+import type { AgentChannels, AgentEmail } from '../db/columns.ts'
 import type { ChannelTarget } from '../db/schema.ts'
+import type { Job, JobWork } from '../scheduler.ts'
 
 export type { ChannelTarget }
 
@@ -113,7 +114,12 @@ export interface ChannelKernel {
    * to, so a second DNS answer cannot differ; rejects naming why when the policy refuses it.
    */
   resolveAllowed(host: string): Promise<string>
-  /** Aborted when the platform stops: a channel that fetches (email) stops its timers then. */
+  /**
+   * Runs `work` every `intervalMs` on the platform's scheduler, the first time one interval from now, never two
+   * rounds at once; stopped with the platform (a channel that fetches, as email does, polls this way).
+   */
+  every(name: string, intervalMs: number, work: JobWork): Job
+  /** Aborted when the platform stops. */
   readonly signal: AbortSignal
   /** The public address webhooks are reached at (SWITCHBOARD_BASE_URL). */
   readonly publicBaseUrl: string

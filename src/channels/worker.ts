@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
+import type { Job, Scheduler } from '../scheduler.ts'
 import { claimNext, claimOf, extendLease, forgetFinished, nextDue, retryAt, settle, type Claim, type InboxRow, type OutboxRow, type QueueTable } from './queue.ts'
 
 /** How a row's work ended: finished (nothing said), to try again at a time, or failed for good. */
@@ -45,9 +46,7 @@ export function backoff(base: number, attempts: number): number {
  * found by polling, and a retry is looked for when it falls due.
  */
 export class ChannelWorker {
-  #timer: ReturnType<typeof setTimeout> | undefined
-  #claiming: Promise<void> | undefined
-  #again = false
+  #job: Job | undefined
   #stopped = true
   #forgotAt = 0
   readonly #inFlight = new Set<Promise<void>>()
@@ -58,46 +57,31 @@ export class ChannelWorker {
     private readonly log: Logger,
     private readonly retryMs: number,
     private readonly handlers: QueueHandlers,
+    private readonly scheduler: Scheduler,
   ) {}
 
   start(): void {
     this.#stopped = false
-    this.wake()
+    this.#job ??= this.scheduler.every('channel queues', POLL_MS, () => this.#round(), { now: true })
   }
 
   async stop(): Promise<void> {
     this.#stopped = true
-    clearTimeout(this.#timer)
-    await this.#claiming
+    await this.#job?.stop()
+    this.#job = undefined
     await Promise.all(this.#inFlight)
   }
 
+  /** Work was queued, or a row finished and made room: look now (or right after the look under way). */
   wake(): void {
-    if (this.#stopped) return
-    if (this.#claiming) {
-      this.#again = true
-      return
-    }
-    clearTimeout(this.#timer)
-    this.#claiming = this.#claim()
-      .catch((error) => this.log.error('channel queue failed', { error: String(error) }))
-      .finally(() => {
-        this.#claiming = undefined
-        if (this.#again) {
-          this.#again = false
-          this.wake()
-        } else void this.#schedule()
-      })
+    if (!this.#stopped) this.#job?.wake()
   }
 
-  async #schedule(): Promise<void> {
-    if (this.#stopped) return
+  /** Claims what is due, then looks again when the next retry falls due, if that is sooner than the poll. */
+  async #round(): Promise<void> {
+    await this.#claim()
     const due = await nextDue(this.db).catch(() => undefined)
-    const wait = due ? Math.min(Math.max(due.getTime() - this.clock.now(), 0), POLL_MS) : POLL_MS
-    if (this.#stopped || this.#claiming) return
-    clearTimeout(this.#timer)
-    this.#timer = setTimeout(() => this.wake(), wait)
-    this.#timer.unref?.()
+    if (due) this.#job?.wakeIn(due.getTime() - this.clock.now())
   }
 
   /** Takes due rows until none is left or enough are in flight; a finished one makes room and looks again. */

@@ -8,7 +8,7 @@ import { ConnectionRequired, type McpConnections } from './connections.ts'
 import type { Clock } from '../clock.ts'
 import type { Config } from '../config.ts'
 import type { McpCommand, McpServer } from '../db/schema.ts'
-import type { Values } from '../models/mcp.ts'
+import type { Values } from '../db/columns.ts'
 import type { Logger } from '../logger.ts'
 import type { SelfAddress } from '../http/self-address.ts'
 import type { OutboundPolicy } from '../net/outbound.ts'
@@ -96,7 +96,6 @@ function classify(error: unknown): 'answered' | 'timeout' | 'dead' {
 export class Upstreams {
   readonly #connections = new Map<string, Connection>()
   readonly #breakers = new Map<string, { breaker: Breaker; companyId: string; server: string; userId: string; delegated: boolean }>()
-  readonly #reaper: ReturnType<typeof setInterval>
 
   constructor(
     private readonly vault: Vault,
@@ -113,10 +112,11 @@ export class Upstreams {
     private readonly stillServed: (server: Pick<ServerDefinition, 'id' | 'company_id'>) => Promise<boolean> = async () => true,
     /** People's own OAuth connections, for the servers that sign each person in (McpServer.oauth). */
     private readonly connections?: McpConnections,
-  ) {
-    const every = Math.min(Math.max(config.mcpUpstream.idleMs / 2, 1_000), 60_000)
-    this.#reaper = setInterval(() => void this.reapIdle(), every)
-    this.#reaper.unref()
+  ) {}
+
+  /** How often reapIdle() should run: twice per idle time, within a second and a minute. */
+  get reapEveryMs(): number {
+    return Math.min(Math.max(this.config.mcpUpstream.idleMs / 2, 1_000), 60_000)
   }
 
   /**
@@ -198,7 +198,6 @@ export class Upstreams {
 
   /** Ends every upstream: subprocesses are killed (at shutdown). */
   async closeAll(): Promise<void> {
-    clearInterval(this.#reaper)
     await Promise.all([...this.#connections.values()].map((connection) => this.#drop(connection)))
   }
 

@@ -36,8 +36,10 @@ export { createPluginRouter, problem, signedIn, type PluginEnv } from './openapi
 export { createRoute, z } from '@hono/zod-openapi'
 export { sseData } from './sse.ts'
 export { PLAN_TOOL_INPUTS } from '../plans/inputs.ts'
+export { toolInput, type ToolInput } from '../mcp/tool-input.ts'
 export { planText, type PlanView } from '../plans/view.ts'
 export type { TaskView } from '../tasks/tasks.ts'
+export type { Job, JobWork } from '../scheduler.ts'
 export { ChannelSendError } from '../channels/contract.ts'
 export type {
   ChannelDriver,

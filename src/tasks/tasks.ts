@@ -8,6 +8,7 @@ import type { Db } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
 import type { Logger } from '../logger.ts'
+import type { Job, Scheduler } from '../scheduler.ts'
 import type { McpCatalog } from '../mcp/catalog.ts'
 import type { ToolTurn, ToolUser } from '../mcp/providers.ts'
 import { AgentConfigRecord } from '../models/agent-config.ts'
@@ -73,6 +74,8 @@ export interface TaskDeps {
    * the only process, and whatever was running when it (re)starts was lost with the last one.
    */
   shared: boolean
+  /** Runs the heartbeat and the sweep. */
+  scheduler: Scheduler
 }
 
 /** A task this process runs: how to stop it, and its progress on its way to the store. */
@@ -101,7 +104,7 @@ export class BackgroundTasks {
   readonly #running = new Map<string, Running>()
   /** Every task execution still under way here, so close() can let them finish writing before the store goes. */
   readonly #executions = new Set<Promise<void>>()
-  readonly #timers: Array<ReturnType<typeof setInterval>> = []
+  readonly #jobs: Job[] = []
   #unsubscribe: (() => void) | undefined
   #closing = false
 
@@ -109,17 +112,12 @@ export class BackgroundTasks {
 
   /** At boot: settles what the last run of the platform left running, then keeps the heartbeat and the sweep going. */
   async start(): Promise<void> {
-    const { events, shared, log } = this.deps
+    const { events, shared, scheduler } = this.deps
     this.#unsubscribe = events.subscribe('task.cancel', ({ task_id }) => this.#running.get(task_id)?.controller.abort(new Error('cancelled')))
     if (shared) await this.sweep()
     else await this.#tellAll(await interruptTasks(this.deps.db, { all: true }, { error: INTERRUPTED, finished_at: this.#now() }))
-    const every = (ms: number, work: () => Promise<unknown>, what: string) => {
-      const timer = setInterval(() => void work().catch((error) => log.warn(`background tasks: ${what} failed`, { error: String(error) })), ms)
-      timer.unref?.()
-      this.#timers.push(timer)
-    }
-    every(HEARTBEAT_MS, () => this.heartbeat(), 'heartbeat')
-    if (shared) every(SWEEP_MS, () => this.sweep(), 'sweep')
+    this.#jobs.push(scheduler.every('background tasks: heartbeat', HEARTBEAT_MS, () => this.heartbeat()))
+    if (shared) this.#jobs.push(scheduler.every('background tasks: sweep', SWEEP_MS, () => this.sweep()))
   }
 
   /**
@@ -212,7 +210,7 @@ export class BackgroundTasks {
   async close(): Promise<void> {
     if (this.#closing) return
     this.#closing = true
-    for (const timer of this.#timers.splice(0)) clearInterval(timer)
+    await Promise.all(this.#jobs.splice(0).map((job) => job.stop()))
     this.#unsubscribe?.()
     const ids = [...this.#running.keys()]
     const ended = await interruptTasks(this.deps.db, { owner: this.owner, ids }, { error: INTERRUPTED, finished_at: this.#now() }).catch((error) => {

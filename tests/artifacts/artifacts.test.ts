@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { MAX_BYTES_PER_PERSON } from '../../src/artifacts/artifacts.ts'
 import { MAX_IMAGE_BYTES, MAX_TEXT_BYTES } from '../../src/artifacts/content.ts'
-import { Sweeper } from '../../src/artifacts/sweeper.ts'
 import { manualClock } from '../../src/clock.ts'
-import { silentLogger } from '../../src/logger.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
-import { until } from '../helpers/until.ts'
 
 // The artifacts service and its share links as a link holder meets them: the pages of the console's port, with a
 // clock the tests move instead of waiting days.
@@ -168,42 +165,6 @@ describe('the sweeper', () => {
     expect(await artifacts().sweep()).toBeGreaterThanOrEqual(1)
     const left = await p.store.db.selectFrom('artifacts').select('id').where('id', 'in', [gone.id, kept.id, young.id]).execute()
     expect(left.map((r) => r.id).sort()).toEqual([kept.id, young.id].sort())
-  })
-
-  test('runs at start and on its timer, one sweep at a time, and stop waits for the one under way', async () => {
-    let runs = 0
-    let overlapping = false
-    let running = false
-    const sweeper = new Sweeper(async () => {
-      if (running) overlapping = true
-      running = true
-      runs++
-      await Bun.sleep(15)
-      running = false
-    }, silentLogger)
-    sweeper.start(5)
-    expect(runs).toBe(1)
-    await until(() => runs >= 3, { what: 'three sweeps', timeoutMs: 2000 })
-    await sweeper.stop()
-    expect(running).toBe(false)
-    const after = runs
-    await Bun.sleep(30)
-    expect(runs).toBe(after)
-    expect(overlapping).toBe(false)
-  })
-
-  test('a failing sweep is logged and the timer goes on', async () => {
-    let runs = 0
-    const warnings: string[] = []
-    const log = { ...silentLogger, warn: (message: string) => void warnings.push(message) }
-    const sweeper = new Sweeper(async () => {
-      runs++
-      throw new Error('store away')
-    }, log)
-    sweeper.start(5)
-    await until(() => runs >= 2, { what: 'a second sweep after a failure', timeoutMs: 2000 })
-    await sweeper.stop()
-    expect(warnings[0]).toBe('sweeping expired artifacts failed')
   })
 })
 

@@ -628,7 +628,11 @@ describe('when the answer cannot be sent', () => {
     const [answer] = await answerTo(address)
     expect(answer!.mail.text).toStartWith('Echo: Patience')
     expect(smtp.attempts.filter((to) => to === address)).toHaveLength(3)
-    const [row] = await p.store.db.selectFrom('channel_outbox').select(['status', 'attempts']).where('agent_id', '=', agent).where('thread_key', '=', messageId).execute()
+    // The server has the mail before the worker hears back and marks the row sent: wait for the row, not the mail.
+    const row = await until(async () => {
+      const [found] = await p.store.db.selectFrom('channel_outbox').select(['status', 'attempts']).where('agent_id', '=', agent).where('thread_key', '=', messageId).execute()
+      return found?.status === 'pending' ? undefined : found
+    }, { what: 'the outbox row to be settled' })
     expect(row).toEqual({ status: 'sent', attempts: 3 })
     expect(answersTo(address)).toHaveLength(1)
   })

@@ -12,6 +12,7 @@ export function createWebChat(services: Services, api: ApiClient) {
     services.events,
     (id) => services.chat.participants(id),
     (ws) => verifySocket(ws, api),
+    services.scheduler,
   )
   const origins = [services.config.adminBaseUrl, services.config.baseUrl]
   return {

@@ -1,6 +1,7 @@
 import type { ServerWebSocket } from 'bun'
 import type { EventBus, Events } from '../../events/bus.ts'
 import type { Credentials } from '../api-client.ts'
+import type { Scheduler, Job } from '../../scheduler.ts'
 import type { FrameBudget } from './frame-budget.ts'
 
 /** What a web chat socket remembers: whose it is, the conversation it shows, and how to act for its user. */
@@ -46,7 +47,7 @@ export class ChatSockets {
   readonly #onConversation = new Map<string, Set<ChatSocket>>()
   readonly #ofUser = new Map<string, Set<ChatSocket>>()
   readonly #unsubscribe: Array<() => void>
-  readonly #heartbeat: ReturnType<typeof setInterval>
+  readonly #heartbeat: Job
   #beats = 0
   #closed = false
   #verifying = false
@@ -59,6 +60,7 @@ export class ChatSockets {
     private readonly participants: (conversationId: string) => Promise<ReadonlySet<string>>,
     /** Asks the API again whether the socket's session and conversation still hold: why it may not stay, if so. */
     private readonly verify: (ws: ChatSocket) => Promise<Refusal | undefined>,
+    scheduler: Scheduler,
   ) {
     this.#unsubscribe = [
       events.subscribe('chat.event', (payload) => this.#deliver(payload)),
@@ -67,8 +69,7 @@ export class ChatSockets {
       events.subscribe('cache.flush', ({ caches }) => void (caches.includes('identities') && this.#verifyAll())),
     ]
     // One timer for all sockets: a timer each would cost every idle socket memory.
-    this.#heartbeat = setInterval(() => this.#beat(), HEARTBEAT_MS)
-    this.#heartbeat.unref?.()
+    this.#heartbeat = scheduler.every('web chat heartbeat', HEARTBEAT_MS, () => this.#beat())
   }
 
   get size(): number {
@@ -107,7 +108,7 @@ export class ChatSockets {
 
   close(): void {
     this.#closed = true
-    clearInterval(this.#heartbeat)
+    void this.#heartbeat.stop()
     for (const unsubscribe of this.#unsubscribe) unsubscribe()
     for (const set of this.#ofUser.values()) for (const ws of set) ws.close(1001, 'The server is shutting down.')
   }
