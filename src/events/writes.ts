@@ -26,6 +26,8 @@ export type Written =
   | { type: 'credentials'; user_id: string }
   /** A secret of the vault was set or deleted. */
   | { type: 'secret'; scope: VaultScope }
+  /** A runner's model registry was curated or refreshed. */
+  | { type: 'runner-models'; runner: string }
 
 export type WriteListener = (write: Written) => void | Promise<void>
 

@@ -4,8 +4,7 @@ import { hashSecret, newSecret } from '../auth/secrets.ts'
 import type { Clock } from '../clock.ts'
 import type { Db, Executor } from '../db/schema.ts'
 import { execute } from '../db/templates.ts'
-import type { EventBus } from '../events/bus.ts'
-import { flushCaches } from '../events/caches.ts'
+import type { Writes } from '../events/writes.ts'
 import type { OAuthClient, OAuthClients } from './clients.ts'
 import { OAuthError } from './errors.ts'
 import { redirectUriMatches } from './redirects.ts'
@@ -70,7 +69,7 @@ export class AuthorizationServer {
     readonly clients: OAuthClients,
     private readonly settings: { issuer: string; accessTokenSeconds: number; refreshTokenSeconds: number },
     private readonly mayUse: ResourceCheck,
-    private readonly events: EventBus,
+    private readonly writes: Writes,
   ) {}
 
   get issuer(): string {
@@ -209,13 +208,13 @@ export class AuthorizationServer {
     const row = await this.db
       .selectFrom('oauth_tokens as t')
       .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
-      .select(['t.token_hash', 't.kind', 't.grant_id', 'g.client_ref'])
+      .select(['t.token_hash', 't.kind', 't.grant_id', 'g.client_ref', 'g.user_id'])
       .where('t.token_hash', '=', hashSecret(token))
       .executeTakeFirst()
     if (!row || row.client_ref !== client.id) return
     if (row.kind === 'refresh') return this.#revokeGrant(row.grant_id)
     await this.db.deleteFrom('oauth_tokens').where('token_hash', '=', row.token_hash).execute()
-    await flushCaches(this.events, 'identities')
+    await this.writes.announced({ type: 'credentials', user_id: row.user_id })
   }
 
   /** One grant per client, person, company and resource: approving again widens its scope, keeping its tokens. */
@@ -245,8 +244,8 @@ export class AuthorizationServer {
 
   /** Ends a grant and all it issued, in every process at once (access tokens are cached briefly once seen). */
   async #revokeGrant(id: string): Promise<void> {
-    await this.db.deleteFrom('oauth_grants').where('id', '=', id).execute()
-    await flushCaches(this.events, 'identities')
+    const ended = await this.db.deleteFrom('oauth_grants').where('id', '=', id).returning('user_id').executeTakeFirst()
+    if (ended) await this.writes.announced({ type: 'credentials', user_id: ended.user_id })
   }
 
   /** A token request naming a resource must name the one granted (RFC 8707 §2.2). */

@@ -3,7 +3,8 @@ import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
 import type { Db, Executor } from '../db/schema.ts'
 import type { EventBus } from '../events/bus.ts'
-import { flushCaches, flushOn } from '../events/caches.ts'
+import { flushOn } from '../events/caches.ts'
+import type { Writes } from '../events/writes.ts'
 import type { ModelEntry, Runner } from './contract.ts'
 
 export interface RegistryModel extends ModelEntry {
@@ -32,7 +33,8 @@ export class RunnerModels {
   constructor(
     private readonly db: Db,
     clock: Clock,
-    private readonly events: EventBus,
+    events: EventBus,
+    private readonly writes: Writes,
   ) {
     this.#cache = new TtlCache(clock, CACHE_MS)
     flushOn(events, 'runner-models', () => this.#cache.clear())
@@ -89,7 +91,7 @@ export class RunnerModels {
         }),
       )
       .execute()
-    await flushCaches(this.events, 'runner-models')
+    await this.writes.announced({ type: 'runner-models', runner })
     return (await this.list(runner)).find((m) => m.id === model.id)!
   }
 
@@ -123,7 +125,7 @@ export class RunnerModels {
       return { added, updated, kept: omitted.length, models }
     })
     // After the commit: a process that reloads on hearing it reads the merged registry.
-    await flushCaches(this.events, 'runner-models')
+    await this.writes.announced({ type: 'runner-models', runner })
     return merged
   }
 

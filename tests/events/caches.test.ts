@@ -1,6 +1,7 @@
 import { expect, test } from 'bun:test'
 import { Subscribers, type EventBus } from '../../src/events/bus.ts'
-import { flushCaches, flushOn } from '../../src/events/caches.ts'
+import { flushAfterWrites, flushCaches, flushOn } from '../../src/events/caches.ts'
+import { Writes } from '../../src/events/writes.ts'
 import { MemoryBus } from '../../src/events/memory.ts'
 import { silentLogger } from '../../src/logger.ts'
 
@@ -22,4 +23,17 @@ test('a cache is flushed when events may have been missed', () => {
   flushOn(bus, 'mcp', () => flushed++)
   subscribers.missed()
   expect(flushed).toBe(1)
+})
+
+test('each kind of write drops the caches it makes stale, and no others', async () => {
+  const bus = new MemoryBus(silentLogger)
+  const writes = new Writes(undefined as never, { checkOutbound: async () => {} }, silentLogger)
+  flushAfterWrites(writes, bus)
+  const flushed: string[][] = []
+  bus.subscribe('cache.flush', ({ caches }) => void flushed.push([...caches]))
+  await writes.announced({ type: 'runner-models', runner: 'openai' })
+  await writes.announced({ type: 'credentials', user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' })
+  await writes.announced({ type: 'secret', scope: 'global' })
+  await writes.announced({ type: 'secret', scope: 'company' })
+  expect(flushed).toEqual([['runner-models'], ['identities'], ['plugin-secrets']])
 })
