@@ -26,6 +26,7 @@ import { mountOAuthConsent } from './pages/oauth-consent.tsx'
 import { hasThemeLogo, mountTheme } from './theme.ts'
 import { PageRefusal } from './console/routes.tsx'
 import type { WebChat } from './chat/index.ts'
+import { Alert } from './components/feedback.tsx'
 
 const STATIC_DIR = join(import.meta.dir, '..', '..', 'static')
 const packageDir = (name: string) => dirname(Bun.fileURLToPath(import.meta.resolve(`${name}/package.json`)))
@@ -132,9 +133,7 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
       return c.render(
         <section>
           <h1>{error.status === 404 ? 'Not found' : 'Not possible'}</h1>
-          <p class="problem" role="alert">
-            {error.message}
-          </p>
+          <Alert text={error.message} />
         </section>,
         { title: error.status === 404 ? 'Not found' : 'Not possible' },
       )

@@ -2,6 +2,7 @@
 import type { ConversationSummary } from '../../chat/conversations.ts'
 import type { PlanView } from '../../plans/view.ts'
 import { PlanPanel } from './plan-panel.tsx'
+import { Alert } from '../components/feedback.tsx'
 
 export interface Message {
   id: string
@@ -154,11 +155,7 @@ export function Participants({ conversation, participants, me, problem }: Partic
         </label>
         <button type="submit">Add</button>
       </form>
-      {problem ? (
-        <p class="problem" role="alert">
-          {problem}
-        </p>
-      ) : null}
+      <Alert text={problem} />
     </>
   )
 }
@@ -260,11 +257,7 @@ export function ChatPage({ view }: { view: ChatView }) {
       ) : (
         <section class="chat-main">
           <h1>Chat</h1>
-          {view.problem ? (
-            <p class="problem" role="alert">
-              {view.problem}
-            </p>
-          ) : null}
+          <Alert text={view.problem} />
           <p class="muted">Choose a conversation, or start one with an agent.</p>
         </section>
       )}

@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { PlanView } from '../../plans/view.ts'
+import { Alert } from '../components/feedback.tsx'
 
 /** The buttons a plan in this state offers, with what they do. */
 const ACTIONS: Record<PlanView['status'], Array<{ action: 'execute' | 'pause' | 'resume' | 'cancel'; label: string }>> = {
@@ -81,11 +82,7 @@ export function PlanContent({ conversationId, plan, problem }: PlanProps) {
       ) : (
         <p class="muted">No plan. Ask the agent to make one for work in several steps.</p>
       )}
-      {problem ? (
-        <p class="problem" role="alert">
-          {problem}
-        </p>
-      ) : null}
+      <Alert text={problem} />
     </>
   )
 }

@@ -4,7 +4,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { isUuid } from '../../models/fields.ts'
 import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
-import { Alert, Table } from './components.tsx'
+import { Alert } from '../components/feedback.tsx'
+import { Table } from '../components/table.tsx'
 import { isFragment, problemText, type Ctx } from './resource.ts'
 
 /** One platform of the agent as GET /api/agents/{id}/channels describes it. */

@@ -159,26 +159,3 @@ function ToolsPicker({ field, values, errors, id, choices }: { field: Field; val
     </fieldset>
   )
 }
-
-/** A form's message, and the errors that belong to no field on it (the body as a whole, or an unseen field). */
-export function Problem({ message, errors = [], fields = [] }: { message?: string; errors?: FieldError[]; fields?: readonly Field[] }) {
-  const loose = errors.filter((e) => !fields.some((f) => errorsOf([e], f.name).length > 0))
-  if (!message && loose.length === 0) return null
-  return (
-    <div class="problem" role="alert">
-      {message}
-      {loose.map((e) => (
-        <div>{e.path === '(body)' ? e.message : `${e.path}: ${e.message}`}</div>
-      ))}
-    </div>
-  )
-}
-
-export function Notice({ text }: { text?: string }) {
-  if (!text) return null
-  return (
-    <p class="notice" role="status">
-      {text}
-    </p>
-  )
-}

@@ -1,8 +1,9 @@
 /** @jsxImportSource hono/jsx */
 import type { Child } from 'hono/jsx'
-import { FormField, Notice, Problem } from './fields.tsx'
+import { FormField } from './fields.tsx'
 import type { FormState, FormValues, Option } from './form.ts'
 import { PAGE_SIZE, type ConsoleResource, type Row } from './resource.ts'
+import { Notice, Problem } from '../components/feedback.tsx'
 
 export interface Listing {
   rows: Row[]

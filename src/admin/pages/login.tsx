@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import { Alert, Notice } from '../components/feedback.tsx'
 const MESSAGES: Record<string, string> = {
   invalid: 'Unknown username or wrong password.',
   throttled: 'Too many failed attempts. Wait a minute, then try again.',
@@ -10,12 +11,8 @@ export function LoginPage({ error, redirect, notice }: { error?: string; redirec
   return (
     <section class="login card">
       <h1>Sign in</h1>
-      {message ? (
-        <p class="problem" role="alert">
-          {message}
-        </p>
-      ) : null}
-      {notice ? <p role="status">{notice}</p> : null}
+      <Alert text={message} />
+      <Notice text={notice} />
       <form method="post" action="/auth/login">
         <input type="hidden" name="post_login_redirect" value={redirect} />
         <label for="username">

@@ -4,6 +4,7 @@ import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
 import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { PageRefusal } from '../console/routes.tsx'
+import { Alert } from '../components/feedback.tsx'
 
 /** The parameters of an authorization request the page carries from the query to its form, and to the API. */
 const PARAMS = ['response_type', 'client_id', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'resource', 'scope', 'state'] as const
@@ -39,10 +40,10 @@ function ConsentPage({ consent, request, person }: { consent: Consent; request: 
         ))}
       </ul>
       {consent.approved_before ? null : (
-        <p class="problem" role="alert">
+        <Alert>
           You have not allowed this application before. Your answer sends your browser to <strong>{consent.redirect_host}</strong>: go on only if that is where you
           expect to go.
-        </p>
+        </Alert>
       )}
       {consent.client.verified ? null : (
         <p class="problem" role="note">

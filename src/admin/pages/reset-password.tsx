@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import { Alert } from '../components/feedback.tsx'
 
 /**
  * Where a reset link lands: the user chooses a new password, posted to /auth/password-reset (the endpoint scripts
@@ -10,9 +11,7 @@ export function ResetPasswordPage({ token, error }: { token: string; error?: str
     <section class="login card">
       <h1>Choose a password</h1>
       {unusable ? (
-        <p class="problem" role="alert">
-          This reset link is unknown, used or expired. Ask an admin for a new one.
-        </p>
+        <Alert text="This reset link is unknown, used or expired. Ask an admin for a new one." />
       ) : (
         <form method="post" action="/auth/password-reset">
           <input type="hidden" name="token" value={token} />

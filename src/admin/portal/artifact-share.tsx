@@ -5,6 +5,7 @@ import { ShareRefusal, type Artifacts, type SharedArtifact } from '../../artifac
 import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
 import type { AdminEnv } from '../context.ts'
 import { downloadName, INERT_POLICY, renderArtifact } from './artifact-render.ts'
+import { Alert } from '../components/feedback.tsx'
 
 /** The share page frames the artifact's own document (same origin, sandboxed by attribute and by its CSP). */
 const SHARE_PAGE_POLICY = cspHeader({ ...PAGE_POLICY, 'frame-src': ["'self'"] })
@@ -72,9 +73,7 @@ export function mountArtifactShares(app: Hono<AdminEnv>, artifacts: Artifacts): 
       return c.render(
         <section>
           <h1>{HEADINGS[opened.status]}</h1>
-          <p class="problem" role="alert">
-            {opened.message}
-          </p>
+          <Alert text={opened.message} />
         </section>,
         { title: HEADINGS[opened.status] },
       )

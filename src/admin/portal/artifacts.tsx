@@ -3,7 +3,8 @@ import type { Context, Hono } from 'hono'
 import { isUuid } from '../../models/fields.ts'
 import type { ApiClient, ApiReply } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
-import { Alert, Table } from '../console/components.tsx'
+import { Alert, Notice } from '../components/feedback.tsx'
+import { Table } from '../components/table.tsx'
 
 type Ctx = Context<AdminEnv>
 
@@ -79,19 +80,15 @@ export function ArtifactsSection({ artifacts, outcome = {} }: { artifacts: Artif
         What agents made for you. Each lives 30 days (or as long as it was given) unless you pin it; unpinning starts its time again. Revoking stops
         every link to it until you unrevoke it.
       </p>
-      {outcome.notice ? (
-        <p class="notice" role="status">
-          {outcome.notice}
-        </p>
-      ) : null}
+      <Notice text={outcome.notice} />
       <Alert text={outcome.problem} />
       {outcome.link ? (
-        <p class="notice" role="status">
+        <Notice>
           A link to {outcome.link.title}, working until {when(outcome.link.expires_at)}:{' '}
           <a href={outcome.link.url} class="portal-token">
             {outcome.link.url}
           </a>
-        </p>
+        </Notice>
       ) : null}
       {artifacts.length === 0 ? (
         <p>You have no artifacts; what your agents make for you will be listed here.</p>

@@ -4,9 +4,10 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { isUuid } from '../../models/fields.ts'
 import type { ApiClient, ApiReply } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
-import { Alert, Table } from '../console/components.tsx'
+import { Alert, Notice } from '../components/feedback.tsx'
+import { Table } from '../components/table.tsx'
 import { isFragment } from '../console/resource.ts'
-import { Notice, swapInto } from './components.tsx'
+import { swapInto } from './components.tsx'
 
 type Ctx = Context<AdminEnv>
 

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { FieldError } from '../../errors.ts'
-import { Problem } from '../console/fields.tsx'
+import { Notice, Problem } from '../components/feedback.tsx'
 
 /** What a section shows after a write: the fields' own errors, a message for the rest, or a notice of success. */
 export interface Outcome {
@@ -57,14 +57,6 @@ function Field(props: { id: string; name: string; label: string; value?: string;
       ) : null}
     </div>
   )
-}
-
-export function Notice({ text }: { text?: string }) {
-  return text ? (
-    <p class="notice" role="status">
-      {text}
-    </p>
-  ) : null
 }
 
 /** htmx posts a section's form and swaps the section for the answer; without scripts the form posts as usual. */

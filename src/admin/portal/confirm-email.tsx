@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
-import { Problem } from '../console/fields.tsx'
-import { Notice, type Outcome } from './components.tsx'
+import { Notice, Problem } from '../components/feedback.tsx'
+import { type Outcome } from './components.tsx'
 
 /** The page a confirmation link opens: the person confirms, signed in, with a button (never on the link's GET). */
 export function ConfirmEmailPage({ token, outcome = {} }: { token: string; outcome?: Outcome }) {

@@ -3,7 +3,8 @@ import type { Context, Hono } from 'hono'
 import { isUuid } from '../../models/fields.ts'
 import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
-import { Alert, Table } from '../console/components.tsx'
+import { Alert, Notice } from '../components/feedback.tsx'
+import { Table } from '../components/table.tsx'
 
 type Ctx = Context<AdminEnv>
 
@@ -141,11 +142,7 @@ export function mountConnections(app: Hono<AdminEnv>, api: ApiClient): void {
     return c.render(
       <div class="portal">
         <h1>My connections</h1>
-        {outcome.notice ? (
-          <p class="notice" role="status">
-            {outcome.notice}
-          </p>
-        ) : null}
+        <Notice text={outcome.notice} />
         <Alert text={outcome.problem} />
         <ConnectionsSection connections={connections.status === 200 ? connections.body.data : []} />
         <GrantsSection grants={grants.status === 200 ? grants.body.data : []} me={c.get('me').user.id} />

@@ -2,8 +2,9 @@
 import type { Hono } from 'hono'
 import type { ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
-import { Alert, Table } from '../components.tsx'
-import { FormField, Notice, Problem } from '../fields.tsx'
+import { Alert, Notice, Problem } from '../../components/feedback.tsx'
+import { Table } from '../../components/table.tsx'
+import { FormField } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, problemText, type Ctx } from '../resource.ts'
 

@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import { Alert } from '../components.tsx'
+import { Alert } from '../../components/feedback.tsx'
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
 import type { ApiClient } from '../../api-client.ts'

@@ -1,16 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Child } from 'hono/jsx'
 
-/** What failed, said where the person is looking, and announced; nothing when there is nothing to say. */
-export function Alert({ text }: { text?: string }) {
-  if (!text) return null
-  return (
-    <p class="problem" role="alert">
-      {text}
-    </p>
-  )
-}
-
 /**
  * A table of records with a caption for screen readers; `actions` adds the last column of buttons, whose header
  * is named for screen readers too.

@@ -1,0 +1,44 @@
+/** @jsxImportSource hono/jsx */
+import type { Child } from 'hono/jsx'
+import type { FieldError } from '../../errors.ts'
+import { errorsOf } from '../console/form.ts'
+
+// What the console, the portal and the sign-in pages tell people, in one way each: a notice is announced politely
+// (role=status), a failure at once (role=alert); each renders nothing when there is nothing to say.
+
+/** What to say: a text, or markup with a link or emphasis in it. */
+type Said = { text?: string; children?: Child }
+
+/** Something done, said where the person is looking. */
+export function Notice({ text, children }: Said) {
+  if (!text && !children) return null
+  return (
+    <p class="notice" role="status">
+      {text ?? children}
+    </p>
+  )
+}
+
+/** What failed, said where the person is looking, and announced. */
+export function Alert({ text, children }: Said) {
+  if (!text && !children) return null
+  return (
+    <p class="problem" role="alert">
+      {text ?? children}
+    </p>
+  )
+}
+
+/** A form's message, and the errors that belong to none of its fields (the body as a whole, or an unseen field). */
+export function Problem({ message, errors = [], fields = [] }: { message?: string; errors?: readonly FieldError[]; fields?: readonly { name: string }[] }) {
+  const loose = errors.filter((e) => !fields.some((f) => errorsOf([e], f.name).length > 0))
+  if (!message && loose.length === 0) return null
+  return (
+    <div class="problem" role="alert">
+      {message}
+      {loose.map((e) => (
+        <div>{e.path === '(body)' ? e.message : `${e.path}: ${e.message}`}</div>
+      ))}
+    </div>
+  )
+}
