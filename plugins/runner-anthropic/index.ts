@@ -1,10 +1,11 @@
+import Anthropic from '@anthropic-ai/sdk'
+import type { ContentBlockParam, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages'
 import {
-  brokenOff,
-  callProvider,
   definePlugin,
   finishAnswer,
+  patientFetch,
+  providerFailure,
   readProviderSettings,
-  sseData,
   usage,
   type ChatMessage,
   type ModelEntry,
@@ -18,24 +19,20 @@ interface Settings extends ProviderSettings {
   maxTokens: number
 }
 
-const VERSION = '2023-06-01'
-
 function readSettings(raw: Readonly<Record<string, string>>, vaultKey: () => Promise<string | undefined>): Settings {
   const maxTokens = Number(raw.max_tokens ?? 4096)
   if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new Error(`max_tokens: "${raw.max_tokens}" is not a positive whole number`)
   return { ...readProviderSettings(raw, { baseUrl: 'https://api.anthropic.com', models: 'claude-sonnet:claude-sonnet-4-5' }, vaultKey), maxTokens }
 }
 
-type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown } | { type: 'tool_result'; tool_use_id: string; content: string }
-
 /** The contract's messages as the Messages API wants them: system apart, tool results as user turns, roles alternating. */
-function wire(messages: ChatMessage[]) {
+function wire(messages: ChatMessage[]): { system: string; messages: MessageParam[] } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n')
-  const turns: Array<{ role: 'user' | 'assistant'; content: Block[] }> = []
+  const turns: Array<{ role: 'user' | 'assistant'; content: ContentBlockParam[] }> = []
   for (const m of messages) {
     if (m.role === 'system') continue
     const role = m.role === 'assistant' ? 'assistant' : 'user'
-    const blocks: Block[] =
+    const blocks: ContentBlockParam[] =
       m.role === 'tool'
         ? [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: m.content }]
         : [
@@ -49,78 +46,82 @@ function wire(messages: ChatMessage[]) {
   return { system, messages: turns }
 }
 
-async function* stream(settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
-  const { system, messages } = wire(request.messages)
-  const key = await settings.apiKey()
-  const answer = await callProvider(`${settings.baseUrl}/v1/messages`, {
-    method: 'POST',
-    signal: request.signal,
-    headers: { 'content-type': 'application/json', 'anthropic-version': VERSION, ...(key ? { 'x-api-key': key } : {}) },
-    body: JSON.stringify({
-      model: request.model.api_id,
-      max_tokens: settings.maxTokens,
-      stream: true,
-      ...(system ? { system } : {}),
-      messages,
-      ...(request.tools.length ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
-    }),
-  })
-  if (Array.isArray(answer)) {
-    yield* answer
-    return
+/**
+ * The SDK's client for the key the settings hold now (the vault's may change at any time), made again only when
+ * it changes. Every credential is named, so the SDK never looks for one in the platform's environment or files.
+ */
+function clientFor(settings: Settings): (key: string | undefined) => Anthropic {
+  let last: { key: string | undefined; client: Anthropic } | undefined
+  return (key) => {
+    if (last && last.key === key) return last.client
+    const client = new Anthropic({
+      baseURL: settings.baseUrl,
+      // Without a key the SDK would search the machine for credentials; a placeholder stops it, and no header carries it.
+      apiKey: key ?? 'none',
+      authToken: null,
+      ...(key ? {} : { defaultHeaders: { Authorization: null, 'X-Api-Key': null } }),
+      maxRetries: settings.maxRetries,
+      fetch: patientFetch(),
+      logLevel: 'off',
+    })
+    last = { key, client }
+    return client
   }
-
-  const tools = new Map<number, PartialToolCall>()
-  let inputTokens = 0
-  try {
-    for await (const data of sseData(answer)) {
-      const event = JSON.parse(data)
-      if (event.type === 'message_start') inputTokens = event.message?.usage?.input_tokens ?? 0
-      else if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use') {
-        tools.set(event.index, { id: event.content_block.id, name: event.content_block.name, json: '' })
-      } else if (event.type === 'content_block_delta') {
-        if (event.delta?.type === 'text_delta' && event.delta.text) yield { type: 'text', text: event.delta.text }
-        if (event.delta?.type === 'input_json_delta') {
-          const tool = tools.get(event.index)
-          if (tool) tool.json += event.delta.partial_json ?? ''
-        }
-      } else if (event.type === 'message_delta' && event.usage) {
-        yield usage(settings.prices, request.model.api_id, inputTokens, event.usage.output_tokens ?? 0)
-      } else if (event.type === 'error') {
-        const kind = event.error?.type === 'overloaded_error' ? 'provider_unavailable' : event.error?.type === 'rate_limit_error' ? 'rate_limited' : 'provider_error'
-        yield { type: 'error', text: 'The model provider stopped with an error.', details: `${event.error?.type}: ${event.error?.message}`, error_type: kind }
-        return
-      } else if (event.type === 'message_stop') break
-    }
-  } catch (error) {
-    yield* brokenOff(error, request.signal)
-    return
-  }
-  yield* finishAnswer(tools)
 }
 
-async function catalogue(settings: Settings, signal: AbortSignal): Promise<ModelEntry[]> {
-  const key = await settings.apiKey()
-  const response = await fetch(`${settings.baseUrl}/v1/models`, {
-    signal,
-    headers: { 'anthropic-version': VERSION, ...(key ? { 'x-api-key': key } : {}) },
-  })
-  if (!response.ok) throw new Error(`the provider answered HTTP ${response.status} to GET /v1/models`)
-  const body = (await response.json()) as { data?: Array<{ id?: unknown; display_name?: unknown }> }
-  return (body.data ?? [])
-    .filter((m): m is { id: string; display_name?: unknown } => typeof m.id === 'string')
-    .map((m) => ({ id: m.id, name: typeof m.display_name === 'string' ? m.display_name : m.id, api_id: m.id }))
+async function* stream(client: Anthropic, settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
+  const { system, messages } = wire(request.messages)
+  const tools: Tool[] = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: { type: 'object', ...t.parameters } }))
+  const calls = new Map<number, PartialToolCall>()
+  let inputTokens = 0
+  let started = false
+  try {
+    const events = await client.messages.create(
+      { model: request.model.api_id, max_tokens: settings.maxTokens, stream: true, ...(system ? { system } : {}), messages, ...(tools.length ? { tools } : {}) },
+      { signal: request.signal },
+    )
+    started = true
+    for await (const event of events) {
+      if (event.type === 'message_start') inputTokens = event.message.usage.input_tokens
+      else if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
+        calls.set(event.index, { id: event.content_block.id, name: event.content_block.name, json: '' })
+      } else if (event.type === 'content_block_delta') {
+        if (event.delta.type === 'text_delta' && event.delta.text) yield { type: 'text', text: event.delta.text }
+        if (event.delta.type === 'input_json_delta') {
+          const call = calls.get(event.index)
+          if (call) call.json += event.delta.partial_json
+        }
+      } else if (event.type === 'message_delta') {
+        yield usage(settings.prices, request.model.api_id, inputTokens, event.usage.output_tokens)
+      }
+    }
+  } catch (error) {
+    yield* providerFailure(Anthropic, error, request.signal, started)
+    return
+  }
+  if (request.signal.aborted) return
+  yield* finishAnswer(calls)
+}
+
+/** GET /v1/models, every page: the provider's catalogue with its display names. */
+async function catalogue(client: Anthropic, signal: AbortSignal): Promise<ModelEntry[]> {
+  const models: ModelEntry[] = []
+  for await (const model of client.models.list({}, { signal })) models.push({ id: model.id, name: model.display_name || model.id, api_id: model.id })
+  return models
 }
 
 export default definePlugin({
   setup(context) {
     const settings = readSettings(context.settings, () => context.secret('api_key'))
+    const client = clientFor(settings)
     context.registerRunner({
       name: 'anthropic',
       models: () => settings.models,
-      catalogue: (signal) => catalogue(settings, signal),
+      catalogue: async (signal) => catalogue(client(await settings.apiKey()), signal),
       auth: { method: 'api_key', configured: async () => Boolean(await settings.apiKey()) },
-      stream: (request) => stream(settings, request),
+      stream: async function* (request) {
+        yield* stream(client(await settings.apiKey()), settings, request)
+      },
     })
   },
 })

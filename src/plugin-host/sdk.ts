@@ -19,22 +19,12 @@ import type { PluginEnv } from './openapi.ts'
 import type { ChannelKernel } from '../channels/contract.ts'
 
 export { ApiError } from '../errors.ts'
-export {
-  brokenOff,
-  callProvider,
-  finishAnswer,
-  modelList,
-  priceList,
-  readProviderSettings,
-  usage,
-  type PartialToolCall,
-  type Prices,
-  type ProviderSettings,
-} from './runner-helpers.ts'
-export { openAICompatibleRunner } from './openai-compatible.ts'
+export { modelList, priceList, readProviderSettings, usage, type Prices, type ProviderSettings } from '../runners/provider-settings.ts'
+export { finishAnswer, type PartialToolCall } from '../runners/tool-calls.ts'
+export { LONGEST_RETRY_WAIT_MS, patientFetch, providerFailure, type ProviderSdk } from '../runners/provider-failures.ts'
+export { openAICompatibleRunner } from '../runners/openai-compatible.ts'
 export { createPluginRouter, problem, signedIn, type PluginEnv } from './openapi.ts'
 export { createRoute, z } from '@hono/zod-openapi'
-export { sseData } from './sse.ts'
 export { PLAN_TOOL_INPUTS } from '../plans/inputs.ts'
 export { toolInput, type ToolInput } from '../mcp/tool-input.ts'
 export { planText, type PlanView } from '../plans/view.ts'

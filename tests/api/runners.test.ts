@@ -69,6 +69,10 @@ test('an API key set through the endpoint is kept encrypted in the vault and use
   const other = await startTestPlatform({ SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url })
   try {
     expect((await other.call('GET', '/api/runners/openai/auth/status')).body).toEqual({ method: 'api_key', configured: false })
+    // Without a key nothing stands in for one on the wire: local servers get no Authorization header at all.
+    fake.scripts.push({ text: ['keyless'] })
+    expect((await other.call('POST', '/rlm-query', { json: { prompt: 'hi', runner: 'openai' } })).body.text).toBe('keyless')
+    expect(fake.received.at(-1)!.authorization).toBeNull()
     const stored = await other.call('POST', '/api/runners/openai/auth/api-key', { json: { api_key: 'sk-from-the-vault' } })
     expect(stored.body).toEqual({ configured: true })
     expect((await other.call('GET', '/api/runners/openai/auth/status')).body.configured).toBe(true)

@@ -6,12 +6,15 @@
 export type AnthropicScript =
   | { text: string[]; delayMs?: number; usage?: { input_tokens: number; output_tokens: number } }
   | { toolUse: { name: string; jsonChunks: string[] } }
-  | { status: number; body: string; headers?: Record<string, string> }
+  /** An HTTP error instead of an answer, to this many requests in a row (default 1): how retries are tested. */
+  | { status: number; body: string; headers?: Record<string, string>; times?: number }
   | { streamError: { type: string; message: string } }
 
 export interface AnthropicReceived {
   body: any
   headers: Headers
+  /** When the request arrived (Date.now()). */
+  at: number
   closedAt?: number
 }
 
@@ -27,11 +30,14 @@ export function startFakeAnthropic() {
     idleTimeout: 30,
     async fetch(req) {
       if (new URL(req.url).pathname !== '/v1/messages' || req.method !== 'POST') return new Response('not found', { status: 404 })
-      const record: AnthropicReceived = { body: await req.json(), headers: req.headers }
+      const record: AnthropicReceived = { body: await req.json(), headers: req.headers, at: Date.now() }
       received.push(record)
       req.signal.addEventListener('abort', () => (record.closedAt ??= Date.now()))
       const script = scripts.shift() ?? { text: ['(no script)'] }
-      if ('status' in script) return new Response(script.body, { status: script.status, headers: script.headers })
+      if ('status' in script) {
+        if ((script.times ?? 1) > 1) scripts.unshift({ ...script, times: script.times! - 1 })
+        return new Response(script.body, { status: script.status, headers: script.headers })
+      }
       const body = new ReadableStream({
         async start(controller) {
           const send = (text: string) => controller.enqueue(encoder.encode(text))

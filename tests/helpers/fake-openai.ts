@@ -6,11 +6,14 @@
 export type Script =
   | { text: string[]; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
   | { toolCall: { name: string; argumentChunks: string[] } }
-  | { status: number; body: string; headers?: Record<string, string> }
+  /** An HTTP error instead of an answer, to this many requests in a row (default 1): how retries are tested. */
+  | { status: number; body: string; headers?: Record<string, string>; times?: number }
 
 export interface Received {
   body: any
   authorization: string | null
+  /** When the request arrived (Date.now()). */
+  at: number
   /** Set when the client closed the connection before the answer ended. */
   closedAt?: number
 }
@@ -34,11 +37,14 @@ export function startFakeOpenAI(options: { fallback?: Script } = {}) {
         return Response.json({ object: 'list', data: catalogue.ids.map((id) => ({ id, object: 'model', owned_by: 'fake' })) })
       }
       if (new URL(req.url).pathname !== '/v1/chat/completions' || req.method !== 'POST') return new Response('not found', { status: 404 })
-      const record: Received = { body: await req.json(), authorization: req.headers.get('authorization') }
+      const record: Received = { body: await req.json(), authorization: req.headers.get('authorization'), at: Date.now() }
       received.push(record)
       req.signal.addEventListener('abort', () => (record.closedAt ??= Date.now()))
       const script = scripts.shift() ?? options.fallback ?? { text: ['(no script)'] }
-      if ('status' in script) return new Response(script.body, { status: script.status, headers: script.headers })
+      if ('status' in script) {
+        if ((script.times ?? 1) > 1) scripts.unshift({ ...script, times: script.times! - 1 })
+        return new Response(script.body, { status: script.status, headers: script.headers })
+      }
       const body = new ReadableStream({
         async start(controller) {
           const send = (text: string) => controller.enqueue(encoder.encode(text))

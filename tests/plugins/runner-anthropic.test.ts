@@ -30,8 +30,9 @@ test('streams text deltas, with the system prompt apart and the key and version 
   expect(events.filter((e) => e.type === 'stream').map((e) => e.text)).toEqual(['Hi', ' there'])
   expect(events.at(-1)).toMatchObject({ type: 'message', text: 'Hi there', agent: 'claude' })
   const sent = fake.received.at(-1)!
-  expect(sent.headers.get('x-api-key')).toBe('sk-ant-test')
-  expect(sent.headers.get('anthropic-version')).toBe('2023-06-01')
+  // Sent the way Anthropic's own SDK sends them: the key as a bearer token, the API version it was made for.
+  expect(sent.headers.get('authorization')).toBe('Bearer sk-ant-test')
+  expect(sent.headers.get('anthropic-version')).toMatch(/^\d{4}-\d{2}-\d{2}$/)
   expect(sent.body).toMatchObject({ model: 'claude-sonnet-test', stream: true, max_tokens: 4096, system: 'Be kind.', messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] })
   expect(sent.body.tools[0]).toMatchObject({ name: 'current_time', input_schema: { type: 'object' } })
 })
@@ -47,13 +48,47 @@ test('tool use streamed as partial JSON is run, and the result goes back as a to
 })
 
 test.each([
-  [401, 'auth'],
-  [429, 'rate_limited'],
-  [529, 'provider_unavailable'],
-  [400, 'provider_error'],
-])('HTTP %i is error_type %s, with the provider’s words in details', async (status, errorType) => {
-  fake.scripts.push({ status, body: `{"type":"error","error":{"type":"x","message":"said ${status}"}}` })
+  [401, 'auth', 1],
+  [400, 'provider_error', 1],
+  [429, 'rate_limited', 3],
+  [529, 'provider_unavailable', 3],
+])('HTTP %i is error_type %s, with the provider’s words in details, after %i request(s)', async (status, errorType, requests) => {
+  const before = fake.received.length
+  fake.scripts.push({ status, body: `{"type":"error","error":{"type":"x","message":"said ${status}"}}`, headers: { 'retry-after': '0' }, times: requests })
   expect((await turn('hi')).at(-1)).toMatchObject({ type: 'error', error_type: errorType, details: expect.stringContaining(`said ${status}`) })
+  expect(fake.received.length - before).toBe(requests)
+})
+
+test('529 (overloaded) then 200: the runner asks again and the answer streams', async () => {
+  fake.scripts.push({ status: 529, body: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' }, { text: ['Back', ' again'] })
+  const events = await turn('hi')
+  expect(events.at(-1)).toMatchObject({ type: 'message', text: 'Back again' })
+  const [refused, retried] = fake.received.slice(-2)
+  expect(retried!.body).toEqual(refused!.body)
+})
+
+test('429 then 200 waits the retry-after the provider names', async () => {
+  fake.scripts.push({ status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}', headers: { 'retry-after': '1' } }, { text: ['ok'] })
+  expect((await turn('hi')).at(-1)).toMatchObject({ type: 'message', text: 'ok' })
+  const [refused, retried] = fake.received.slice(-2)
+  // A lower bound only: the retry may come late on a loaded machine, never before the provider said.
+  expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(950)
+})
+
+test('an abort while the runner waits to retry ends the turn at once, and nothing is sent again', async () => {
+  const before = fake.received.length
+  fake.scripts.push({ status: 529, body: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', headers: { 'retry-after': '25' } }, { text: ['too late'] })
+  const started = Date.now()
+  const events = await turn('hi', async (event, conversation) => {
+    if (event.type !== 'conversation') return
+    await until(() => fake.received.length > before, { what: 'the provider to refuse the first request' })
+    await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation } })
+  })
+  expect(events.at(-1)).toMatchObject({ type: 'aborted' })
+  // The wait was 25 s: ending well before it is ending because of the abort.
+  expect(Date.now() - started).toBeLessThan(15_000)
+  expect(fake.received.length - before).toBe(1)
+  fake.scripts.length = 0
 })
 
 test('an error event inside the stream ends the turn with that error', async () => {

@@ -58,16 +58,59 @@ test('a tool call streamed in pieces is run, and its result goes back to the pro
 })
 
 test.each([
-  [401, 'auth', 'refused the credentials', {}],
-  [429, 'rate_limited', 'retry in 7 s', { 'retry-after': '7' }],
-  [503, 'provider_unavailable', 'unavailable', {}],
-  [400, 'provider_error', 'rejected the request', {}],
-])('HTTP %i from the provider reaches the client as error_type %s with the actual error', async (status, errorType, text, headers) => {
-  fake.scripts.push({ status, body: `{"error":{"message":"upstream says ${status}"}}`, headers })
+  [401, 'auth', 'refused the credentials'],
+  [400, 'provider_error', 'rejected the request'],
+])('HTTP %i from the provider is not asked again: error_type %s with the actual error', async (status, errorType, text) => {
+  const before = fake.received.length
+  fake.scripts.push({ status, body: `{"error":{"message":"upstream says ${status}"}}` })
   const last = (await turn('hi')).at(-1)!
   expect(last).toMatchObject({ type: 'error', error_type: errorType })
   expect(last.text).toContain(text)
   expect(last.details).toContain(`upstream says ${status}`)
+  expect(fake.received.length - before).toBe(1)
+})
+
+test('a 503 that lasts through every retry is provider_unavailable, after the first request and two retries', async () => {
+  const before = fake.received.length
+  fake.scripts.push({ status: 503, body: '{"error":{"message":"upstream says 503"}}', headers: { 'retry-after': '0' }, times: 3 })
+  const last = (await turn('hi')).at(-1)!
+  expect(last).toMatchObject({ type: 'error', error_type: 'provider_unavailable', details: expect.stringContaining('upstream says 503') })
+  expect(fake.received.length - before).toBe(3)
+})
+
+test('429 then 200: the turn waits the retry-after the provider names, asks again and answers', async () => {
+  fake.scripts.push({ status: 429, body: '{"error":{"message":"slow down"}}', headers: { 'retry-after': '1' } }, { text: ['Patiently.'] })
+  const events = await turn('hi')
+  expect(events.at(-1)).toMatchObject({ type: 'message', text: 'Patiently.' })
+  const [refused, retried] = fake.received.slice(-2)
+  expect(retried!.body).toEqual(refused!.body)
+  // A lower bound only: the retry may come late on a loaded machine, never before the provider said.
+  expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(950)
+})
+
+test('a rate limit that asks for a longer wait than a person sits through is not retried: the error says when', async () => {
+  const before = fake.received.length
+  fake.scripts.push({ status: 429, body: '{"error":{"message":"upstream says 429"}}', headers: { 'retry-after': '120' } })
+  const last = (await turn('hi')).at(-1)!
+  expect(last).toMatchObject({ type: 'error', error_type: 'rate_limited', details: expect.stringContaining('upstream says 429') })
+  expect(last.text).toContain('retry in 120 s')
+  expect(fake.received.length - before).toBe(1)
+})
+
+test('an abort while the runner waits to retry ends the turn at once, and nothing is sent again', async () => {
+  const before = fake.received.length
+  fake.scripts.push({ status: 429, body: '{"error":{"message":"later"}}', headers: { 'retry-after': '25' } }, { text: ['too late'] })
+  const started = Date.now()
+  const events = await turn('hi', async (event, conversation) => {
+    if (event.type !== 'conversation') return
+    await until(() => fake.received.length > before, { what: 'the provider to refuse the first request' })
+    await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation } })
+  })
+  expect(events.at(-1)).toMatchObject({ type: 'aborted' })
+  // The wait was 25 s: ending well before it is ending because of the abort.
+  expect(Date.now() - started).toBeLessThan(15_000)
+  expect(fake.received.length - before).toBe(1)
+  fake.scripts.length = 0
 })
 
 test('abort mid-stream closes the provider connection within a second and ends the stream with aborted', async () => {

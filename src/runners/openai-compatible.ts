@@ -1,0 +1,114 @@
+/**
+ * A runner for any endpoint that speaks OpenAI's chat completions (OpenAI itself, Moonshot's Kimi, vLLM, Ollama,
+ * llama.cpp, OpenRouter), on OpenAI's own SDK: its stream parsing, typed errors, and retries that honour the
+ * provider's `retry-after`. It is offered through the plugin SDK so every plugin for such a provider shares it.
+ */
+import OpenAI from 'openai'
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
+import type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest } from './contract.ts'
+import { patientFetch, providerFailure } from './provider-failures.ts'
+import { usage, type ProviderSettings } from './provider-settings.ts'
+import { finishAnswer, type PartialToolCall } from './tool-calls.ts'
+
+/** The contract's messages in the chat completions shape. */
+function wireMessages(messages: ChatMessage[]): ChatCompletionMessageParam[] {
+  return messages.map((m): ChatCompletionMessageParam => {
+    if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content }
+    if (m.role === 'assistant' && m.tool_calls?.length) {
+      return {
+        role: 'assistant',
+        content: m.content || null,
+        tool_calls: m.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } })),
+      }
+    }
+    return { role: m.role, content: m.content }
+  })
+}
+
+function wireTools(request: RunnerRequest): ChatCompletionTool[] {
+  return request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }))
+}
+
+/**
+ * The SDK's client for the key the settings hold now (it may change in the vault at any time): made again only
+ * when the key changes. Without a key no Authorization header goes out at all, as local servers expect.
+ */
+function clientFor(settings: ProviderSettings): (key: string | undefined) => OpenAI {
+  let last: { key: string | undefined; client: OpenAI } | undefined
+  return (key) => {
+    if (last && last.key === key) return last.client
+    const client = new OpenAI({
+      baseURL: settings.baseUrl,
+      // The SDK will not start without a key; a keyless server gets none, as the header below is taken away.
+      apiKey: key ?? 'none',
+      ...(key ? {} : { defaultHeaders: { Authorization: null } }),
+      // Named so the SDK never reads them from the platform's environment: a runner's settings say everything.
+      adminAPIKey: null,
+      organization: null,
+      project: null,
+      webhookSecret: null,
+      maxRetries: settings.maxRetries,
+      fetch: patientFetch(),
+      logLevel: 'off',
+    })
+    last = { key, client }
+    return client
+  }
+}
+
+async function* stream(client: OpenAI, settings: ProviderSettings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
+  let started = false
+  // Tool calls arrive in pieces, by index: the name once, the arguments as fragments of JSON.
+  const calls = new Map<number, PartialToolCall>()
+  try {
+    const chunks = await client.chat.completions.create(
+      {
+        model: request.model.api_id,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: wireMessages(request.messages),
+        ...(request.tools.length ? { tools: wireTools(request) } : {}),
+      },
+      { signal: request.signal },
+    )
+    started = true
+    for await (const chunk of chunks) {
+      const delta = chunk.choices[0]?.delta
+      if (delta?.content) yield { type: 'text', text: delta.content }
+      for (const part of delta?.tool_calls ?? []) {
+        const call = calls.get(part.index) ?? { id: '', name: '', json: '' }
+        call.id ||= part.id ?? ''
+        call.name ||= part.function?.name ?? ''
+        call.json += part.function?.arguments ?? ''
+        calls.set(part.index, call)
+      }
+      if (chunk.usage) yield usage(settings.prices, request.model.api_id, chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+    }
+  } catch (error) {
+    yield* providerFailure(OpenAI, error, request.signal, started)
+    return
+  }
+  if (request.signal.aborted) return
+  yield* finishAnswer(calls)
+}
+
+/** GET {base}/models: the provider's catalogue, ids as they are used on the wire. */
+async function catalogue(client: OpenAI, signal: AbortSignal): Promise<ModelEntry[]> {
+  const models: ModelEntry[] = []
+  for await (const model of client.models.list({ signal })) models.push({ id: model.id, name: model.id, api_id: model.id })
+  return models
+}
+
+/** A runner for an OpenAI-compatible endpoint, offered to agents under `name`. */
+export function openAICompatibleRunner(name: string, settings: ProviderSettings): Runner {
+  const client = clientFor(settings)
+  return {
+    name,
+    models: () => settings.models,
+    catalogue: async (signal) => catalogue(client(await settings.apiKey()), signal),
+    auth: { method: 'api_key', configured: async () => Boolean(await settings.apiKey()) },
+    stream: async function* (request) {
+      yield* stream(client(await settings.apiKey()), settings, request)
+    },
+  }
+}

@@ -1,0 +1,70 @@
+import type { ModelEntry, RunnerEvent } from './contract.ts'
+
+/** Parses a `models` setting: comma-separated `id` or `id:api_id`. */
+export function modelList(text: string): ModelEntry[] {
+  return text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [id = '', apiId] = entry.split(':')
+      return { id, name: id, api_id: apiId || id }
+    })
+}
+
+export type Prices = Map<string, { input: number; output: number }>
+
+/** What every provider runner reads from its settings. */
+export interface ProviderSettings {
+  baseUrl: string
+  /** The key: the setting when there is one (deployment configuration wins), else the one kept in the vault. */
+  apiKey: () => Promise<string | undefined>
+  models: ModelEntry[]
+  prices: Prices
+  /** How many times a request the provider answered 408, 409, 429 or 5xx is sent again (its SDK waits between). */
+  maxRetries: number
+}
+
+/** Sent again at most this many times unless `max_retries` says otherwise: the SDKs' own default. */
+const DEFAULT_RETRIES = 2
+
+/**
+ * Reads base_url, api_key, models (id or id:api_id, comma-separated), prices (api_id=in/out per million) and
+ * max_retries (0 to 10).
+ */
+export function readProviderSettings(
+  raw: Readonly<Record<string, string>>,
+  defaults: { baseUrl: string; models: string },
+  vaultKey: () => Promise<string | undefined>,
+): ProviderSettings {
+  const maxRetries = Number(raw.max_retries ?? DEFAULT_RETRIES)
+  if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > 10) throw new Error(`max_retries: "${raw.max_retries}" is not a whole number from 0 to 10`)
+  return {
+    baseUrl: (raw.base_url ?? defaults.baseUrl).replace(/\/$/, ''),
+    apiKey: async () => raw.api_key ?? (await vaultKey()),
+    models: modelList(raw.models ?? defaults.models),
+    prices: priceList(raw.prices ?? ''),
+    maxRetries,
+  }
+}
+
+/** Parses a `prices` setting: comma-separated `api_id=input/output`, US$ per million tokens. */
+export function priceList(text: string): Prices {
+  return new Map(
+    text
+      .split(',')
+      .filter((entry) => entry.trim())
+      .map((entry) => {
+        const [apiId = '', pair = ''] = entry.trim().split('=')
+        const [input, output] = pair.split('/').map(Number)
+        if (!apiId || !Number.isFinite(input) || !Number.isFinite(output)) throw new Error(`prices: "${entry}" is not api_id=input/output`)
+        return [apiId, { input: input!, output: output! }] as const
+      }),
+  )
+}
+
+/** A usage event, priced by the model's api_id when a price is known. */
+export function usage(prices: Prices, apiId: string, input: number, output: number): RunnerEvent {
+  const price = prices.get(apiId)
+  return { type: 'usage', input_tokens: input, output_tokens: output, cost_usd: price ? (input * price.input + output * price.output) / 1e6 : 0 }
+}
