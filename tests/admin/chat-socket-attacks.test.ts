@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { FRAME_RATE } from '../../src/admin/chat/frame-budget.ts'
-import { echoAgent, useChatPlatform, type Frame } from '../helpers/web-chat.ts'
+import { echoAgent, heardSoFar, useChatPlatform, type Frame } from '../helpers/web-chat.ts'
 
 /*
  * A member attacks the web chat through their own, valid socket: frames that name conversations they are not part
@@ -38,8 +38,8 @@ describe('frames naming a conversation that is not the sender’s', () => {
     await socket.next((f) => socket.frames.filter(kind('error')).length >= 5 && f.type === 'error', 'five refusals')
     for (const error of socket.frames.filter(kind('error'))) expect(error).toMatchObject({ conversation_id: id, error_type: 'not_found' })
 
-    await Bun.sleep(200)
-    expect(watcher.frames.filter((f) => f.type !== 'history')).toEqual([])
+    const before = await heardSoFar(p(), watcher, id)
+    expect(watcher.frames.slice(0, before).filter((f) => f.type !== 'history')).toEqual([])
     const messages = await p().call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${id}`, { as: victim })
     expect(messages.body.data).toEqual([])
     const conversation = await p().call('GET', `/api/v1/WebchatConversation/${id}`, { as: victim })
@@ -88,7 +88,7 @@ describe('frames past what a socket may send', () => {
     expect(limited.length).toBeGreaterThanOrEqual(1)
     expect(limited.length).toBeLessThanOrEqual(3)
     // What got through is bounded by the rate's burst, not by what was sent.
-    await Bun.sleep(300)
+    await heardSoFar(p(), watcher, id)
     const typed = watcher.frames.filter(kind('user_typing')).length
     expect(typed).toBeGreaterThan(0)
     expect(typed).toBeLessThanOrEqual(FRAME_RATE.burst)

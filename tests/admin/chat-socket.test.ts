@@ -74,8 +74,10 @@ describe('after the handshake', () => {
     await clients[0]!.closed
     const again = p().socket(a.cookie)
     await again.opened
-    await Bun.sleep(100)
-    expect(again.frames.some((f) => f.type === 'error')).toBe(false)
+    // A barrier: a frame the server cannot read is answered on this socket after anything its opening said.
+    again.send({ type: 'nonsense' })
+    await again.next((f) => f.type === 'error' && f.error_type === 'bad_request', 'the answer to a frame after the opening')
+    expect(again.frames.filter((f) => f.type === 'error').map((f) => f.error_type)).toEqual(['bad_request'])
     for (const c of clients) c.close()
     again.close()
   })
@@ -155,9 +157,11 @@ describe('the stop button', () => {
     client.send({ type: 'stop', conversation_id: id })
     const aborted = await client.next(kind('aborted'), 'the aborted frame')
     const seen = client.frames.length
-    await Bun.sleep(400)
-    // The runner stopped: nothing streams after the abort.
-    expect(client.frames.slice(seen).filter(kind('stream'))).toEqual([])
+    // The runner stopped: nothing streams after the abort, up to the next message (which could not start while the
+    // stopped turn still ran: one turn at a time per conversation).
+    client.send({ type: 'message', conversation_id: id, text: 'after the stop' })
+    const next = await client.next((f) => f.type === 'user_message' && f.text === 'after the stop', 'the next message', seen)
+    expect(client.frames.slice(seen, client.frames.indexOf(next)).filter(kind('stream'))).toEqual([])
     const stored = await p().call('GET', `/api/v1/WebchatMessage/${aborted.message_id}`, { as: a })
     expect(stored.body.status).toBe('aborted')
     expect(stored.body.text.startsWith('Echo: alpha')).toBe(true)
@@ -182,9 +186,10 @@ describe('a shared conversation', () => {
     const heard = await sb.next(kind('user_message'), 'A’s message at B')
     expect(heard).toMatchObject({ text: 'just between us', sender: a.userId, conversation_id: id })
     expect(heard.display_name).toBe(a.username)
-    await Bun.sleep(300)
-    expect(sb.frames.some(kind('typing'))).toBe(false)
     sa.send({ type: 'message', conversation_id: id, text: `@${agent.name} please answer` })
+    const mention = await sb.next((f) => f.type === 'user_message' && f.text === `@${agent.name} please answer`, 'the mention at B')
+    // Up to the mention, the agent did not so much as start to answer.
+    expect(sb.frames.slice(0, sb.frames.indexOf(mention)).some(kind('typing'))).toBe(false)
     const answer = await sb.next(kind('message'), 'the agent’s answer at B')
     expect(answer.text).toBe(`Echo: @${agent.name} please answer`)
     await sa.next(kind('message'), 'the agent’s answer at A')
@@ -196,8 +201,10 @@ describe('a shared conversation', () => {
     await Promise.all([sa.opened, sb.opened])
     sa.send({ type: 'user_typing', conversation_id: id })
     expect(await sb.next(kind('user_typing'), 'A typing at B')).toMatchObject({ sender: a.userId, display_name: a.username })
-    await Bun.sleep(200)
-    expect(sa.frames.some(kind('user_typing'))).toBe(false)
+    // A barrier: B types after A; had A heard their own typing, it would have come first.
+    sb.send({ type: 'user_typing', conversation_id: id })
+    await sa.next((f) => f.type === 'user_typing' && f.sender === b.userId, 'B typing at A')
+    expect(sa.frames.filter(kind('user_typing')).map((f) => f.sender)).toEqual([b.userId])
   })
 
   test('B, on another page, gets an unread notice and the list counts it', async () => {
@@ -245,8 +252,10 @@ describe('resuming', () => {
     const text = assembled(first, second)
     expect(text).toBe('Echo: one two three four five six seven eight')
     expect(final.text).toBe(text)
-    await Bun.sleep(200)
-    expect(second.frames.filter(kind('message'))).toHaveLength(1)
+    // A barrier: the next answer comes after anything more of the first.
+    second.send({ type: 'message', conversation_id: id, text: 'and now?' })
+    await second.next((f) => f.type === 'message' && f.text === 'Echo: and now?', 'the next answer')
+    expect(second.frames.filter(kind('message')).map((f) => f.text)).toEqual([text, 'Echo: and now?'])
   })
 
   test('the answer so far goes to the socket that came back, not to everyone again', async () => {

@@ -240,21 +240,35 @@ describe('the document size limit (SWITCHBOARD_DOCUMENT_MAX_BYTES)', () => {
 describe('one member flooding the uploads', () => {
   const p = usePlatform()
 
-  /** An upload whose body arrives only when `finish` is called: it holds its place from the first byte. */
+  /**
+   * An upload whose body arrives only when `finish` is called: it holds its place from the first byte. `reading`
+   * settles once the server has asked for that first byte, which it does only after taking the upload's slot.
+   */
   function stalledUpload(as: Principal, conversationId: string) {
     const boundary = `stall${crypto.randomUUID()}`
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="conversation_id"\r\n\r\n${conversationId}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\nContent-Type: text/plain\r\n\r\nslowly`
     const release = Promise.withResolvers<void>()
-    const body = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        controller.enqueue(text(head))
-        await release.promise
-        controller.enqueue(text(` arriving\r\n--${boundary}--\r\n`))
-        controller.close()
+    const reading = Promise.withResolvers<void>()
+    let started = false
+    // No high-water mark: the stream is pulled only when the server reads, never ahead of it.
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          if (!started) {
+            started = true
+            controller.enqueue(text(head))
+            reading.resolve()
+            return
+          }
+          await release.promise
+          controller.enqueue(text(` arriving\r\n--${boundary}--\r\n`))
+          controller.close()
+        },
       },
-    })
+      { highWaterMark: 0 },
+    )
     const reply = p().call('POST', UPLOAD, { as, body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } })
-    return { reply, finish: () => release.resolve() }
+    return { reply, reading: reading.promise, finish: () => release.resolve() }
   }
 
   test('past their share the flooder is refused (429, Retry-After) and another company’s upload goes in at once', async () => {
@@ -262,7 +276,7 @@ describe('one member flooding the uploads', () => {
     const theirs = await conversationOf(p(), flooder)
     const stalled = [stalledUpload(flooder, theirs), stalledUpload(flooder, theirs)]
     try {
-      await Bun.sleep(50)
+      await Promise.all(stalled.map((upload) => upload.reading))
       const refused = expectProblem(await upload(p(), theirs, new File([text('one more')], 'more.txt'), flooder), 429, 'rate_limited')
       expect(refused.detail).toContain('You have as many documents on their way in')
       expect(Number((await upload(p(), theirs, new File([text('again')], 'again.txt'), flooder)).headers.get('retry-after'))).toBeGreaterThan(0)

@@ -36,6 +36,18 @@ const textTo = (chat: string, agent = agentId) =>
     .map((s) => s.text)
     .join(' ')
 
+/**
+ * A barrier for checks that something was *not* sent: a thread's inbox and outbox rows go one after the other, in
+ * order, so once a later message in the same chat is answered, whatever the earlier ones would send has been sent.
+ * Answers the barrier's own echo, to leave out of what is compared. (The sender must be one the agent answers.)
+ */
+async function barrier(chat: string, from = '1001'): Promise<string> {
+  const text = `barrier ${serial++}`
+  await deliver(message({ from, chat, text }))
+  await until(() => sentTo(chat).some((s) => s.text === `Echo: ${text}`), { what: `the barrier message in ${chat} to be answered` })
+  return `Echo: ${text}`
+}
+
 async function makeAgent(name: string, channel: Record<string, unknown> = {}) {
   const reply = await platformOf().call('POST', '/api/v1/AgentConfigRecord', {
     json: { name, runner: 'echo', model: 'echo-1', channels: { telegram: { bot_token_secret: 'loop/secret', ...channel } } },
@@ -116,8 +128,8 @@ describe('a delivery', () => {
     await until(() => sentTo('c-replay').length === 1, { what: 'the answer' })
     // A third copy while the first was answered: still one answer, one stored user message.
     expect((await deliver(once)).body).toEqual({ fresh: false })
-    await Bun.sleep(200)
-    expect(sentTo('c-replay')).toHaveLength(1)
+    const after = await barrier('c-replay')
+    expect(sentTo('c-replay').map((s) => s.text)).toEqual(['Echo: only once', after])
     const rows = await platformOf().store.db.selectFrom('channel_inbox').select('status').where('delivery_id', '=', once.deliveryId).execute()
     expect(rows).toEqual([{ status: 'done' }])
   })
@@ -128,8 +140,8 @@ describe('a delivery', () => {
     expectProblem(await platformOf().call('POST', `/channels/loopback/${agentId}`, { json: forged, as: null }), 401, 'unauthorized')
     const kept = await platformOf().store.db.selectFrom('channel_inbox').select('id').where('delivery_id', '=', forged.deliveryId).execute()
     expect(kept).toEqual([])
-    await Bun.sleep(100)
-    expect(sentTo('c-forged')).toEqual([])
+    const after = await barrier('c-forged')
+    expect(sentTo('c-forged').map((s) => s.text)).toEqual([after])
   })
 
   test('to an agent that is disabled, unknown, or has the channel off finds no channel', async () => {
@@ -175,8 +187,8 @@ describe('a stranger', () => {
       async () => (await platformOf().store.db.selectFrom('channel_status').select('last_error').where('agent_id', '=', agentId).executeTakeFirst())?.last_error?.includes('not authenticated'),
       { what: 'the error to be recorded' },
     )
-    await Bun.sleep(100)
-    expect(sentTo('c-unverified')).toEqual([])
+    const after = await barrier('c-unverified')
+    expect(sentTo('c-unverified').map((s) => s.text)).toEqual([after])
   })
 
   test('links their account with a code from /me, then speaks as that person', async () => {
@@ -227,9 +239,9 @@ describe('a reply', () => {
     loop().failures.set('c-outage', ['retry', 'retry'])
     await deliver(message({ chat: 'c-outage', text: 'through the outage' }))
     await until(() => sentTo('c-outage').length > 0, { what: 'the answer after two failures' })
-    await Bun.sleep(150)
-    expect(sentTo('c-outage').map((s) => s.text)).toEqual(['Echo: through the outage'])
-    const row = await platformOf().store.db.selectFrom('channel_outbox').select(['status', 'attempts']).where('thread_key', '=', 'c-outage').executeTakeFirstOrThrow()
+    const after = await barrier('c-outage')
+    expect(sentTo('c-outage').map((s) => s.text)).toEqual(['Echo: through the outage', after])
+    const row = await platformOf().store.db.selectFrom('channel_outbox').select(['status', 'attempts']).where('thread_key', '=', 'c-outage').orderBy('created_at').executeTakeFirstOrThrow()
     expect(row).toEqual({ status: 'sent', attempts: 3 })
   })
 
@@ -280,8 +292,8 @@ describe('a reply', () => {
     await platformOf().services.events.publish('chat.event', { conversation_id: thread.conversation_id, event })
     await platformOf().services.events.publish('chat.event', { conversation_id: thread.conversation_id, event })
     await until(() => sentTo('c-later').length === 2, { what: 'the later message' })
-    await Bun.sleep(100)
-    expect(sentTo('c-later').map((s) => s.text)).toEqual(['Echo: start', 'The task is done.'])
+    const after = await barrier('c-later')
+    expect(sentTo('c-later').map((s) => s.text)).toEqual(['Echo: start', 'The task is done.', after])
   })
 })
 
@@ -371,7 +383,9 @@ describe('link codes guessed from a platform', () => {
     await tryCode('6006', body.code)
     await tryCode('6006', 'AAAAA-11111')
     await until(() => answered('6006').includes('Too many'), { what: 'the limit named' })
-    await Bun.sleep(100)
+    // The barrier: a plain message after the codes, answered in order with the stranger's invitation.
+    await deliver(message({ from: '6006', chat: 'c-guess-6006', text: 'hello?' }))
+    await until(() => answered('6006').includes('does not know this'), { what: 'the answer to a message after the codes' })
     expect(answered('6006').split('Too many').length - 1).toBe(1)
     expect(answered('6006')).not.toContain('Linked')
     // The code was never tried, so it still works for its owner from another account.

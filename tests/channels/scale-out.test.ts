@@ -56,17 +56,22 @@ else
         expect((await deliver(a!, update)).status).toBe(200)
         expect((await deliver(b!, update)).status).toBe(200)
         await until(() => telegram.sent(TOKEN, 555001).length > 0, { what: 'the answer', timeoutMs: 15_000 })
-        // Long enough for a second answer to have gone out, had either process started one.
-        await Bun.sleep(1_000)
-        expect(telegram.sent(TOKEN, 555001).map((m) => m.text)).toEqual(['Echo: once, please'])
+        // A barrier: the chat's messages are answered one after the other, in order, whichever process takes them,
+        // so once a later message is answered, a second answer to the first would have gone out before it.
+        const barrier = async (text: string) => {
+          expect((await deliver(a!, JSON.stringify(telegram.update({ text, from: { id: 555001 } })))).status).toBe(200)
+          await until(() => telegram.sent(TOKEN, 555001).some((m) => m.text === `Echo: ${text}`), { what: `the answer to "${text}"`, timeoutMs: 15_000 })
+        }
+        await barrier('first barrier')
+        expect(telegram.sent(TOKEN, 555001).map((m) => m.text)).toEqual(['Echo: once, please', 'Echo: first barrier'])
 
         // The next reply fails twice at the platform: whichever processes retry it, it goes out once.
         telegram.failNext(2, 502)
         const second = JSON.stringify(telegram.update({ text: 'through an outage', from: { id: 555001 } }))
         await Promise.all([deliver(a!, second), deliver(b!, second)])
-        await until(() => telegram.sent(TOKEN, 555001).length > 1, { what: 'the answer after two failures', timeoutMs: 15_000 })
-        await Bun.sleep(1_000)
-        expect(telegram.sent(TOKEN, 555001).map((m) => m.text)).toEqual(['Echo: once, please', 'Echo: through an outage'])
+        await until(() => telegram.sent(TOKEN, 555001).length > 2, { what: 'the answer after two failures', timeoutMs: 15_000 })
+        await barrier('second barrier')
+        expect(telegram.sent(TOKEN, 555001).map((m) => m.text)).toEqual(['Echo: once, please', 'Echo: first barrier', 'Echo: through an outage', 'Echo: second barrier'])
         const tries = telegram.calls.filter((call) => call.method === 'sendMessage' && call.params.text === 'Echo: through an outage')
         expect(tries.map((call) => call.status)).toEqual([502, 502, 200])
       } catch (error) {

@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { loadConfig } from '../../src/config.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { createPlatform } from '../../src/platform.ts'
-import { freshStore } from '../helpers/database.ts'
+import { ADMIN_PASSWORD, startTestPlatform } from '../helpers/platform.ts'
 
 // Debian's Chromium, never a downloaded browser. .ci/run installs it; elsewhere these tests skip, saying so.
 const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`Browser tests skipped: ${CHROMIUM} is not installed (apt-get install -y chromium).`)
 
-const PASSWORD = 'browser-test-password'
+const PASSWORD = ADMIN_PASSWORD
 let browser: Browser
 let page: Page
 let console_: string
@@ -32,19 +29,12 @@ function listen() {
 beforeAll(async () => {
   if (!hasChromium) return
   const [apiListener, adminListener] = [listen(), listen()]
-  const config = loadConfig({
-    SWITCHBOARD_API_PORT: String(apiListener.server.port),
-    SWITCHBOARD_ADMIN_PORT: String(adminListener.server.port),
-    SWITCHBOARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'switchboard-browser-')),
-    SWITCHBOARD_ADMIN_PASSWORD: PASSWORD,
-  })
-  const store = await freshStore()
-  const { api, admin } = await createPlatform(config, store, silentLogger)
-  apiListener.serve(api.fetch)
-  adminListener.serve(admin.fetch)
+  const p = await startTestPlatform({ SWITCHBOARD_API_PORT: String(apiListener.server.port), SWITCHBOARD_ADMIN_PORT: String(adminListener.server.port) })
+  apiListener.serve(p.api.fetch)
+  adminListener.serve(p.admin.fetch)
   const servers = [apiListener.server, adminListener.server]
-  console_ = config.adminBaseUrl
-  apiBase = config.baseUrl
+  console_ = p.services.config.adminBaseUrl
+  apiBase = p.services.config.baseUrl
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -62,7 +52,7 @@ beforeAll(async () => {
   stop = async () => {
     await browser.close()
     for (const server of servers) server.stop(true)
-    await store.close()
+    await p.close()
   }
 })
 afterAll(() => stop?.())

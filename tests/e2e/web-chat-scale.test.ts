@@ -59,10 +59,13 @@ clusterTest('A on one process and B on the other: messages, typing, unread and t
     expect(atA.text).toBe(`Echo: @${name} answer us both`)
     const atB = await sb.next(kind('message'), 'the answer at B')
     expect(atB.message_id).toBe(atA.message_id)
-    // Everything arrives once: one answer on each socket.
-    await Bun.sleep(300)
-    expect(sa.frames.filter(kind('message'))).toHaveLength(1)
-    expect(sb.frames.filter(kind('message'))).toHaveLength(1)
+    // Everything arrives once: up to the next answer (a conversation's events keep their order on every process),
+    // one answer on each socket.
+    sa.send({ type: 'message', conversation_id: id, text: `@${name} once more` })
+    for (const [socket, who] of [[sa, 'A'], [sb, 'B']] as const) {
+      await socket.next((f) => f.type === 'message' && f.text === `Echo: @${name} once more`, `the next answer at ${who}`)
+      expect(socket.frames.filter(kind('message')).map((f) => f.text)).toEqual([`Echo: @${name} answer us both`, `Echo: @${name} once more`])
+    }
   } finally {
     for (const s of [sa, sb, bElsewhere]) s.close()
   }

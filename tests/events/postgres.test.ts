@@ -52,8 +52,14 @@ it('an event published in one process reaches the other, marked as from elsewher
     expect(inA).toEqual([['from-a', 'here']])
     await until(() => inB.length === 1, { what: 'process B to hear the event' })
     expect(inB).toEqual([['from-a', 'elsewhere']])
-    await Bun.sleep(50)
-    expect(inA).toHaveLength(1)
+    // A barrier: notifications reach a listener in the order they were sent, so had A's own event come back to it,
+    // it would be heard before B's next one.
+    await b.bus.publish('turn.abort', { conversation_id: 'from-b' })
+    await until(() => inA.length > 1, { what: 'process A to hear B’s event' })
+    expect(inA).toEqual([
+      ['from-a', 'here'],
+      ['from-b', 'elsewhere'],
+    ])
   } finally {
     stopA()
     stopB()

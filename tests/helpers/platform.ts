@@ -59,9 +59,13 @@ if (!HAS_BWRAP) console.warn('bubblewrap (bwrap) is not installed: stdio MCP ser
 let serial = 0
 const unique = () => `${Date.now().toString(36)}${(serial++).toString(36)}`
 
-export async function startTestPlatform(env: Record<string, string> = {}, clock: Clock = systemClock): Promise<TestPlatform> {
+/**
+ * A platform on a fresh database of its own, or on `store` (two platforms on one PostgreSQL database, as two
+ * processes behind a balancer are); either way the platform closes its store when it closes.
+ */
+export async function startTestPlatform(env: Record<string, string> = {}, clock: Clock = systemClock, given?: Store): Promise<TestPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-test-'))
-  const store = await freshStore()
+  const store = given ?? (await freshStore())
   // Suites fire requests far faster than people do; the throttle suite sets its own, tight rate.
   const rate = { SWITCHBOARD_API_RATE_BURST: '100000', SWITCHBOARD_API_RATE_PER_SECOND: '100000' }
   const sandbox = HAS_BWRAP ? {} : { SWITCHBOARD_MCP_SANDBOX: 'none' }

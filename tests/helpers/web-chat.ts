@@ -66,6 +66,18 @@ export async function signIn(adminUrl: string, username: string, password: strin
 }
 
 /**
+ * For checks that a socket was *not* told something, instead of sleeping: publishes a notice on the conversation's
+ * feed after everything published there so far and waits until `client` hears it. Answers how many frames came
+ * before the notice, which are then all the frames the earlier events made.
+ */
+export async function heardSoFar(p: TestPlatform, client: ChatClient, conversationId: string): Promise<number> {
+  const text = `barrier ${crypto.randomUUID()}`
+  await p.services.events.publish('chat.event', { conversation_id: conversationId, event: { type: 'notice', text } })
+  const frame = await client.next((f) => f.type === 'notice' && f.text === text, 'the barrier notice')
+  return client.frames.indexOf(frame)
+}
+
+/**
  * The answer as the page's script keeps it from the `stream` frames of one socket after another: each piece placed
  * at its offset, a piece already held changing nothing.
  */

@@ -1,15 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { TOKEN_PREFIX } from '../../src/auth/authenticator.ts'
-import { hashSecret, newSecret } from '../../src/auth/secrets.ts'
-import { loadConfig } from '../../src/config.ts'
-import { openPostgres, type Store } from '../../src/db/connect.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { createPlatform, type Platform } from '../../src/platform.ts'
+import { openPostgres } from '../../src/db/connect.ts'
+import { systemClock } from '../../src/clock.ts'
 import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
 import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
 
@@ -18,55 +13,26 @@ import { until } from '../helpers/until.ts'
 const fixtures = join(import.meta.dir, '..', 'fixtures', 'plugins')
 const startups = ((globalThis as Record<string, unknown>).pluginStartups ??= []) as string[]
 
-interface Member {
-  platform: Platform
-  store: Store
-  dataDir: string
-}
-
 let database: Awaited<ReturnType<typeof createPostgresDatabase>>
-let one: Member
-let two: Member
-let token: string
+let one: TestPlatform
+let two: TestPlatform
 
-async function start(url: string): Promise<Member> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-plugins-'))
-  const store = openPostgres(url, 4)
-  const config = loadConfig({
-    SWITCHBOARD_DATA_DIR: dataDir,
-    SWITCHBOARD_ADMIN_PASSWORD: 'admin-password-for-tests',
-    // Both must open the same vault.
-    SWITCHBOARD_MASTER_KEY: 'a'.repeat(64),
-    SWITCHBOARD_MCP_SANDBOX: 'none',
-    SWITCHBOARD_PLUGIN_PATHS: join(fixtures, 'good'),
-  })
-  return { platform: await createPlatform(config, store, silentLogger), store, dataDir }
+/** One of the two: its own pool on the shared database, the same vault key as the other. */
+function start(url: string): Promise<TestPlatform> {
+  const env = { SWITCHBOARD_MASTER_KEY: 'a'.repeat(64), SWITCHBOARD_PLUGIN_PATHS: join(fixtures, 'good') }
+  return startTestPlatform(env, systemClock, openPostgres(url, 4))
 }
 
-async function call(member: Member, method: string, path: string) {
-  const response = await member.platform.api.request(path, { method, headers: { authorization: `Bearer ${token}` } }, { requestIP: () => ({ address: '192.0.2.1' }) })
-  return { status: response.status, headers: response.headers, body: await response.json().catch(() => undefined) }
-}
+const call = (platform: TestPlatform, method: string, path: string) => platform.call(method, path)
 
 if (TEST_DATABASE_URL) {
   beforeAll(async () => {
     database = await createPostgresDatabase()
     one = await start(database.url)
     two = await start(database.url)
-    const admin = await one.store.db.selectFrom('users').select('id').where('is_superadmin', '=', true).executeTakeFirstOrThrow()
-    token = newSecret(TOKEN_PREFIX)
-    await one.store.db
-      .insertInto('api_tokens')
-      .values({ id: Bun.randomUUIDv7(), user_id: admin.id, name: 'tests', token_hash: hashSecret(token), prefix: token.slice(0, 10), expires_at: null, last_used_at: null })
-      .execute()
   })
   afterAll(async () => {
-    for (const member of [one, two]) {
-      if (!member) continue
-      await member.platform.close()
-      await member.store.close()
-      rmSync(member.dataDir, { recursive: true, force: true })
-    }
+    for (const platform of [one, two]) await platform?.close()
     await database?.drop()
   })
 }

@@ -228,7 +228,16 @@ describe('who may talk', () => {
       { what: 'both messages to be handled' },
     )
     const told = await until(() => (texts(STRANGER).length >= 1 ? texts(STRANGER) : undefined), { what: 'the invitation' })
-    await Bun.sleep(100)
+    // Both messages are handled, so whatever they would send is queued: once nothing of the thread is left to
+    // send, what went out is all there is.
+    const outbox = await until(
+      async () => {
+        const rows = await p.store.db.selectFrom('channel_outbox').select('status').where('thread_key', '=', String(STRANGER)).execute()
+        return rows.every((row) => row.status !== 'pending') && rows
+      },
+      { what: 'the stranger’s thread to have nothing left to send' },
+    )
+    expect(outbox).toHaveLength(1)
     expect(texts(STRANGER)).toHaveLength(1)
     expect(told[0]).toContain('/link')
     expect(told[0]).toContain('/me/channels')
