@@ -12,7 +12,7 @@ import { PAGE_POLICY, securityHeaders } from '../http/security-headers.ts'
 import type { Services } from '../services.ts'
 import type { ApiClient } from './api-client.ts'
 import { Layout, type PageAssets } from './components/layout.tsx'
-import type { AdminEnv, Me } from './context.ts'
+import type { AdminEnv } from './context.ts'
 import { LoginPage } from './pages/login.tsx'
 import { ResetPasswordPage } from './pages/reset-password.tsx'
 import { Overview } from './pages/overview.tsx'
@@ -83,8 +83,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
 
   // Every other page needs a session: without one, to the sign-in page and back here afterwards.
   app.use(async (c, next) => {
-    const me = await api.call<Me>(c, 'GET', '/api/me')
-    if (me.status === 401) {
+    const me = await api.as(c).GET('/api/me')
+    if (me.response.status === 401) {
       const back = `/login?${new URLSearchParams({ post_login_redirect: `${c.req.path}${new URL(c.req.url).search}` })}`
       if (c.req.header('hx-request') === 'true') {
         c.header('HX-Redirect', back)
@@ -92,16 +92,17 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
       }
       return c.redirect(back, 303)
     }
-    if (me.status !== 200) throw new Error(`GET /api/me answered ${me.status}`)
-    c.set('me', me.body)
+    if (!me.data) throw new Error(`GET /api/me answered ${me.response.status}`)
+    c.set('me', me.data)
     await next()
   })
 
   app.get('/', async (c) => {
     const counts = await Promise.all(
       [...services.models.keys()].map(async (model) => {
-        const { status, body } = await api.call<{ count?: number }>(c, 'GET', `/api/v1/${model}?limit=1&select=id&count=exact`)
-        return { model, count: status === 200 ? body.count : undefined }
+        const { status, body } = await api.call(c, 'GET', `/api/v1/${model}?limit=1&select=id&count=exact`)
+        const count = status === 200 && typeof body === 'object' && body !== null && 'count' in body && typeof body.count === 'number' ? body.count : undefined
+        return { model, count }
       }),
     )
     return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} pages={CONSOLE_PAGES} />, { title: 'Overview' })

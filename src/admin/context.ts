@@ -1,9 +1,7 @@
+import type { Answer } from './api-client.ts'
 /** The signed-in user, as GET /api/me describes them. */
-export interface Me {
-  user: { id: string; username: string; email: string; display_name: string; is_superadmin: boolean }
-  company_id: string | null
-  role: 'owner' | 'admin' | 'member' | null
-}
+/** Who is signed in, as GET /api/me says: read once per request, before any page. */
+export type Me = Answer<'get', '/api/me'>
 
 export interface AdminEnv {
   Variables: {

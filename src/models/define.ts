@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { getOpenApiMetadata } from '@asteasolutions/zod-to-openapi'
 import type { AliasableExpression, ExpressionBuilder } from 'kysely'
 import type { Actor, Role } from '../auth/actor.ts'
 import type { TenantScope } from '../db/scoped.ts'
@@ -110,6 +111,21 @@ export interface Model<T extends TableName = any> extends ModelSpec<T> {
 const id = z.uuid().openapi({ example: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e' })
 const timestamp = z.iso.datetime({ offset: true }).openapi({ example: '2026-11-21T09:30:00.000Z' })
 
+/**
+ * The fields as a stored record has them: a field with a default is left out of a create, never of a record, so
+ * the document marks it required in records (typed clients then need no fallback), with its description kept.
+ */
+function present(fields: z.ZodRawShape): z.ZodRawShape {
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, field]) => {
+      if (!(field instanceof z.ZodDefault)) return [name, field]
+      const inner = field.removeDefault() as z.ZodType
+      const metadata = getOpenApiMetadata(field)
+      return [name, Object.keys(metadata).length > 0 ? inner.openapi(metadata) : inner]
+    }),
+  )
+}
+
 export function defineModel<T extends TableName>(spec: ModelSpec<T>): Model<T> {
   const writeOnly = new Set(spec.writeOnly ?? [])
   const readable = Object.fromEntries(Object.entries(spec.fields).filter(([name]) => !writeOnly.has(name)))
@@ -117,7 +133,7 @@ export function defineModel<T extends TableName>(spec: ModelSpec<T>): Model<T> {
   const computedShape = Object.fromEntries(Object.entries(spec.computed ?? {}).map(([k, v]) => [k, v.schema]))
 
   const record = z
-    .object({ id, ...tenant, ...readable, ...spec.readAs, ...spec.readOnly, ...computedShape, created_at: timestamp, updated_at: timestamp })
+    .object({ id, ...tenant, ...present(readable), ...spec.readAs, ...spec.readOnly, ...computedShape, created_at: timestamp, updated_at: timestamp })
     .openapi(spec.name, { description: spec.description })
   const refine = spec.refine
   const create = z

@@ -185,6 +185,7 @@ describe('the agent page', () => {
             reachable: false,
             reachable_detail: 'Slack says: url_verification failed.',
             last_delivery_at: null,
+            last_seen_at: null,
             last_error: null,
             last_error_at: null,
             pending_replies: 0,

@@ -199,9 +199,12 @@ test('the edit page offers no password: the console never sets someone’s passw
   expect(await hash()).toBe(before)
 })
 
+/** The path a call to the api app asked for: typed calls hand it a Request, calls by a run-time path a string. */
+const pathOf = (input: string | URL | Request) => (input instanceof Request ? new URL(input.url).pathname : String(input))
+
 test('a record id that is not a UUID answers 404 and never reaches another model', async () => {
   const requested: string[] = []
-  const spy = { request: (...args: Parameters<typeof p.api.request>) => (requested.push(String(args[0])), p.api.request(...args)) }
+  const spy = { request: (...args: Parameters<typeof p.api.request>) => (requested.push(pathOf(args[0])), p.api.request(...args)) }
   const client = createApiClient(spy)
   const console_ = createAdminApp(p.services, client, [], createWebChat(p.services, client))
   const company = await p.call('GET', `/api/v1/Company/${p.root.companyId}`)
@@ -225,7 +228,7 @@ test('a record id that is not a UUID answers 404 and never reaches another model
 test('an API answer that is not JSON is shown as a failure, not a 500', async () => {
   const html = {
     request: (...args: Parameters<typeof p.api.request>) =>
-      String(args[0]).startsWith('/api/v1/User/') ? new Response('<html>upstream down</html>', { status: 502, headers: { 'content-type': 'text/html' } }) : p.api.request(...args),
+      pathOf(args[0]).startsWith('/api/v1/User/') ? new Response('<html>upstream down</html>', { status: 502, headers: { 'content-type': 'text/html' } }) : p.api.request(...args),
   }
   const htmlClient = createApiClient(html)
   const console_ = createAdminApp(p.services, htmlClient, [], createWebChat(p.services, htmlClient))

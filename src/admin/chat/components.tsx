@@ -1,41 +1,16 @@
 /** @jsxImportSource hono/jsx */
-import type { ConversationSummary } from '../../chat/conversations.ts'
 import type { PlanView } from '../../plans/view.ts'
 import { PlanPanel } from './plan-panel.tsx'
 import { Alert } from '../components/feedback.tsx'
+import type { Answer, Schema } from '../api-client.ts'
 
-export interface Message {
-  id: string
-  role: 'user' | 'agent' | 'system'
-  status: 'complete' | 'aborted' | 'error'
-  text: string
-  sender_id: string | null
-  sender_name: string | null
-  attachments: Array<{ document_id?: string; name: string; media_type: string; size_bytes?: number }>
-  created_at: string
-}
-
-export interface Participant {
-  id: string
-  user_id: string
-  user_name: string | null
-}
-
-export interface ChatDocument {
-  id: string
-  filename: string
-  media_type: string
-  size_bytes: number
-  truncated: boolean
-}
-
-export interface Conversation {
-  id: string
-  title: string
-  created_by: string | null
-  shared: boolean
-  context_prompt: string
-}
+export type Message = Schema<'WebchatMessage'>
+export type Participant = Schema<'WebchatParticipant'>
+/** A document as the page lists it (the fields it selects). */
+export type ChatDocument = Pick<Schema<'WebchatDocument'>, 'id' | 'filename' | 'media_type' | 'size_bytes' | 'truncated'>
+export type Conversation = Schema<'WebchatConversation'>
+/** A conversation of the person's list, with their own standing in it. */
+export type ConversationSummary = Answer<'get', '/api/chat/conversations'>['data'][number]
 
 interface ConversationListProps {
   conversations: ConversationSummary[]
@@ -205,7 +180,7 @@ function Composer({ conversationId }: { conversationId: string }) {
 export interface ChatView {
   me: string
   conversations: ConversationSummary[]
-  agents: Array<{ id: string; name: string }>
+  agents: Array<Pick<Schema<'AgentConfigRecord'>, 'id' | 'name'>>
   conversation?: Conversation
   messages?: Message[]
   participants?: Participant[]

@@ -2,9 +2,9 @@
 import type { Context, Hono, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { isUuid } from '../../models/fields.ts'
-import type { ApiClient, ApiReply } from '../api-client.ts'
+import { problemOf, refusedText, type ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
-import { ChatPage, ConversationItems, Participants, type ChatView, type Conversation } from './components.tsx'
+import { ChatPage, ConversationItems, Participants, type ChatView } from './components.tsx'
 import { PlanContent } from './plan-panel.tsx'
 import type { PlanView } from '../../plans/view.ts'
 
@@ -19,30 +19,34 @@ function isFragment(c: Ctx): boolean {
   return c.req.header('hx-request') === 'true' && c.req.header('hx-request-type') !== 'full'
 }
 
-function ok<T>(reply: ApiReply<T>, what: string): T {
-  if (reply.status !== 200) throw new Error(`${what} answered ${reply.status}`)
-  return reply.body
+/** What a read the page cannot do without answered; anything else is the page's failure, with the status. */
+function ok<T>({ data, response }: { data?: T; response: Response }, what: string): T {
+  if (data === undefined) throw new Error(`${what} answered ${response.status}`)
+  return data
 }
 
 async function conversationsOf(c: Ctx, api: ApiClient) {
-  return ok(await api.call(c, 'GET', '/api/chat/conversations'), 'GET /api/chat/conversations').data
+  return ok(await api.as(c).GET('/api/chat/conversations'), 'GET /api/chat/conversations').data
 }
 
 async function participantsOf(c: Ctx, api: ApiClient, id: string) {
-  return ok(await api.call(c, 'GET', `/api/v1/WebchatParticipant?conversation_id=eq.${id}&order=created_at.asc&limit=500`), 'participants').data
+  const query = { conversation_id: `eq.${id}`, order: 'created_at.asc', limit: '500' }
+  return ok(await api.as(c).GET('/api/v1/WebchatParticipant', { params: { query } }), 'participants').data
 }
 
 /** Everything the page shows; a conversation the user does not take part in is a 404 page. */
 async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string): Promise<ChatView | undefined> {
-  const agents = api.call(c, 'GET', '/api/v1/AgentConfigRecord?enabled=eq.true&select=id,name&order=name.asc&limit=500')
-  const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api), agents: (await agents).body?.data ?? [], problem }
+  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name', order: 'name.asc', limit: '500' } } })
+  const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api), agents: (await agents).data?.data ?? [], problem }
   if (!id) return view
-  const conversation = await api.call<Conversation>(c, 'GET', `/api/v1/WebchatConversation/${id}`)
-  if (conversation.status === 404) return undefined
+  const conversation = await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
+  if (conversation.response.status === 404) return undefined
   const [messages, participants, documents, plan] = await Promise.all([
-    api.call(c, 'GET', `/api/v1/WebchatMessage?conversation_id=eq.${id}&order=id.desc&limit=${SHOWN_MESSAGES}`),
+    api.as(c).GET('/api/v1/WebchatMessage', { params: { query: { conversation_id: `eq.${id}`, order: 'id.desc', limit: String(SHOWN_MESSAGES) } } }),
     participantsOf(c, api, id),
-    api.call(c, 'GET', `/api/v1/WebchatDocument?conversation_id=eq.${id}&select=id,filename,media_type,size_bytes,truncated&order=created_at.asc&limit=500`),
+    api.as(c).GET('/api/v1/WebchatDocument', {
+      params: { query: { conversation_id: `eq.${id}`, select: 'id,filename,media_type,size_bytes,truncated', order: 'created_at.asc', limit: '500' } },
+    }),
     planOf(c, api, id),
   ])
   return {
@@ -50,15 +54,14 @@ async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string): 
     conversation: ok(conversation, 'conversation'),
     messages: ok(messages, 'messages').data.reverse(),
     participants,
-    documents: documents.body?.data ?? [],
+    documents: documents.data?.data ?? [],
     plan,
   }
 }
 
 /** The conversation's plan (its live one, else its latest), or none. */
 async function planOf(c: Ctx, api: ApiClient, id: string): Promise<PlanView | undefined> {
-  const reply = await api.call<PlanView>(c, 'GET', `/api/chat/conversations/${id}/plan`)
-  return reply.status === 200 ? reply.body : undefined
+  return (await api.as(c).GET('/api/chat/conversations/{id}/plan', { params: { path: { id } } })).data
 }
 
 const onlyConversationIds: MiddlewareHandler<AdminEnv> = async (c, next) => {
@@ -77,9 +80,9 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
 
   app.post('/chat/new', async (c) => {
     const form = await c.req.parseBody()
-    const created = await api.call(c, 'POST', '/api/v1/WebchatConversation', { agent_id: String(form.agent_id ?? '') })
-    if (created.status !== 201) return backTo(c, `/chat?${new URLSearchParams({ problem: created.body?.detail ?? 'The conversation could not be started.' })}`)
-    return backTo(c, `/chat/${created.body.id}`)
+    const { data, error } = await api.as(c).POST('/api/v1/WebchatConversation', { body: { agent_id: String(form.agent_id ?? '') } })
+    if (!data) return backTo(c, `/chat?${new URLSearchParams({ problem: problemOf(error).detail ?? 'The conversation could not be started.' })}`)
+    return backTo(c, `/chat/${data.id}`)
   })
 
   app.get('/chat/list', async (c) => {
@@ -100,10 +103,10 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
   for (const action of ['pin', 'unpin'] as const) {
     app.post(`/chat/:id/${action}`, async (c) => {
       const id = c.req.param('id')!
-      const mine = (await conversationsOf(c, api)).find((conversation: { id: string }) => conversation.id === id)
+      const mine = (await conversationsOf(c, api)).find((conversation) => conversation.id === id)
       if (!mine) return c.notFound()
-      const reply = await api.call(c, 'PATCH', `/api/v1/WebchatParticipant/${mine.participant_id}`, { pinned_at: action === 'pin' ? new Date().toISOString() : null })
-      if (reply.status !== 200) throw new Error(`pinning answered ${reply.status}`)
+      const pinned = await api.as(c).PATCH('/api/v1/WebchatParticipant/{id}', { params: { path: { id: mine.participant_id } }, body: { pinned_at: action === 'pin' ? new Date().toISOString() : null } })
+      ok(pinned, 'pinning')
       const current = String((await c.req.parseBody()).current ?? '')
       if (!isFragment(c)) return backTo(c, isUuid(current) ? `/chat/${current}` : '/chat')
       return c.html(<ConversationItems conversations={await conversationsOf(c, api)} current={isUuid(current) ? current : undefined} />)
@@ -111,10 +114,10 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
   }
 
   async function participantsPanel(c: Ctx, id: string, problem?: string) {
-    const conversation = await api.call<Conversation>(c, 'GET', `/api/v1/WebchatConversation/${id}`)
-    if (conversation.status !== 200) return c.notFound()
+    const conversation = (await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })).data
+    if (!conversation) return c.notFound()
     if (!isFragment(c)) return backTo(c, `/chat/${id}`)
-    return c.html(<Participants conversation={conversation.body} participants={await participantsOf(c, api, id)} me={c.get('me').user.id} problem={problem} />)
+    return c.html(<Participants conversation={conversation} participants={await participantsOf(c, api, id)} me={c.get('me').user.id} problem={problem} />)
   }
 
   app.get('/chat/:id/participants', (c) => participantsPanel(c, c.req.param('id')!))
@@ -122,13 +125,14 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
   app.post('/chat/:id/participants', async (c) => {
     const id = c.req.param('id')!
     const person = String((await c.req.parseBody()).person ?? '').trim()
-    const found = await api.call(c, 'GET', `/api/chat/people?${new URLSearchParams({ q: person })}`)
+    const found = await api.as(c).GET('/api/chat/people', { params: { query: { q: person } } })
     // Exactly that username, or the one person with that email: a near name must not let someone else in to read.
-    const people: Array<{ username: string; id: string }> = found.body?.data ?? []
+    const people = found.data?.data ?? []
     const match = people.find((p) => p.username.toLowerCase() === person.toLowerCase()) ?? (person.includes('@') && people.length === 1 ? people[0] : undefined)
     if (!person || !match) return participantsPanel(c, id, `Nobody in your company matches "${person}".`)
-    const added = await api.call(c, 'POST', '/api/v1/WebchatParticipant', { conversation_id: id, user_id: match.id })
-    const problem = added.status === 201 ? undefined : added.status === 409 ? `${match.username} already takes part.` : (added.body?.detail ?? `Adding failed (${added.status}).`)
+    const added = await api.as(c).POST('/api/v1/WebchatParticipant', { body: { conversation_id: id, user_id: match.id } })
+    const status = added.response.status
+    const problem = status === 201 ? undefined : status === 409 ? `${match.username} already takes part.` : refusedText(added.response, added.error, 'Adding')
     return participantsPanel(c, id, problem)
   })
 
@@ -136,9 +140,9 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     const id = c.req.param('id')!
     const participant = c.req.param('participant')!
     if (!isUuid(participant)) return c.notFound()
-    const removed = await api.call(c, 'DELETE', `/api/v1/WebchatParticipant/${participant}`)
+    const removed = await api.as(c).DELETE('/api/v1/WebchatParticipant/{id}', { params: { path: { id: participant } } })
     // Whoever left can no longer see the conversation: back to the list.
-    const left = removed.status === 204 && (await api.call(c, 'GET', `/api/v1/WebchatConversation/${id}`)).status === 404
+    const left = removed.response.status === 204 && (await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })).response.status === 404
     if (left) {
       if (isFragment(c)) {
         c.header('HX-Redirect', '/chat')
@@ -146,13 +150,13 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
       }
       return backTo(c, '/chat')
     }
-    return participantsPanel(c, id, removed.status === 204 ? undefined : (removed.body?.detail ?? `Removing failed (${removed.status}).`))
+    return participantsPanel(c, id, removed.response.status === 204 ? undefined : refusedText(removed.response, removed.error, 'Removing'))
   })
 
   async function planPanel(c: Ctx, id: string, problem?: string) {
     if (!isFragment(c)) return backTo(c, `/chat/${id}`)
-    const conversation = await api.call(c, 'GET', `/api/v1/WebchatConversation/${id}?select=id`)
-    if (conversation.status !== 200) return c.notFound()
+    const conversation = await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
+    if (!conversation.data) return c.notFound()
     return c.html(<PlanContent conversationId={id} plan={await planOf(c, api, id)} problem={problem} />)
   }
 
@@ -162,8 +166,9 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     const id = c.req.param('id')!
     const plan = await planOf(c, api, id)
     if (!plan) return planPanel(c, id, 'This conversation has no plan.')
-    const reply = await api.call(c, 'POST', `/api/plans/${plan.id}/update`, { action: c.req.param('action') })
-    return planPanel(c, id, reply.status === 200 ? undefined : (reply.body?.detail ?? `The plan could not be changed (${reply.status}).`))
+    const action = c.req.param('action') as 'execute' | 'pause' | 'resume' | 'cancel'
+    const { data, error, response } = await api.as(c).POST('/api/plans/{id}/update', { params: { path: { id: plan.id } }, body: { action } })
+    return planPanel(c, id, data ? undefined : (problemOf(error).detail ?? `The plan could not be changed (${response.status}).`))
   })
 
   // The script uploads here; the document goes on to the API as it came, and the API's answer comes back as is.

@@ -4,8 +4,8 @@ import { z } from 'zod'
 import type { EventBus } from '../../events/bus.ts'
 import type { Logger } from '../../logger.ts'
 import { isUuid } from '../../models/fields.ts'
-import type { ApiClient } from '../api-client.ts'
-import type { AdminEnv, Me } from '../context.ts'
+import { problemOf, type ApiClient } from '../api-client.ts'
+import type { AdminEnv } from '../context.ts'
 import { FrameBudget } from './frame-budget.ts'
 import type { ChatSocket, ChatSocketData, ChatSockets, Refusal } from './sockets.ts'
 
@@ -71,14 +71,14 @@ const LATER: Refusal = { code: 1013, reason: 'The chat is busy; trying again sho
 
 /** Whose the socket is (their user id) as the API sees its credentials now, or why it may not stay open. */
 async function standing(api: ApiClient, data: Pick<ChatSocketData, 'who' | 'conversationId'>): Promise<string | Refusal> {
-  const me = await api.callAs<Me>(data.who, 'GET', '/api/me')
-  if (me.status === 401) return SIGN_IN
-  if (me.status !== 200) return LATER
-  if (!data.conversationId) return me.body.user.id
-  const conversation = await api.callAs(data.who, 'GET', `/api/v1/WebchatConversation/${data.conversationId}`)
-  if (conversation.status === 401) return SIGN_IN
-  if (conversation.status === 403 || conversation.status === 404) return NOT_YOURS
-  return conversation.status === 200 ? me.body.user.id : LATER
+  const me = await api.asWho(data.who).GET('/api/me')
+  if (me.response.status === 401) return SIGN_IN
+  if (!me.data) return LATER
+  if (!data.conversationId) return me.data.user.id
+  const { status } = (await api.asWho(data.who).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id: data.conversationId } } })).response
+  if (status === 401) return SIGN_IN
+  if (status === 403 || status === 404) return NOT_YOURS
+  return status === 200 ? me.data.user.id : LATER
 }
 
 /**
@@ -131,9 +131,9 @@ async function resume(ws: ChatSocket, api: ApiClient, events: EventBus, log: Log
   const { conversationId, after, who } = ws.data
   try {
     if (after) {
-      const query = new URLSearchParams({ conversation_id: `eq.${conversationId}`, id: `gt.${after}`, order: 'id.asc', limit: String(CATCH_UP) })
-      const missed = await api.callAs(who, 'GET', `/api/v1/WebchatMessage?${query}`)
-      if (missed.status === 200 && missed.body.data.length > 0) ws.send(JSON.stringify({ type: 'history', conversation_id: conversationId, messages: missed.body.data }))
+      const query = { conversation_id: `eq.${conversationId}`, id: `gt.${after}`, order: 'id.asc', limit: String(CATCH_UP) }
+      const missed = (await api.asWho(who).GET('/api/v1/WebchatMessage', { params: { query } })).data?.data ?? []
+      if (missed.length > 0) ws.send(JSON.stringify({ type: 'history', conversation_id: conversationId, messages: missed }))
     }
     await events.publish('chat.resume', { conversation_id: conversationId!, socket: ws.data.id })
   } catch (error) {
@@ -168,38 +168,41 @@ async function act(ws: ChatSocket, message: ClientMessage, api: ApiClient): Prom
   switch (message.type) {
     case 'message': {
       if (message.context_prompt !== undefined) {
-        const patched = await api.callAs(who, 'PATCH', `/api/v1/WebchatConversation/${conversation_id}`, { context_prompt: message.context_prompt })
-        if (patched.status !== 200) return refused(ws, conversation_id, patched)
+        const patched = await api.asWho(who).PATCH('/api/v1/WebchatConversation/{id}', { params: { path: { id: conversation_id } }, body: { context_prompt: message.context_prompt } })
+        if (!patched.data) return refused(ws, conversation_id, patched)
       }
       const body = { conversation_id, text: message.text, ...(message.attachments?.length ? { attachments: message.attachments } : {}) }
       const response = await api.fetchAs(who, 'POST', '/api/chat', { json: body })
-      if (response.status !== 200) return refused(ws, conversation_id, { status: response.status, body: await response.json().catch(() => undefined) })
+      if (response.status !== 200) return refused(ws, conversation_id, { response, error: await response.json().catch(() => undefined) })
       // Everyone in the conversation, this socket too, hears the turn from the bus; the stream is only drained.
       for await (const _ of response.body ?? []) void _
       return
     }
     case 'stop':
-      return checked(ws, conversation_id, await api.callAs(who, 'POST', '/api/chat/abort', { conversation_id }))
+      return checked(ws, conversation_id, await api.asWho(who).POST('/api/chat/abort', { body: { conversation_id } }))
     case 'user_typing':
-      return checked(ws, conversation_id, await api.callAs(who, 'POST', '/api/chat/typing', { conversation_id }))
+      return checked(ws, conversation_id, await api.asWho(who).POST('/api/chat/typing', { body: { conversation_id } }))
     case 'read':
-      return checked(ws, conversation_id, await api.callAs(who, 'POST', `/api/chat/conversations/${conversation_id}/read`))
+      return checked(ws, conversation_id, await api.asWho(who).POST('/api/chat/conversations/{id}/read', { params: { path: { id: conversation_id } } }))
   }
 }
 
-function checked(ws: ChatSocket, conversationId: string, reply: { status: number; body: any }): void {
-  if (reply.status >= 300) refused(ws, conversationId, reply)
+/** A call's answer as the socket judges it: what came back, and the problem when it was refused. */
+type Answered = { response: Response; error?: unknown }
+
+function checked(ws: ChatSocket, conversationId: string, answered: Answered): void {
+  if (answered.response.status >= 300) refused(ws, conversationId, answered)
 }
 
 /** The API refused what the socket asked: the person sees why; an ended session closes the socket (4001). */
-function refused(ws: ChatSocket, conversationId: string, reply: { status: number; body: any }): void {
-  if (reply.status === 401) {
+function refused(ws: ChatSocket, conversationId: string, { response, error }: Answered): void {
+  if (response.status === 401) {
     ws.close(4001, 'Your session has ended; sign in again.')
     return
   }
-  const problem = reply.body ?? {}
-  const details = Array.isArray(problem.errors) ? problem.errors.map((e: { path: string; message: string }) => `${e.path}: ${e.message}`).join('; ') : ''
-  sendError(ws, conversationId, problem.detail ?? `The request failed (${reply.status}).`, details, problem.code ?? 'error')
+  const problem = problemOf(error)
+  const details = (problem.errors ?? []).map((e) => `${e.path}: ${e.message}`).join('; ')
+  sendError(ws, conversationId, problem.detail ?? `The request failed (${response.status}).`, details, problem.code ?? 'error')
 }
 
 function sendError(ws: ChatSocket, conversationId: string | undefined, text: string, details: string, errorType: string): void {

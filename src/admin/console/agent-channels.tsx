@@ -2,26 +2,14 @@
 import type { Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { isUuid } from '../../models/fields.ts'
-import type { ApiClient } from '../api-client.ts'
+import type { ApiClient, Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
 import { isFragment, problemText, type Ctx } from './resource.ts'
 
 /** One platform of the agent as GET /api/agents/{id}/channels describes it. */
-interface ChannelState {
-  platform: 'telegram' | 'slack' | 'whatsapp' | 'email'
-  configured: boolean
-  plugin: { name: string; enabled: boolean } | null
-  webhook_url: string | null
-  reachable: boolean | null
-  reachable_detail: string
-  last_delivery_at: string | null
-  last_error: string | null
-  last_error_at: string | null
-  pending_replies: number
-  failed_replies: number
-}
+type ChannelState = Schema<'ChannelState'>
 
 const PLATFORM_NAMES: Record<ChannelState['platform'], string> = { telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp', email: 'Email' }
 const EXAMPLE = '{"telegram": {"bot_token_secret": "telegram/bot-token"}}'
@@ -126,10 +114,11 @@ export function mountAgentChannels(app: Hono<AdminEnv>, api: ApiClient): void {
     const id = c.req.param('id') ?? ''
     // The id becomes a path segment of an API call: only a UUID may, so nothing else can be named.
     if (!isUuid(id)) return c.notFound()
-    const reply = await api.call<{ data: ChannelState[] }>(c, 'GET', `/api/agents/${id}/channels`)
-    const problem = reply.status === 200 ? undefined : reply.status === 404 ? 'No agent has this id.' : problemText(reply, 'Reading the channels')
-    const section = <ChannelsSection agentId={id} states={reply.body?.data} problem={problem} />
-    c.status((reply.status === 200 ? 200 : reply.status >= 400 && reply.status < 600 ? reply.status : 502) as ContentfulStatusCode)
+    const read = await api.as(c).GET('/api/agents/{id}/channels', { params: { path: { id } } })
+    const status = read.response.status
+    const problem = read.data ? undefined : status === 404 ? 'No agent has this id.' : problemText(read, 'Reading the channels')
+    const section = <ChannelsSection agentId={id} states={read.data?.data} problem={problem} />
+    c.status((read.data ? 200 : status >= 400 && status < 600 ? status : 502) as ContentfulStatusCode)
     if (isFragment(c)) return c.html(section)
     return c.render(
       <section>

@@ -1,4 +1,5 @@
 import type { FieldError } from '../../errors.ts'
+import { verdictOf, type Answered } from '../api-client.ts'
 
 /**
  * How a field is edited. `lines`: a list of strings, one per line. `json`: a nested value edited as JSON text.
@@ -224,14 +225,14 @@ export function formBody(fields: readonly Field[], form: Record<string, unknown>
 }
 
 /** What the API said went wrong, in the words a form shows. */
-export function refusal(values: FormValues, reply: { status: number; body: any }): FormState {
-  const problem = typeof reply.body === 'object' && reply.body !== null ? reply.body : {}
-  const errors: FieldError[] = Array.isArray(problem.errors) ? problem.errors : []
-  if (reply.status === 412) {
+export function refusal(values: FormValues, answer: Answered): FormState {
+  const { status, problem } = verdictOf(answer)
+  const errors: FieldError[] = problem.errors ?? []
+  if (status === 412) {
     return { values, errors, message: 'This record was changed by someone else (or in another tab) since you opened it. Reload it to see their changes, then make yours again.' }
   }
   const fieldsMarked = errors.some((e) => e.path !== '(body)')
-  return { values, errors, message: fieldsMarked ? 'Please correct the fields marked below.' : (problem.detail ?? `The request failed (${reply.status}).`) }
+  return { values, errors, message: fieldsMarked ? 'Please correct the fields marked below.' : (problem.detail ?? `The request failed (${status}).`) }
 }
 
 /** The errors of one field: its own, and those of anything inside it (`env.API_KEY` belongs to `env`). */

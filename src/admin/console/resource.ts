@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono'
 import type { Child } from 'hono/jsx'
-import type { ApiClient } from '../api-client.ts'
+import { verdictOf, type Answered, type ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import type { Field, FormValues, Option } from './form.ts'
 
@@ -8,6 +8,21 @@ export type { Field, FormValues, Option }
 
 export type Ctx = Context<AdminEnv>
 export type Row = Record<string, unknown>
+
+/**
+ * A record in an answer of the generic record routes, which the console reaches by a path made at run time (one
+ * set of handlers serves every model), so no type says what their bodies hold: a JSON object, or nothing.
+ */
+export function rowOf(body: unknown): Row | undefined {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Row) : undefined
+}
+
+/** A page of records from the generic list route: its rows (objects only) and the total when it was counted. */
+export function pageOf(body: unknown): { data: Row[]; count?: number } {
+  const page = rowOf(body)
+  const data = Array.isArray(page?.data) ? page.data.map(rowOf).filter((row): row is Row => row !== undefined) : []
+  return typeof page?.count === 'number' ? { data, count: page.count } : { data }
+}
 
 export interface Column {
   field: string
@@ -64,13 +79,12 @@ export function versionOf(etag: string | null): string {
 }
 
 /** An option list read through the API; empty when the API refuses it, so the form still shows (and says why on save). */
-export async function optionsFrom<T>(c: Ctx, api: ApiClient, path: string, option: (row: T) => Option | Option[]): Promise<Option[]> {
-  const reply = await api.call<{ data: T[] }>(c, 'GET', path)
-  return reply.status === 200 && Array.isArray(reply.body?.data) ? reply.body.data.flatMap(option) : []
+export async function optionsFrom<T>(listed: Promise<{ data?: { data: T[] } }>, option: (row: T) => Option | Option[]): Promise<Option[]> {
+  return ((await listed).data?.data ?? []).flatMap(option)
 }
 
 /** What the API said when it refused, or what failed with its status when it said nothing readable. */
-export function problemText(reply: { status: number; body: unknown }, what: string): string {
-  const detail = (reply.body as { detail?: unknown } | undefined)?.detail
-  return typeof detail === 'string' ? detail : `${what} failed (${reply.status}).`
+export function problemText(answer: Answered, what: string): string {
+  const { status, problem } = verdictOf(answer)
+  return problem.detail ?? `${what} failed (${status}).`
 }

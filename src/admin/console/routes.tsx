@@ -6,7 +6,7 @@ import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { formBody, formValues, isWhole, refusal, replacingWholeFields, type FormState, type FormValues, type Option } from './form.ts'
 import { DeleteForm, ListPage, RecordForm, RecordPage, Rows, type Listing } from './pages.tsx'
-import { PAGE_SIZE, isFragment, problemText, recordPath, versionOf, versionTag, type ConsoleResource, type Ctx, type Row } from './resource.ts'
+import { PAGE_SIZE, isFragment, pageOf, problemText, recordPath, rowOf, versionOf, versionTag, type ConsoleResource, type Ctx, type Row } from './resource.ts'
 
 async function listing(c: Ctx, api: ApiClient, resource: ConsoleResource): Promise<Listing> {
   const q = c.req.query('q')?.trim() ?? ''
@@ -16,7 +16,9 @@ async function listing(c: Ctx, api: ApiClient, resource: ConsoleResource): Promi
   if (q) query.set(resource.search.field, `ilike.*${q.replaceAll('*', '')}*`)
   const reply = await api.call(c, 'GET', `/api/v1/${encodeURIComponent(resource.model)}?${query}`)
   if (reply.status !== 200) throw new PageRefusal(reply.status, problemText(reply, `Listing ${resource.title.toLowerCase()}`))
-  return { rows: reply.body.data, count: reply.body.count, offset, q }
+  // count=exact was asked for; without it, the rows shown are all there is to count.
+  const { data, count = offset + data.length } = pageOf(reply.body)
+  return { rows: data, count, offset, q }
 }
 
 /** The API refused what a page needed to show: the page says why, with the API's status. */
@@ -58,9 +60,10 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
   }
 
   const read = async (c: Ctx, id: string) => {
-    const reply = await api.call<Row>(c, 'GET', recordPath(model, id))
-    if (reply.status !== 200) throw new PageRefusal(reply.status, reply.status === 404 ? `No ${resource.singular} has this id.` : problemText(reply, `Reading the ${resource.singular}`))
-    return { row: reply.body, version: versionOf(reply.headers.get('etag')) }
+    const reply = await api.call(c, 'GET', recordPath(model, id))
+    const row = reply.status === 200 ? rowOf(reply.body) : undefined
+    if (!row) throw new PageRefusal(reply.status, reply.status === 404 ? `No ${resource.singular} has this id.` : problemText(reply, `Reading the ${resource.singular}`))
+    return { row, version: versionOf(reply.headers.get('etag')) }
   }
 
   app.get(path, async (c) => {
@@ -73,9 +76,10 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
 
   app.post(path, async (c) => {
     const { values, json, errors } = formBody(resource.fields, await c.req.parseBody({ all: true }), 'create')
-    const reply = errors.length ? undefined : await api.call<Row>(c, 'POST', `/api/v1/${encodeURIComponent(model)}`, json)
-    if (reply?.status === 201) {
-      const to = `${path}/${reply.body.id}?created=1`
+    const reply = errors.length ? undefined : await api.call(c, 'POST', `/api/v1/${encodeURIComponent(model)}`, json)
+    const created = reply?.status === 201 ? rowOf(reply.body) : undefined
+    if (created) {
+      const to = `${path}/${String(created.id)}?created=1`
       if (!isFragment(c)) return c.redirect(to, 303)
       c.header('HX-Redirect', to)
       return c.body(null, 201)
@@ -100,23 +104,25 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
     if (errors.length === 0) {
       // A nested value edited whole must lose what the form took out of it; the record as it is now says what that
       // is. Read at another version, it makes no difference: If-Match refuses the save anyway.
-      const before = resource.fields.some(isWhole) ? await api.call<Row>(c, 'GET', recordPath(model, id)) : undefined
-      const patch = before?.status === 200 ? replacingWholeFields(resource.fields, json, before.body) : json
-      reply = await api.call<Row>(c, 'PATCH', recordPath(model, id), patch, { ifMatch: versionTag(version) })
+      const before = resource.fields.some(isWhole) ? await api.call(c, 'GET', recordPath(model, id)) : undefined
+      const current = before?.status === 200 ? rowOf(before.body) : undefined
+      const patch = current ? replacingWholeFields(resource.fields, json, current) : json
+      reply = await api.call(c, 'PATCH', recordPath(model, id), patch, { ifMatch: versionTag(version) })
     }
-    if (reply?.status === 200) {
-      const saved = versionOf(reply.headers.get('etag'))
-      const notice = `Saved ${resource.singular} ${resource.nameOf(reply.body)}.`
+    const saved = reply?.status === 200 ? rowOf(reply.body) : undefined
+    if (reply && saved) {
+      const savedVersion = versionOf(reply.headers.get('etag'))
+      const notice = `Saved ${resource.singular} ${resource.nameOf(saved)}.`
       if (isFragment(c)) {
         // The delete form carries the version too: it is brought up to date beside the form.
         return c.html(
           <>
-            <RecordForm resource={resource} id={id} version={saved} values={formValues(resource.fields, reply.body)} options={await options(c, formValues(resource.fields, reply.body))} notice={notice} />
-            <DeleteForm resource={resource} id={id} version={saved} name={resource.nameOf(reply.body)} outOfBand />
+            <RecordForm resource={resource} id={id} version={savedVersion} values={formValues(resource.fields, saved)} options={await options(c, formValues(resource.fields, saved))} notice={notice} />
+            <DeleteForm resource={resource} id={id} version={savedVersion} name={resource.nameOf(saved)} outOfBand />
           </>,
         )
       }
-      return render(c, reply.body, saved, { notice })
+      return render(c, saved, savedVersion, { notice })
     }
     const form = reply ? refusal(values, reply) : { values, errors, message: 'Please correct the fields marked below.' }
     const status = statusOf(reply?.status ?? 422)

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context, Hono } from 'hono'
 import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
-import type { ApiClient } from '../api-client.ts'
+import { problemOf, type ApiClient, type Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { PageRefusal } from '../console/routes.tsx'
 import { Alert } from '../components/feedback.tsx'
@@ -9,15 +9,9 @@ import { Alert } from '../components/feedback.tsx'
 /** The parameters of an authorization request the page carries from the query to its form, and to the API. */
 const PARAMS = ['response_type', 'client_id', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'resource', 'scope', 'state'] as const
 
-interface Consent {
-  client: { client_id: string; name: string; origin: string; kind: string; verified: boolean }
-  redirect_uri: string
-  redirect_host: string
-  approved_before: boolean
-  resource: string
-  resource_name: string
-  scopes: string[]
-}
+type Consent = Schema<'OAuthConsent'>
+/** What an authorization request carries, as the API takes it (the query of /oauth/authorize). */
+type AuthorizationRequest = Schema<'OAuthAuthorizationRequest'>
 
 const SCOPE_TEXT: Record<string, string> = {
   mcp: 'Use the MCP tools, resources and prompts you may use, as you.',
@@ -75,7 +69,7 @@ function formTargets(redirectUri: string): string {
   return cspHeader({ ...PAGE_POLICY, 'form-action': ["'self'", target] })
 }
 
-function requestOf(source: Record<string, unknown>): Record<string, string> {
+function requestOf(source: Record<string, unknown>): AuthorizationRequest {
   return Object.fromEntries(PARAMS.flatMap((key) => (typeof source[key] === 'string' ? [[key, source[key] as string]] : [])))
 }
 
@@ -85,10 +79,10 @@ function requestOf(source: Record<string, unknown>): Record<string, string> {
  * public API's (POST /api/oauth/authorize), as the signed-in person.
  */
 export function mountOAuthConsent(app: Hono<AdminEnv>, api: ApiClient): void {
-  const ask = async (c: Context<AdminEnv>, request: Record<string, string>, decision?: string) => {
-    const reply = await api.call<{ consent?: Consent; redirect_to?: string; detail?: string }>(c, 'POST', '/api/oauth/authorize', { ...request, ...(decision ? { decision } : {}) })
-    if (reply.status !== 200) throw new PageRefusal(reply.status, `This sign-in request cannot be used: ${reply.body?.detail ?? `the API answered ${reply.status}`}`)
-    return reply.body
+  const ask = async (c: Context<AdminEnv>, request: AuthorizationRequest, decision?: 'approve' | 'deny') => {
+    const { data, error, response } = await api.as(c).POST('/api/oauth/authorize', { body: { ...request, ...(decision ? { decision } : {}) } })
+    if (!data) throw new PageRefusal(response.status, `This sign-in request cannot be used: ${problemOf(error).detail ?? `the API answered ${response.status}`}`)
+    return data
   }
 
   app.get('/oauth/authorize', async (c) => {

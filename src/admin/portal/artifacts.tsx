@@ -1,23 +1,14 @@
 /** @jsxImportSource hono/jsx */
 import type { Context, Hono } from 'hono'
 import { isUuid } from '../../models/fields.ts'
-import type { ApiClient, ApiReply } from '../api-client.ts'
+import { refusedText, type Api, type ApiClient, type Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
 
 type Ctx = Context<AdminEnv>
 
-interface ArtifactRow {
-  id: string
-  title: string
-  media_type: string
-  size_bytes: number
-  pinned: boolean
-  expires_at: string | null
-  revoked_at: string | null
-  created_at: string
-}
+type ArtifactRow = Schema<'Artifact'>
 
 interface Outcome {
   notice?: string
@@ -123,16 +114,13 @@ export function ArtifactsSection({ artifacts, outcome = {} }: { artifacts: Artif
 /** A fragment for htmx, the whole page for a plain browser request. */
 const isFragment = (c: Ctx) => c.req.header('hx-request') === 'true' && c.req.header('hx-request-type') !== 'full'
 
-const detail = (reply: Pick<ApiReply, 'status' | 'body'>, fallback: string) => (typeof reply.body?.detail === 'string' ? reply.body.detail : `${fallback} (${reply.status}).`)
-
-/** What each action asks of the public API, and what it says when it worked. */
-const CALLS: Record<Action, { method: string; path: (id: string) => string; ok: number; notice?: string; failed: string }> = {
-  pin: { method: 'POST', path: (id) => `/api/artifacts/${id}/pin`, ok: 200, notice: 'Pinned: it no longer expires.', failed: 'Pinning failed' },
-  unpin: { method: 'POST', path: (id) => `/api/artifacts/${id}/unpin`, ok: 200, notice: 'Unpinned: its time starts again from now.', failed: 'Unpinning failed' },
-  revoke: { method: 'POST', path: (id) => `/api/artifacts/${id}/revoke`, ok: 200, notice: 'Revoked: its links stop working.', failed: 'Revoking failed' },
-  unrevoke: { method: 'POST', path: (id) => `/api/artifacts/${id}/unrevoke`, ok: 200, notice: 'Unrevoked: its links work again until they expire.', failed: 'Unrevoking failed' },
-  share: { method: 'POST', path: (id) => `/api/artifacts/${id}/share`, ok: 200, failed: 'Making a link failed' },
-  delete: { method: 'DELETE', path: (id) => `/api/v1/Artifact/${id}`, ok: 204, notice: 'Deleted, with every link to it.', failed: 'Deleting failed' },
+/** What each action but a share (which shows its link) asks of the public API, and what it says when it worked. */
+const CALLS: Record<Exclude<Action, 'share'>, { run: (api: Api, id: string) => Promise<{ error?: unknown; response: Response }>; notice?: string; failed: string }> = {
+  pin: { run: (api, id) => api.POST('/api/artifacts/{id}/pin', { params: { path: { id } } }), notice: 'Pinned: it no longer expires.', failed: 'Pinning' },
+  unpin: { run: (api, id) => api.POST('/api/artifacts/{id}/unpin', { params: { path: { id } } }), notice: 'Unpinned: its time starts again from now.', failed: 'Unpinning' },
+  revoke: { run: (api, id) => api.POST('/api/artifacts/{id}/revoke', { params: { path: { id } } }), notice: 'Revoked: its links stop working.', failed: 'Revoking' },
+  unrevoke: { run: (api, id) => api.POST('/api/artifacts/{id}/unrevoke', { params: { path: { id } } }), notice: 'Unrevoked: its links work again until they expire.', failed: 'Unrevoking' },
+  delete: { run: (api, id) => api.DELETE('/api/v1/Artifact/{id}', { params: { path: { id } } }), notice: 'Deleted, with every link to it.', failed: 'Deleting' },
 }
 
 /**
@@ -141,9 +129,9 @@ const CALLS: Record<Action, { method: string; path: (id: string) => string; ok: 
  */
 export function mountArtifactsPage(app: Hono<AdminEnv>, api: ApiClient): void {
   const answer = async (c: Ctx, outcome: Outcome = {}, status = 200) => {
-    const listed = await api.call(c, 'GET', '/api/v1/Artifact?order=created_at.desc&limit=200')
-    const artifacts: ArtifactRow[] = listed.status === 200 ? listed.body.data : []
-    const shown = listed.status === 200 || outcome.problem ? outcome : { ...outcome, problem: detail(listed, 'Listing your artifacts failed') }
+    const listed = await api.as(c).GET('/api/v1/Artifact', { params: { query: { order: 'created_at.desc', limit: '200' } } })
+    const artifacts: ArtifactRow[] = listed.data?.data ?? []
+    const shown = listed.data || outcome.problem ? outcome : { ...outcome, problem: refusedText(listed.response, listed.error, 'Listing your artifacts') }
     const section = <ArtifactsSection artifacts={artifacts} outcome={shown} />
     c.status(status as 200)
     if (isFragment(c)) return c.html(section)
@@ -159,22 +147,27 @@ export function mountArtifactsPage(app: Hono<AdminEnv>, api: ApiClient): void {
     )
   }
 
+  const refused = (c: Ctx, { error, response }: { error?: unknown; response: Response }, failed: string) => {
+    const status = response.status === 404 || response.status === 409 || response.status === 403 ? response.status : 422
+    return answer(c, { problem: refusedText(response, error, failed) }, status)
+  }
+
   app.get('/me/artifacts', (c) => answer(c))
 
   app.post('/me/artifacts/:id/:action', async (c) => {
     const { id, action } = c.req.param()
     if (!(ACTIONS as readonly string[]).includes(action)) return answer(c, { problem: 'There is no such action.' }, 404)
-    const call = CALLS[action as Action]
     // The id becomes a path segment of an API call: only a UUID may, so nothing else can be named.
-    const reply = isUuid(id) ? await api.call(c, call.method, call.path(id), action === 'share' ? {} : undefined) : { status: 404, body: { detail: 'No such artifact.' } }
-    if (reply.status !== call.ok) {
-      const status = reply.status === 404 || reply.status === 409 || reply.status === 403 ? reply.status : 422
-      return answer(c, { problem: detail(reply, call.failed) }, status)
-    }
+    if (!isUuid(id)) return answer(c, { problem: 'No such artifact.' }, 404)
     if (action === 'share') {
-      const title = (await api.call(c, 'GET', `/api/v1/Artifact/${id}`)).body?.title ?? 'the artifact'
-      return answer(c, { link: { title, url: reply.body.url, expires_at: reply.body.expires_at } })
+      const shared = await api.as(c).POST('/api/artifacts/{id}/share', { params: { path: { id } }, body: {} })
+      if (!shared.data) return refused(c, shared, 'Making a link')
+      const title = (await api.as(c).GET('/api/v1/Artifact/{id}', { params: { path: { id } } })).data?.title ?? 'the artifact'
+      return answer(c, { link: { title, url: shared.data.url, expires_at: shared.data.expires_at } })
     }
+    const call = CALLS[action as Exclude<Action, 'share'>]
+    const done = await call.run(api.as(c), id)
+    if (!done.response.ok) return refused(c, done, call.failed)
     return answer(c, { notice: call.notice })
   })
 }

@@ -2,7 +2,7 @@
 import type { Context, Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { isUuid } from '../../models/fields.ts'
-import type { ApiClient, ApiReply } from '../api-client.ts'
+import { refusedHere, refusedText, type Answer, type ApiClient, type Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
@@ -12,18 +12,8 @@ import { swapInto } from './components.tsx'
 type Ctx = Context<AdminEnv>
 
 /** A link between the person and a chat platform account, as GET /api/me/platforms lists it. */
-interface Link {
-  id: string
-  platform: string
-  platform_user_id: string
-  platform_username: string
-  created_at: string
-}
-
-interface LinkCode {
-  code: string
-  expires_at: string
-}
+type Link = Schema<'UserPlatform'>
+type LinkCode = Answer<'post', '/api/me/channel-links'>
 
 /** The person's links as read, or why the API would not list them (with its status). */
 interface Listed {
@@ -43,7 +33,6 @@ const PLATFORM_NAMES: Record<string, string> = { telegram: 'Telegram', slack: 'S
 
 const when = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')
 const platformName = (platform: string) => PLATFORM_NAMES[platform] ?? platform
-const detail = (reply: Pick<ApiReply, 'status' | 'body'>, what: string) => (typeof reply.body?.detail === 'string' ? reply.body.detail : `${what} failed (${reply.status}).`)
 /** What the API refused is refused here too, with its status, so a script or a test can tell. */
 const statusOf = (status: number) => (status >= 400 && status < 600 ? status : 422) as ContentfulStatusCode
 
@@ -115,8 +104,8 @@ function CodeSection({ code, problem }: { code?: LinkCode; problem?: string }) {
  */
 export function mountChannelsPage(app: Hono<AdminEnv>, api: ApiClient): void {
   const readLinks = async (c: Ctx): Promise<Listed> => {
-    const reply = await api.call<{ data: Link[] }>(c, 'GET', '/api/me/platforms')
-    return reply.status === 200 ? { links: reply.body.data, status: 200 } : { problem: detail(reply, 'Listing your accounts'), status: reply.status }
+    const { data, error, response } = await api.as(c).GET('/api/me/platforms')
+    return data ? { links: data.data, status: 200 } : { problem: refusedText(response, error, 'Listing your accounts'), status: response.status }
   }
 
   const page = async (c: Ctx, state: { links?: Listed; linksOutcome?: Outcome; code?: LinkCode; codeProblem?: string } = {}) => {
@@ -138,10 +127,9 @@ export function mountChannelsPage(app: Hono<AdminEnv>, api: ApiClient): void {
   })
 
   app.post('/me/channels/code', async (c) => {
-    const reply = await api.call<LinkCode>(c, 'POST', '/api/me/channel-links')
-    const code = reply.status === 201 ? reply.body : undefined
-    const codeProblem = code ? undefined : detail(reply, 'Getting a link code')
-    if (!code) c.status(statusOf(reply.status))
+    const { data: code, error, response } = await api.as(c).POST('/api/me/channel-links')
+    const codeProblem = code ? undefined : refusedText(response, error, 'Getting a link code')
+    if (!code) c.status(statusOf(response.status))
     if (isFragment(c)) return c.html(<CodeSection code={code} problem={codeProblem} />)
     return page(c, { code, codeProblem })
   })
@@ -149,9 +137,11 @@ export function mountChannelsPage(app: Hono<AdminEnv>, api: ApiClient): void {
   app.post('/me/channels/:id/unlink', async (c) => {
     const id = c.req.param('id')
     // The id becomes a path segment of an API call: only a UUID may, so nothing else can be named.
-    const reply = isUuid(id) ? await api.call(c, 'DELETE', `/api/me/platforms/${id}`) : { status: 404, body: { detail: 'You have no such link.' } }
-    const linksOutcome = reply.status === 204 ? { notice: 'The account is unlinked: the agents no longer know it.' } : { problem: detail(reply, 'Unlinking the account') }
-    if (reply.status !== 204) c.status(statusOf(reply.status))
+    const { error, response } = isUuid(id)
+      ? await api.as(c).DELETE('/api/me/platforms/{id}', { params: { path: { id } } })
+      : refusedHere(404, 'You have no such link.')
+    const linksOutcome = response.status === 204 ? { notice: 'The account is unlinked: the agents no longer know it.' } : { problem: refusedText(response, error, 'Unlinking the account') }
+    if (response.status !== 204) c.status(statusOf(response.status))
     const links = await readLinks(c)
     if (isFragment(c)) return c.html(<LinksSection links={links.links} outcome={{ ...linksOutcome, problem: linksOutcome.problem ?? links.problem }} />)
     return page(c, { links, linksOutcome })

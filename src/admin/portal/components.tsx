@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FieldError } from '../../errors.ts'
 import { Notice, Problem } from '../components/feedback.tsx'
+import type { Schema } from '../api-client.ts'
 
 /** What a section shows after a write: the fields' own errors, a message for the rest, or a notice of success. */
 export interface Outcome {
@@ -9,23 +10,14 @@ export interface Outcome {
   notice?: string
 }
 
-export interface Profile {
-  username: string
-  display_name: string
-  email: string
+/** The profile as the page shows it, with the version it was read at. */
+export type Profile = Pick<Schema<'User'>, 'username' | 'display_name' | 'email'> & {
   avatar: string | null
   /** The ETag of the record as read, sent back as If-Match so an edit never overwrites a newer one unseen. */
   etag: string
 }
 
-export interface Token {
-  id: string
-  name: string
-  prefix: string
-  created_at: string
-  last_used_at: string | null
-  expires_at: string | null
-}
+export type Token = Schema<'ApiToken'>
 
 export const ACCEPTED_PICTURES = 'image/png,image/jpeg,image/gif,image/webp'
 
@@ -217,16 +209,6 @@ export function TokensSection(props: { tokens: Token[]; created?: CreatedToken; 
       </form>
       <Notice text={outcome.notice} />
       <Problem message={outcome.message} errors={unplaced(outcome.errors, ['name', 'expires_at']).map((e) => ({ ...e, path: '(body)' }))} />
-    </section>
-  )
-}
-
-/** A section later work fills in; until then it says that there is nothing. */
-function EmptySection({ id, title, sentence }: { id: string; title: string; sentence: string }) {
-  return (
-    <section id={id} class="card" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{title}</h2>
-      <p>{sentence}</p>
     </section>
   )
 }

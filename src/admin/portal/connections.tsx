@@ -1,29 +1,15 @@
 /** @jsxImportSource hono/jsx */
 import type { Context, Hono } from 'hono'
 import { isUuid } from '../../models/fields.ts'
-import type { ApiClient } from '../api-client.ts'
+import { refusedHere, refusedText, type Answer, type ApiClient, type Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
 
 type Ctx = Context<AdminEnv>
 
-interface Connection {
-  server: string
-  status: 'connected' | 'expired' | 'not_connected'
-  changed_at: string | null
-}
-
-interface Grant {
-  id: string
-  client_name: string
-  client_id: string
-  resource: string
-  scope: string
-  created_at: string
-  last_used_at: string | null
-  user_id: string
-}
+type Connection = Answer<'get', '/api/mcp/connections'>['data'][number]
+type Grant = Schema<'OAuthGrant'>
 
 const when = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : 'never')
 
@@ -137,28 +123,30 @@ function GrantsSection({ grants, me }: { grants: Grant[]; me: string }) {
  */
 export function mountConnections(app: Hono<AdminEnv>, api: ApiClient): void {
   const page = async (c: Ctx, outcome: { notice?: string; problem?: string } = {}, status = 200) => {
-    const [connections, grants] = await Promise.all([api.call(c, 'GET', '/api/mcp/connections'), api.call(c, 'GET', '/api/v1/OAuthGrant?order=created_at.desc&limit=100')])
+    const [connections, grants] = await Promise.all([
+      api.as(c).GET('/api/mcp/connections'),
+      api.as(c).GET('/api/v1/OAuthGrant', { params: { query: { order: 'created_at.desc', limit: '100' } } }),
+    ])
     c.status(status as 200)
     return c.render(
       <div class="portal">
         <h1>My connections</h1>
         <Notice text={outcome.notice} />
         <Alert text={outcome.problem} />
-        <ConnectionsSection connections={connections.status === 200 ? connections.body.data : []} />
-        <GrantsSection grants={grants.status === 200 ? grants.body.data : []} me={c.get('me').user.id} />
+        <ConnectionsSection connections={connections.data?.data ?? []} />
+        <GrantsSection grants={grants.data?.data ?? []} me={c.get('me').user.id} />
       </div>,
       { title: 'My connections', assets: { styles: ['/static/css/portal.css'] } },
     )
   }
-  const detail = (body: any, fallback: string) => (typeof body?.detail === 'string' ? body.detail : fallback)
 
   app.get('/me/connections', (c) => page(c, { notice: c.req.query('connected') ? `Connected to ${c.req.query('connected')}.` : undefined }))
 
   app.post('/me/connections/:server/connect', async (c) => {
     const server = c.req.param('server')
-    const reply = await api.call(c, 'POST', `/api/mcp/connections/${encodeURIComponent(server)}/connect`)
-    if (reply.status !== 200) return page(c, { problem: detail(reply.body, `Connecting failed (${reply.status}).`) }, reply.status === 404 ? 404 : 422)
-    if (reply.body.authorization_url) return signInElsewhere(c, reply.body.authorization_url, server)
+    const { data, error, response } = await api.as(c).POST('/api/mcp/connections/{server}/connect', { params: { path: { server } } })
+    if (!data) return page(c, { problem: refusedText(response, error, 'Connecting') }, response.status === 404 ? 404 : 422)
+    if (data.authorization_url) return signInElsewhere(c, data.authorization_url, server)
     return page(c, { notice: `Connected to ${server}.` })
   })
 
@@ -171,22 +159,23 @@ export function mountConnections(app: Hono<AdminEnv>, api: ApiClient): void {
     // passed on, that would make the API's CSRF guard refuse the call made for it. The state the API checks was
     // issued to this person for this flow and works once: it is the proof a request forged elsewhere lacks.
     const { headers, address } = api.credentials(c)
-    const reply = await api.callAs({ headers: headers.cookie ? { cookie: headers.cookie } : {}, address }, 'POST', '/api/mcp/connections/callback', { code, state })
-    if (reply.status !== 200) return page(c, { problem: detail(reply.body, `Connecting failed (${reply.status}).`) }, 422)
-    return c.redirect(`/me/connections?connected=${encodeURIComponent(reply.body.server)}`, 303)
+    const answer = await api.asWho({ headers: headers.cookie ? { cookie: headers.cookie } : {}, address }).POST('/api/mcp/connections/callback', { body: { code, state } })
+    const { data, response } = answer
+    if (!data) return page(c, { problem: refusedText(response, answer.error, 'Connecting') }, 422)
+    return c.redirect(`/me/connections?connected=${encodeURIComponent(data.server)}`, 303)
   })
 
   app.post('/me/connections/:server/disconnect', async (c) => {
     const server = c.req.param('server')
-    const reply = await api.call(c, 'DELETE', `/api/mcp/connections/${encodeURIComponent(server)}`)
-    if (reply.status !== 204) return page(c, { problem: detail(reply.body, `Disconnecting failed (${reply.status}).`) }, reply.status === 404 ? 404 : 422)
+    const { error, response } = await api.as(c).DELETE('/api/mcp/connections/{server}', { params: { path: { server } } })
+    if (response.status !== 204) return page(c, { problem: refusedText(response, error, 'Disconnecting') }, response.status === 404 ? 404 : 422)
     return page(c, { notice: `Disconnected from ${server}.` })
   })
 
   app.post('/me/grants/:id/revoke', async (c) => {
     const id = c.req.param('id')
-    const reply = isUuid(id) ? await api.call(c, 'DELETE', `/api/v1/OAuthGrant/${id}`) : { status: 404, body: { detail: 'No such grant.' } }
-    if (reply.status !== 204) return page(c, { problem: detail(reply.body, `Revoking failed (${reply.status}).`) }, reply.status === 404 ? 404 : 422)
+    const { error, response } = isUuid(id) ? await api.as(c).DELETE('/api/v1/OAuthGrant/{id}', { params: { path: { id } } }) : refusedHere(404, 'No such grant.')
+    if (response.status !== 204) return page(c, { problem: refusedText(response, error, 'Revoking') }, response.status === 404 ? 404 : 422)
     return page(c, { notice: 'The application’s access is revoked.' })
   })
 }

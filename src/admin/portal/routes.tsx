@@ -3,7 +3,7 @@ import type { Context, Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import type { FieldError } from '../../errors.ts'
 import { isUuid } from '../../models/fields.ts'
-import { bodyOf, type ApiClient, type ApiReply } from '../api-client.ts'
+import { bodyOf, problemOf, refusedHere, type ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { mountChannelsPage } from './channels.tsx'
 import { ConfirmEmailPage } from './confirm-email.tsx'
@@ -24,11 +24,11 @@ function isFragment(c: Ctx): boolean {
 }
 
 /** What the API said went wrong: each field's message by its field, the detail for anything else. */
-function refusal(reply: Pick<ApiReply, 'status' | 'body'>, fallback: string): Outcome {
-  const problem = typeof reply.body === 'object' && reply.body !== null ? reply.body : {}
-  const errors: FieldError[] = Array.isArray(problem.errors) ? problem.errors : []
-  if (reply.status === 422 && errors.length > 0) return { errors, message: 'Please correct the fields marked above.' }
-  return { message: typeof problem.detail === 'string' ? problem.detail : `${fallback} (${reply.status}).` }
+function refusal(response: Response, error: unknown, fallback: string): Outcome {
+  const problem = problemOf(error)
+  const errors: FieldError[] = problem.errors ?? []
+  if (response.status === 422 && errors.length > 0) return { errors, message: 'Please correct the fields marked above.' }
+  return { message: problem.detail ?? `${fallback} (${response.status}).` }
 }
 
 /** A 4xx answer for a refused write, so scripts and tests can tell; htmx swaps it in all the same. */
@@ -36,17 +36,22 @@ const statusOf = (status: number) => (status === 412 || status === 413 || status
 
 const text = (form: Record<string, unknown>, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '')
 
+/** The profile as the portal shows it, with the version to send back when it is saved. */
+function profileOf(user: { username: string; display_name: string; email: string; avatar?: string | null }, response: Response): Profile {
+  const { username, display_name, email, avatar } = user
+  return { username, display_name, email, avatar: avatar ?? null, etag: response.headers.get('etag') ?? '' }
+}
+
 async function readProfile(c: Ctx, api: ApiClient): Promise<Profile> {
-  const reply = await api.call(c, 'GET', `/api/v1/User/${c.get('me').user.id}`)
-  if (reply.status !== 200) throw new Error(reply.body?.detail ?? `Reading your profile failed (${reply.status}).`)
-  const { username, display_name, email, avatar } = reply.body
-  return { username, display_name, email, avatar: avatar ?? null, etag: reply.headers.get('etag') ?? '' }
+  const { data, error, response } = await api.as(c).GET('/api/v1/User/{id}', { params: { path: { id: c.get('me').user.id } } })
+  if (!data) throw new Error(problemOf(error).detail ?? `Reading your profile failed (${response.status}).`)
+  return profileOf(data, response)
 }
 
 async function readTokens(c: Ctx, api: ApiClient): Promise<Token[]> {
-  const reply = await api.call(c, 'GET', '/api/v1/ApiToken?order=created_at.desc&limit=100')
-  if (reply.status !== 200) throw new Error(reply.body?.detail ?? `Listing your tokens failed (${reply.status}).`)
-  return reply.body.data
+  const { data, error, response } = await api.as(c).GET('/api/v1/ApiToken', { params: { query: { order: 'created_at.desc', limit: '100' } } })
+  if (!data) throw new Error(problemOf(error).detail ?? `Listing your tokens failed (${response.status}).`)
+  return data.data
 }
 
 /**
@@ -73,36 +78,35 @@ export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
     const form = await c.req.parseBody()
     const values = { display_name: text(form, 'display_name') }
     const etag = text(form, 'etag')
-    const reply = await api.call(c, 'PATCH', `/api/v1/User/${c.get('me').user.id}`, values, { ifMatch: etag })
-    if (reply.status === 200) {
-      const { username, display_name, email, avatar } = reply.body
-      const profile: Profile = { username, display_name, email, avatar: avatar ?? null, etag: reply.headers.get('etag') ?? '' }
+    const { data, error, response } = await api.as(c, { ifMatch: etag }).PATCH('/api/v1/User/{id}', { params: { path: { id: c.get('me').user.id } }, body: values })
+    if (data) {
+      const profile = profileOf(data, response)
       const profileOutcome = { notice: 'Your profile is saved.' }
       return answer(c, api, 200, async () => <ProfileSection profile={profile} outcome={profileOutcome} />, { profile, profileOutcome })
     }
     // What was typed stays, with the version it was typed over: saving again is refused until the page is reloaded.
     const current = await readProfile(c, api)
     const profile: Profile = { ...current, ...values, etag }
-    const profileOutcome = reply.status === 412 ? { message: STALE_PROFILE } : refusal(reply, 'Saving your profile failed')
-    return answer(c, api, statusOf(reply.status), async () => <ProfileSection profile={profile} outcome={profileOutcome} />, { profile, profileOutcome })
+    const profileOutcome = response.status === 412 ? { message: STALE_PROFILE } : refusal(response, error, 'Saving your profile failed')
+    return answer(c, api, statusOf(response.status), async () => <ProfileSection profile={profile} outcome={profileOutcome} />, { profile, profileOutcome })
   })
 
   app.post('/me/email', async (c) => {
     const form = await c.req.parseBody()
-    const reply = await api.call(c, 'POST', '/api/me/email', { email: text(form, 'email') })
-    const emailOutcome = reply.status === 202 ? { notice: `A link is on its way to ${reply.body.sent_to}. Open it while signed in here to make it your address.` } : refusal(reply, 'Asking for a new address failed')
+    const { data, error, response } = await api.as(c).POST('/api/me/email', { body: { email: text(form, 'email') } })
+    const emailOutcome = data ? { notice: `A link is on its way to ${data.sent_to}. Open it while signed in here to make it your address.` } : refusal(response, error, 'Asking for a new address failed')
     const profile = await readProfile(c, api)
-    return answer(c, api, reply.status === 202 ? 200 : statusOf(reply.status), async () => <EmailSection email={profile.email} outcome={emailOutcome} />, { profile, emailOutcome })
+    return answer(c, api, data ? 200 : statusOf(response.status), async () => <EmailSection email={profile.email} outcome={emailOutcome} />, { profile, emailOutcome })
   })
 
   // Where the link mailed to a new address lands: a button, so that a mail scanner opening links confirms nothing.
   app.get('/confirm-email', (c) => c.render(<ConfirmEmailPage token={c.req.query('token') ?? ''} />, { title: 'Confirm your address' }))
   app.post('/confirm-email', async (c) => {
     const form = await c.req.parseBody()
-    const reply = await api.call(c, 'POST', '/api/me/email/confirm', { token: text(form, 'token') })
-    if (reply.status !== 200) c.status(statusOf(reply.status) as 400)
+    const { data, error, response } = await api.as(c).POST('/api/me/email/confirm', { body: { token: text(form, 'token') } })
+    if (!data) c.status(statusOf(response.status) as 400)
     // The token is no field the person can correct: the problem's own words say what to do.
-    const outcome = reply.status === 200 ? { notice: `Your address is now ${reply.body.email}.` } : { message: reply.body?.detail ?? `Confirming the address failed (${reply.status}).` }
+    const outcome = data ? { notice: `Your address is now ${data.email}.` } : { message: problemOf(error).detail ?? `Confirming the address failed (${response.status}).` }
     return c.render(<ConfirmEmailPage token="" outcome={outcome} />, { title: 'Confirm your address' })
   })
 
@@ -122,15 +126,14 @@ export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
     const form = new FormData()
     form.set('file', file, file.name)
     const response = await api.fetchAs(api.credentials(c), 'PUT', '/api/me/avatar', { form })
-    const reply = { status: response.status, body: await bodyOf(response) }
-    if (reply.status === 200) return avatarAnswer(c, 200, { notice: 'Your picture is saved.' })
-    return avatarAnswer(c, statusOf(reply.status), refusal(reply, 'Uploading your picture failed'))
+    if (response.status === 200) return avatarAnswer(c, 200, { notice: 'Your picture is saved.' })
+    return avatarAnswer(c, statusOf(response.status), refusal(response, await bodyOf(response), 'Uploading your picture failed'))
   })
 
   app.post('/me/avatar/remove', async (c) => {
-    const reply = await api.call(c, 'DELETE', '/api/me/avatar')
-    if (reply.status === 204) return avatarAnswer(c, 200, { notice: 'Your picture is removed.' })
-    return avatarAnswer(c, statusOf(reply.status), refusal(reply, 'Removing your picture failed'))
+    const { error, response } = await api.as(c).DELETE('/api/me/avatar')
+    if (response.status === 204) return avatarAnswer(c, 200, { notice: 'Your picture is removed.' })
+    return avatarAnswer(c, statusOf(response.status), refusal(response, error, 'Removing your picture failed'))
   })
 
   app.post('/me/password', async (c) => {
@@ -143,10 +146,10 @@ export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
       return answer(c, api, 422, section(passwordOutcome), { passwordOutcome })
     }
     const endApiTokens = text(form, 'end_api_tokens') === 'yes'
-    const reply = await api.call(c, 'POST', '/api/me/password', { current_password: text(form, 'current_password'), password, end_api_tokens: endApiTokens })
+    const { error, response } = await api.as(c).POST('/api/me/password', { body: { current_password: text(form, 'current_password'), password, end_api_tokens: endApiTokens } })
     const ended = endApiTokens ? 'your other sessions, your personal API tokens and your connected MCP hosts' : 'your other sessions and your connected MCP hosts'
-    const passwordOutcome = reply.status === 204 ? { notice: `Your password is changed. Signed out: ${ended}.` } : refusal(reply, 'Changing your password failed')
-    return answer(c, api, reply.status === 204 ? 200 : statusOf(reply.status), section(passwordOutcome), { passwordOutcome })
+    const passwordOutcome = response.status === 204 ? { notice: `Your password is changed. Signed out: ${ended}.` } : refusal(response, error, 'Changing your password failed')
+    return answer(c, api, response.status === 204 ? 200 : statusOf(response.status), section(passwordOutcome), { passwordOutcome })
   })
 
   app.post('/me/tokens', async (c) => {
@@ -158,18 +161,20 @@ export function mountPortal(app: Hono<AdminEnv>, api: ApiClient): void {
     }
     const expiry = expiryOf(values.expires)
     if (expiry.error) return respond(422, { values, outcome: { errors: [{ path: 'expires_at', message: expiry.error }], message: 'Please correct the fields marked above.' } })
-    const reply = await api.call(c, 'POST', '/api/v1/ApiToken', { name: values.name, ...(expiry.value ? { expires_at: expiry.value } : {}) })
-    if (reply.status === 201) return respond(200, { created: { name: reply.body.name, token: reply.body.token } })
-    return respond(statusOf(reply.status), { values, outcome: refusal(reply, 'Creating the token failed') })
+    const { data, error, response } = await api.as(c).POST('/api/v1/ApiToken', { body: { name: values.name, expires_at: expiry.value ?? null } })
+    if (data) return respond(200, { created: { name: data.name, token: data.token } })
+    return respond(statusOf(response.status), { values, outcome: refusal(response, error, 'Creating the token failed') })
   })
 
   app.post('/me/tokens/:id/revoke', async (c) => {
     const id = c.req.param('id')
     // The id becomes a path segment of an API call: only a UUID may, so nothing else can be named.
-    const reply = isUuid(id) ? await api.call(c, 'DELETE', `/api/v1/ApiToken/${id}`) : { status: 404, body: { detail: 'No such token.' } }
+    const { error, response } = isUuid(id)
+      ? await api.as(c).DELETE('/api/v1/ApiToken/{id}', { params: { path: { id } } })
+      : refusedHere(404, 'No such token.')
     const list = await readTokens(c, api)
-    const outcome = reply.status === 204 ? { notice: 'The token is revoked.' } : refusal(reply, 'Revoking the token failed')
-    const status = reply.status === 204 ? 200 : reply.status === 404 ? 404 : statusOf(reply.status)
+    const outcome = response.status === 204 ? { notice: 'The token is revoked.' } : refusal(response, error, 'Revoking the token failed')
+    const status = response.status === 204 ? 200 : response.status === 404 ? 404 : statusOf(response.status)
     return answer(c, api, status, async () => <TokensSection tokens={list} outcome={outcome} />, { tokens: list, tokenForm: { outcome } })
   })
 

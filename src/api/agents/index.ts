@@ -28,7 +28,7 @@ const reloadRoute = createRoute({
   responses: {
     200: {
       description: 'The new live instance, or `null` when the agent is disabled (then it is only stopped).',
-      content: { 'application/json': { schema: z.object({ instance: LiveAgent.nullable() }) } },
+      content: { 'application/json': { schema: z.object({ instance: z.union([LiveAgent, z.null()]) }) } },
     },
     ...commonErrors,
     ...notFoundError,

@@ -1,28 +1,13 @@
 /** @jsxImportSource hono/jsx */
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
-import type { ApiClient } from '../../api-client.ts'
+import type { ApiClient, Schema } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
-import { isFragment, optionsFrom, problemText, recordPath, type Ctx, type Option } from '../resource.ts'
-
-interface Rule {
-  id: string
-  user_id: string | null
-  server: string
-  tool: string
-  effect: 'allow' | 'deny'
-}
-
-interface CatalogueServer {
-  name: string
-  allowed?: boolean
-  error?: string
-  tools: Array<{ name: string; description?: string; allowed?: boolean }>
-}
+import { isFragment, optionsFrom, problemText, type Ctx, type Option } from '../resource.ts'
 
 const ruleFields: Field[] = [
   { name: 'user_id', label: 'Who', kind: 'select', options: 'people', nullable: true, empty: 'Everyone (company default)' },
@@ -36,7 +21,7 @@ const EFFECTS = [
 ]
 
 async function people(c: Ctx, api: ApiClient): Promise<Option[]> {
-  return optionsFrom<{ id: string; username: string; display_name: string }>(c, api, '/api/v1/User?limit=500&order=username.asc&select=id,username,display_name', (u) => ({
+  return optionsFrom(api.as(c).GET('/api/v1/User', { params: { query: { limit: '500', order: 'username.asc', select: 'id,username,display_name' } } }), (u) => ({
     value: u.id,
     label: u.display_name ? `${u.display_name} (${u.username})` : u.username,
   }))
@@ -46,10 +31,10 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
   // The rule form needs server names only: read from the records, not by listing every server's tools (which
   // connects to each one), since this panel is drawn again on every rule added or removed.
   const [rules, users, companyServers, toolPlugins] = await Promise.all([
-    api.call<{ data: Rule[] }>(c, 'GET', '/api/v1/McpPermission?limit=500&order=server.asc,tool.asc'),
+    api.as(c).GET('/api/v1/McpPermission', { params: { query: { limit: '500', order: 'server.asc,tool.asc' } } }),
     people(c, api),
-    optionsFrom<{ name: string }>(c, api, '/api/v1/McpServer?limit=500&order=name.asc&select=name', (s) => ({ value: s.name, label: s.name })),
-    optionsFrom<{ name: string; kind: string }>(c, api, '/api/plugins', (p) => (p.kind === 'mcp' ? [{ value: p.name, label: `${p.name} (built-in tools)` }] : [])),
+    optionsFrom(api.as(c).GET('/api/v1/McpServer', { params: { query: { limit: '500', order: 'name.asc', select: 'name' } } }), (s) => ({ value: s.name, label: s.name })),
+    optionsFrom(api.as(c).GET('/api/plugins'), (p) => (p.kind === 'mcp' ? [{ value: p.name, label: `${p.name} (built-in tools)` }] : [])),
   ])
   const names = new Map(users.map((u) => [u.value, u.label]))
   const options = {
@@ -65,11 +50,11 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
         A person with rules of their own for a server is judged by those; everyone else by the company’s defaults. The most specific rule wins, deny wins a tie, and no rule means no.
       </p>
       <Notice text={notice} />
-      {rules.status !== 200 ? (
+      {!rules.data ? (
         <Alert text={problemText(rules, 'Reading the rules')} />
       ) : (
         <Table caption="Rules" headers={['Who', 'Server', 'Tool', 'Effect']} actions>
-            {rules.body.data.map((rule) => (
+            {rules.data.data.map((rule) => (
               <tr>
                 <td>{rule.user_id ? (names.get(rule.user_id) ?? rule.user_id) : 'Everyone (company default)'}</td>
                 <td>{rule.server}</td>
@@ -100,7 +85,7 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
 /** One person's effective tools: the catalogue as the gateway judges it for them. */
 async function Preview({ c, api, userId }: { c: Ctx; api: ApiClient; userId?: string }) {
   const users = await people(c, api)
-  const reply = userId ? await api.call<{ data: CatalogueServer[] }>(c, 'GET', `/api/mcp/tools?user_id=${encodeURIComponent(userId)}`) : undefined
+  const preview = userId ? await api.as(c).GET('/api/mcp/tools', { params: { query: { user_id: userId } } }) : undefined
   return (
     <section id="preview" class="panel">
       <h2>Preview</h2>
@@ -108,12 +93,10 @@ async function Preview({ c, api, userId }: { c: Ctx; api: ApiClient; userId?: st
         <FormField field={{ name: 'user_id', label: 'What this person may use', kind: 'select', options: 'people' }} values={{ user_id: userId ?? '' }} errors={[]} prefix="preview" options={{ people: users }} />
         <button type="submit">Show</button>
       </form>
-      {reply && reply.status !== 200 ? (
-        <Alert text={problemText(reply, 'The preview')} />
-      ) : null}
-      {reply?.status === 200 ? (
+      {preview && !preview.data ? <Alert text={problemText(preview, 'The preview')} /> : null}
+      {preview?.data ? (
         <ul class="effective" aria-label="Effective tools">
-          {reply.body.data.map((server) => (
+          {preview.data.data.map((server) => (
             <li>
               <strong>{server.name}</strong> {server.allowed === false ? '— not allowed' : ''}
               {server.error ? <span class="problem"> (could not be listed: {server.error})</span> : null}
@@ -165,16 +148,17 @@ export function mountPermissions(app: Hono<AdminEnv>, api: ApiClient): void {
   app.post('/permissions/rules', async (c) => {
     const { values, json, errors } = formBody(ruleFields, await c.req.parseBody(), 'create')
     if (errors.length) return answer(c, 422, { form: { values, errors, message: 'Please correct the fields marked below.' } })
-    const reply = await api.call(c, 'POST', '/api/v1/McpPermission', json)
-    if (reply.status === 201) return answer(c, 200, { notice: 'Rule added.' })
-    return answer(c, reply.status, { form: refusal(values, reply) })
+    // The form's fields are the schema's; whether their values are is the API's to judge (a 422 names what is not).
+    const added = await api.as(c).POST('/api/v1/McpPermission', { body: json as Schema<'McpPermissionCreate'> })
+    if (added.data) return answer(c, 200, { notice: 'Rule added.' })
+    return answer(c, added.response.status, { form: refusal(values, added) })
   })
 
   app.post('/permissions/rules/:id/delete', async (c) => {
     const id = c.req.param('id')
     if (!isUuid(id)) return c.notFound()
-    const reply = await api.call(c, 'DELETE', recordPath('McpPermission', id))
-    if (reply.status === 204) return answer(c, 200, { notice: 'Rule removed.' })
-    return answer(c, reply.status, { form: refusal({}, reply) })
+    const removed = await api.as(c).DELETE('/api/v1/McpPermission/{id}', { params: { path: { id } } })
+    if (removed.response.status === 204) return answer(c, 200, { notice: 'Rule removed.' })
+    return answer(c, removed.response.status, { form: refusal({}, removed) })
   })
 }

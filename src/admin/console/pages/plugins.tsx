@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Hono } from 'hono'
-import type { ApiClient } from '../../api-client.ts'
+import type { ApiClient, Schema } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
@@ -8,25 +8,15 @@ import { FormField } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState, type FormValues } from '../form.ts'
 import { isFragment, problemText, versionOf, versionTag, type Ctx } from '../resource.ts'
 
-interface PluginInfo {
-  name: string
-  version: string
-  kind: string
-  description: string
-  enabled: boolean
-  mounted_at: string
-  config_schema: JsonSchema | null
-}
+type PluginInfo = Schema<'PluginInfo'>
+type JsonSchema = NonNullable<PluginInfo['config_schema']>
+type Settings = Schema<'PluginSettings'>
 
-interface JsonSchema {
-  properties?: Record<string, { type?: string; enum?: unknown[]; title?: string; description?: string; format?: string; writeOnly?: boolean }>
-  required?: string[]
-}
-
-interface Settings {
-  values: Record<string, unknown>
-  secrets?: Record<string, { set: boolean }>
-  fixed_by_environment?: string[]
+/** What a settings form sends: only the scalars a manifest's settings may hold (the form makes nothing else). */
+function scalars(json: Record<string, unknown>): Schema<'PluginSettingsInput'> {
+  return Object.fromEntries(
+    Object.entries(json).filter((entry): entry is [string, string | number | boolean | null] => ['string', 'number', 'boolean'].includes(typeof entry[1]) || entry[1] === null),
+  )
 }
 
 const PLUGIN_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/
@@ -94,20 +84,20 @@ function SettingsForm({ plugin, settings, version, form, notice }: { plugin: Plu
 
 /** `/plugins`: what is installed, switched on and off at runtime, and each plugin's settings from its manifest. */
 export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
-  const list = (c: Ctx) => api.call<{ data: PluginInfo[] }>(c, 'GET', '/api/plugins')
-  const find = async (c: Ctx, name: string) => (await list(c)).body?.data?.find?.((p) => p.name === name)
+  const list = (c: Ctx) => api.as(c).GET('/api/plugins')
+  const find = async (c: Ctx, name: string) => (await list(c)).data?.data.find((p) => p.name === name)
 
   app.get('/plugins', async (c) => {
-    const reply = await list(c)
+    const listed = await list(c)
     return c.render(
       <section>
         <h1>Plugins</h1>
         <p class="intro">Runners, tools, channels and themes. Switching one on or off takes effect at once, in every process, without a restart.</p>
-        {reply.status !== 200 ? (
-          <Alert text={problemText(reply, 'Reading the plugins')} />
+        {!listed.data ? (
+          <Alert text={problemText(listed, 'Reading the plugins')} />
         ) : (
           <Table caption="Plugins" headers={['Name', 'Kind', 'Version', 'Description', 'State']} actions>
-              {reply.body.data.map((plugin) => (
+              {listed.data.data.map((plugin) => (
                 <PluginRow plugin={plugin} />
               ))}
             </Table>
@@ -123,26 +113,26 @@ export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
   for (const verb of ['enable', 'disable'] as const) {
     app.post(`/plugins/:name/${verb}`, async (c) => {
       const name = c.req.param('name')!
-      const reply = await api.call<PluginInfo>(c, 'POST', `/api/plugins/${name}/${verb}`)
+      const switched = await api.as(c).POST(verb === 'enable' ? '/api/plugins/{name}/enable' : '/api/plugins/{name}/disable', { params: { path: { name } } })
       if (!isFragment(c)) return c.redirect('/plugins', 303)
-      if (reply.status === 200) {
+      if (switched.data) {
         // Switching a theme on switches the one before it off: the whole page shows the change.
-        if (reply.body.kind === 'theme') {
+        if (switched.data.kind === 'theme') {
           c.header('HX-Refresh', 'true')
         }
-        return c.html(<PluginRow plugin={reply.body} />)
+        return c.html(<PluginRow plugin={switched.data} />)
       }
+      const status = switched.response.status
       const plugin = await find(c, name)
-      if (!plugin) return c.html(<tr><td class="problem" role="alert" colspan={6}>{problemText(reply, 'Switching')}</td></tr>, reply.status as 404)
-      return c.html(<PluginRow plugin={plugin} message={problemText(reply, 'Switching')} />, reply.status as 403)
+      if (!plugin) return c.html(<tr><td class="problem" role="alert" colspan={6}>{problemText(switched, 'Switching')}</td></tr>, status as 404)
+      return c.html(<PluginRow plugin={plugin} message={problemText(switched, 'Switching')} />, status as 403)
     })
   }
 
   const settingsPage = async (c: Ctx, plugin: PluginInfo, extra: { form?: FormState; notice?: string } = {}) => {
-    const reply = await api.call<Settings>(c, 'GET', `/api/plugins/${plugin.name}/settings`)
-    const body = reply.status === 200 ? reply.body : { values: {} }
-    const form = reply.status === 200 ? <SettingsForm plugin={plugin} settings={body} version={versionOf(reply.headers.get('etag'))} {...extra} /> : <Alert text={problemText(reply, 'Reading the settings')} />
-    return { form, status: reply.status }
+    const read = await api.as(c).GET('/api/plugins/{name}/settings', { params: { path: { name: plugin.name } } })
+    const form = read.data ? <SettingsForm plugin={plugin} settings={read.data} version={versionOf(read.response.headers.get('etag'))} {...extra} /> : <Alert text={problemText(read, 'Reading the settings')} />
+    return { form, status: read.response.status }
   }
 
   app.get('/plugins/:name', async (c) => {
@@ -170,10 +160,12 @@ export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
     const fields = settingsFields(plugin.config_schema)
     const { values, json, errors } = formBody(fields, posted, 'edit')
     const version = typeof posted._version === 'string' ? posted._version : ''
-    const reply = errors.length ? undefined : await api.call(c, 'PUT', `/api/plugins/${plugin.name}/settings`, json, { ifMatch: versionTag(version) })
-    const ok = reply?.status === 200
-    const { form } = await settingsPage(c, plugin, ok ? { notice: 'Settings saved.' } : { form: reply ? refusal(values, reply) : { values, errors, message: 'Please correct the fields marked below.' } })
+    const saved = errors.length
+      ? undefined
+      : await api.as(c, { ifMatch: versionTag(version) }).PUT('/api/plugins/{name}/settings', { params: { path: { name: plugin.name } }, body: scalars(json) })
+    const ok = saved?.data !== undefined
+    const { form } = await settingsPage(c, plugin, ok ? { notice: 'Settings saved.' } : { form: saved ? refusal(values, saved) : { values, errors, message: 'Please correct the fields marked below.' } })
     if (!isFragment(c)) return c.redirect(`/plugins/${plugin.name}`, 303)
-    return c.html(form, ok ? 200 : ((reply?.status ?? 422) as 422))
+    return c.html(form, ok ? 200 : ((saved?.response.status ?? 422) as 422))
   })
 }

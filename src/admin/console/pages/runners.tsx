@@ -8,14 +8,6 @@ import { FormField } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, problemText, type Ctx } from '../resource.ts'
 
-interface RunnerModel {
-  id: string
-  name: string
-  api_id: string
-  placeholder: boolean
-  curated: boolean
-  in_catalogue: boolean
-}
 
 const RUNNER_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/
 const modelFields: Field[] = [
@@ -27,17 +19,17 @@ const modelFields: Field[] = [
 const keyFields: Field[] = [{ name: 'api_key', label: 'API key', kind: 'password', required: true, help: 'Kept encrypted in the vault and never shown again.' }]
 
 async function Models({ c, api, runner, form, notice }: { c: Ctx; api: ApiClient; runner: string; form?: FormState; notice?: string }) {
-  const reply = await api.call<{ data: RunnerModel[] }>(c, 'GET', `/api/runners/${runner}/models`)
+  const listed = await api.as(c).GET('/api/runners/{name}/models', { params: { path: { name: runner } } })
   const errors = form?.errors ?? []
   return (
     <section id="models" class="panel">
       <h2>Model registry</h2>
       <Notice text={notice} />
-      {reply.status !== 200 ? (
-        <Alert text={problemText(reply, 'Reading the models')} />
+      {!listed.data ? (
+        <Alert text={problemText(listed, 'Reading the models')} />
       ) : (
         <Table caption="Models" headers={['Id', 'Name', 'Provider id', 'Curated', 'In catalogue', 'Placeholder']}>
-            {reply.body.data.map((m) => (
+            {listed.data.data.map((m) => (
               <tr>
                 <td>
                   <code>{m.id}</code>
@@ -70,24 +62,24 @@ async function Models({ c, api, runner, form, notice }: { c: Ctx; api: ApiClient
 }
 
 async function Auth({ c, api, runner, form, notice }: { c: Ctx; api: ApiClient; runner: string; form?: FormState; notice?: string }) {
-  const reply = await api.call<{ method: string; configured: boolean }>(c, 'GET', `/api/runners/${runner}/auth/status`)
+  const { data: status, ...read } = await api.as(c).GET('/api/runners/{name}/auth/status', { params: { path: { name: runner } } })
   const errors = form?.errors ?? []
   return (
     <section id="auth" class="panel">
       <h2>Provider sign-in</h2>
       <Notice text={notice} />
-      {reply.status !== 200 ? (
-        <Alert text={problemText(reply, 'Reading the sign-in status')} />
-      ) : reply.body.method === 'none' ? (
+      {!status ? (
+        <Alert text={problemText(read, 'Reading the sign-in status')} />
+      ) : status.method === 'none' ? (
         <p>This runner needs no sign-in.</p>
       ) : (
         <>
-          <p>{reply.body.configured ? 'An API key is set.' : 'No API key is set yet: agents on this runner cannot answer.'}</p>
+          <p>{status.configured ? 'An API key is set.' : 'No API key is set yet: agents on this runner cannot answer.'}</p>
           <form class="card" method="post" action={`/runners/${runner}/api-key`} hx-post={`/runners/${runner}/api-key`} hx-target="#auth" hx-swap="outerHTML">
             {keyFields.map((field) => (
               <FormField field={field} values={{}} errors={errors} prefix="key" />
             ))}
-            <button type="submit">{reply.body.configured ? 'Replace the key' : 'Set the key'}</button>
+            <button type="submit">{status.configured ? 'Replace the key' : 'Set the key'}</button>
             <Problem message={form?.message} errors={errors} fields={keyFields} />
           </form>
         </>
@@ -99,16 +91,16 @@ async function Auth({ c, api, runner, form, notice }: { c: Ctx; api: ApiClient; 
 /** `/runners`: each runner's model registry (curate, refresh) and its provider key, set into the vault. */
 export function mountRunners(app: Hono<AdminEnv>, api: ApiClient): void {
   app.get('/runners', async (c) => {
-    const reply = await api.call<{ data: Array<{ name: string; plugin: string; enabled?: boolean }> }>(c, 'GET', '/api/runners')
+    const listed = await api.as(c).GET('/api/runners')
     return c.render(
       <section>
         <h1>Runners</h1>
         <p class="intro">The back ends that call language models. Each has a model registry agents choose from, and may need a provider key.</p>
-        {reply.status !== 200 ? (
-          <Alert text={problemText(reply, 'Reading the runners')} />
+        {!listed.data ? (
+          <Alert text={problemText(listed, 'Reading the runners')} />
         ) : (
           <ul class="runners">
-            {reply.body.data.map((r) => (
+            {listed.data.data.map((r) => (
               <li>
                 <a href={`/runners/${r.name}`}>{r.name}</a> <span class="help">(plugin {r.plugin}{r.enabled === false ? ', switched off' : ''})</span>
               </li>
@@ -144,26 +136,28 @@ export function mountRunners(app: Hono<AdminEnv>, api: ApiClient): void {
   app.post('/runners/:name/models', async (c) => {
     const runner = c.req.param('name')!
     const { values, json, errors } = formBody(modelFields, await c.req.parseBody(), 'create')
-    const reply = errors.length ? undefined : await api.call(c, 'POST', `/api/runners/${runner}/models`, json)
+    const model = { id: String(json.id ?? ''), name: String(json.name ?? ''), api_id: String(json.api_id ?? ''), placeholder: json.placeholder === true }
+    const saved = errors.length ? undefined : await api.as(c).POST('/api/runners/{name}/models', { params: { path: { name: runner } }, body: model })
     if (!isFragment(c)) return back(c)
-    if (reply?.status === 200) return c.html(await Models({ c, api, runner, notice: `Saved model ${String(json.id)}.` }))
-    return c.html(await Models({ c, api, runner, form: reply ? refusal(values, reply) : { values, errors } }), (reply?.status ?? 422) as 422)
+    if (saved?.data) return c.html(await Models({ c, api, runner, notice: `Saved model ${model.id}.` }))
+    return c.html(await Models({ c, api, runner, form: saved ? refusal(values, saved) : { values, errors } }), (saved?.response.status ?? 422) as 422)
   })
 
   app.post('/runners/:name/refresh', async (c) => {
     const runner = c.req.param('name')!
-    const reply = await api.call(c, 'POST', `/api/runners/${runner}/models/refresh`)
+    const refreshed = await api.as(c).POST('/api/runners/{name}/models/refresh', { params: { path: { name: runner } } })
     if (!isFragment(c)) return back(c)
-    if (reply.status === 200) return c.html(await Models({ c, api, runner, notice: `Refreshed: ${reply.body.added} added, ${reply.body.updated} updated, ${reply.body.kept} kept.` }))
-    return c.html(await Models({ c, api, runner, form: refusal({}, reply) }), reply.status as 422)
+    const counts = refreshed.data
+    if (counts) return c.html(await Models({ c, api, runner, notice: `Refreshed: ${counts.added} added, ${counts.updated} updated, ${counts.kept} kept.` }))
+    return c.html(await Models({ c, api, runner, form: refusal({}, refreshed) }), refreshed.response.status as 422)
   })
 
   app.post('/runners/:name/api-key', async (c) => {
     const runner = c.req.param('name')!
     const { values, json, errors } = formBody(keyFields, await c.req.parseBody(), 'create')
-    const reply = errors.length ? undefined : await api.call(c, 'POST', `/api/runners/${runner}/auth/api-key`, json)
+    const stored = errors.length ? undefined : await api.as(c).POST('/api/runners/{name}/auth/api-key', { params: { path: { name: runner } }, body: { api_key: String(json.api_key ?? '') } })
     if (!isFragment(c)) return back(c)
-    if (reply?.status === 200) return c.html(await Auth({ c, api, runner, notice: 'The key is stored.' }))
-    return c.html(await Auth({ c, api, runner, form: reply ? refusal(values, reply) : { values, errors } }), (reply?.status ?? 422) as 422)
+    if (stored?.data) return c.html(await Auth({ c, api, runner, notice: 'The key is stored.' }))
+    return c.html(await Auth({ c, api, runner, form: stored ? refusal(values, stored) : { values, errors } }), (stored?.response.status ?? 422) as 422)
   })
 }

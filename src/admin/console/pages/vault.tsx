@@ -8,13 +8,6 @@ import { FormField } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, problemText, type Ctx } from '../resource.ts'
 
-interface Secret {
-  id: string
-  scope: string
-  name: string
-  version: number
-  updated_at: string
-}
 
 const SCOPES = [
   { value: 'company', label: 'Company (its admins)' },
@@ -24,6 +17,9 @@ const SCOPES = [
 type Scope = 'company' | 'user' | 'global'
 const scopeOf = (value: unknown): Scope => (value === 'user' || value === 'global' ? value : 'company')
 
+/** A text field's value as the form gave it; left out, it is empty, which the API refuses by the field's name. */
+const text = (value: unknown) => (typeof value === 'string' ? value : '')
+
 const setFields: Field[] = [
   { name: 'name', label: 'Name', required: true, help: 'Letters, digits and _ . - /, e.g. slack/bot_token.' },
   { name: 'value', label: 'Value', kind: 'password', required: true, help: 'Encrypted at once and never shown again.' },
@@ -31,20 +27,20 @@ const setFields: Field[] = [
 
 /** A scope's secrets: names and versions only. Values go in and never come back out. */
 async function Secrets({ c, api, scope, form, notice }: { c: Ctx; api: ApiClient; scope: Scope; form?: FormState; notice?: string }) {
-  const reply = await api.call<{ data: Secret[] }>(c, 'GET', `/api/vault/secrets?scope=${scope}`)
+  const listed = await api.as(c).GET('/api/vault/secrets', { params: { query: { scope } } })
   const errors = form?.errors ?? []
   const url = `/vault/secrets?scope=${scope}`
   return (
     <section id="secrets" class="panel">
       <h2>{SCOPES.find((s) => s.value === scope)!.label}</h2>
       <Notice text={notice} />
-      {reply.status !== 200 ? (
-        <Alert text={problemText(reply, 'Reading the secrets')} />
-      ) : reply.body.data.length === 0 ? (
+      {!listed.data ? (
+        <Alert text={problemText(listed, 'Reading the secrets')} />
+      ) : listed.data.data.length === 0 ? (
         <p>No secrets here yet.</p>
       ) : (
         <Table caption="Secrets" headers={['Name', 'Version', 'Changed', 'Rotate']} actions>
-            {reply.body.data.map((secret, index) => (
+            {listed.data.data.map((secret, index) => (
               <tr>
                 <td>
                   <code>{secret.name}</code>
@@ -116,16 +112,16 @@ export function mountVault(app: Hono<AdminEnv>, api: ApiClient): void {
     const scope = scopeOf(c.req.query('scope'))
     const { values, json, errors } = formBody(setFields, await c.req.parseBody(), 'create')
     if (errors.length) return answer(c, scope, 422, { form: { values, errors, message: 'Please correct the fields marked below.' } })
-    const reply = await api.call(c, 'PUT', '/api/vault/secrets', { scope, ...json })
-    if (reply.status === 200) return answer(c, scope, 200, { notice: `Saved ${String(json.name)} (version ${reply.body.version}).` })
-    return answer(c, scope, reply.status, { form: refusal(values, reply) })
+    const saved = await api.as(c).PUT('/api/vault/secrets', { body: { scope, name: text(json.name), value: text(json.value) } })
+    if (saved.data) return answer(c, scope, 200, { notice: `Saved ${saved.data.name} (version ${saved.data.version}).` })
+    return answer(c, scope, saved.response.status, { form: refusal(values, saved) })
   })
 
   app.post('/vault/secrets/delete', async (c) => {
     const scope = scopeOf(c.req.query('scope'))
     const name = String((await c.req.parseBody()).name ?? '')
-    const reply = await api.call(c, 'DELETE', '/api/vault/secrets', { scope, name })
-    if (reply.status === 204) return answer(c, scope, 200, { notice: `Deleted ${name}.` })
-    return answer(c, scope, reply.status, { form: refusal({}, reply) })
+    const deleted = await api.as(c).DELETE('/api/vault/secrets', { body: { scope, name } })
+    if (deleted.response.status === 204) return answer(c, scope, 200, { notice: `Deleted ${name}.` })
+    return answer(c, scope, deleted.response.status, { form: refusal({}, deleted) })
   })
 }

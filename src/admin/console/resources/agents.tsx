@@ -8,12 +8,6 @@ import { FormField } from '../fields.tsx'
 import type { Field, FormValues } from '../form.ts'
 import { optionsFrom, problemText, type ConsoleResource, type Ctx, type Option } from '../resource.ts'
 
-interface LiveAgent {
-  agent_id: string
-  generation: number
-  started_at: string
-  turns_in_flight: number
-}
 
 /** The runner select asks for the model field again when it changes: models are per runner. */
 const modelField: Field = { name: 'model', label: 'Model', kind: 'select', options: 'models', help: 'From the runner’s model registry (see Runners).' }
@@ -28,12 +22,12 @@ const runnerField: Field = {
 
 async function models(c: Ctx, api: ApiClient, runner: string): Promise<Option[]> {
   if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(runner)) return []
-  return optionsFrom<{ id: string; name: string }>(c, api, `/api/runners/${runner}/models`, (m) => ({ value: m.id, label: m.name === m.id ? m.id : `${m.name} (${m.id})` }))
+  return optionsFrom(api.as(c).GET('/api/runners/{name}/models', { params: { path: { name: runner } } }), (m) => ({ value: m.id, label: m.name === m.id ? m.id : `${m.name} (${m.id})` }))
 }
 
 /** The gateway's catalogue as the tools picker lists it: servers, and each server's tools under it. */
 async function catalogue(c: Ctx, api: ApiClient): Promise<Option[]> {
-  return optionsFrom<{ name: string; tools?: Array<{ name: string }> }>(c, api, '/api/mcp/tools', (server) => [
+  return optionsFrom(api.as(c).GET('/api/mcp/tools'), (server) => [
     { value: server.name, label: server.name },
     ...(server.tools ?? []).map((tool) => ({ value: `${server.name}/${tool.name}`, label: tool.name })),
   ])
@@ -42,22 +36,22 @@ async function catalogue(c: Ctx, api: ApiClient): Promise<Option[]> {
 async function options(c: Ctx, api: ApiClient, values: FormValues) {
   const runner = typeof values.runner === 'string' && values.runner ? values.runner : 'echo'
   const [runners, registry, toolPlugins, tools, people] = await Promise.all([
-    optionsFrom<{ name: string; enabled?: boolean }>(c, api, '/api/runners', (r) => ({ value: r.name, label: r.enabled === false ? `${r.name} (switched off)` : r.name })),
+    optionsFrom(api.as(c).GET('/api/runners'), (r) => ({ value: r.name, label: r.enabled === false ? `${r.name} (switched off)` : r.name })),
     models(c, api, runner),
-    optionsFrom<{ name: string; kind: string; description: string }>(c, api, '/api/plugins', (p) => (p.kind === 'mcp' ? [{ value: p.name, label: `${p.name}: ${p.description}` }] : [])),
+    optionsFrom(api.as(c).GET('/api/plugins'), (p) => (p.kind === 'mcp' ? [{ value: p.name, label: `${p.name}: ${p.description}` }] : [])),
     catalogue(c, api),
-    optionsFrom<{ id: string; username: string; display_name: string }>(c, api, '/api/v1/User?limit=500&order=username.asc&select=id,username,display_name', (u) => ({ value: u.id, label: u.display_name ? `${u.display_name} (${u.username})` : u.username })),
+    optionsFrom(api.as(c).GET('/api/v1/User', { params: { query: { limit: '500', order: 'username.asc', select: 'id,username,display_name' } } }), (u) => ({ value: u.id, label: u.display_name ? `${u.display_name} (${u.username})` : u.username })),
   ])
   return { runners, models: registry, toolPlugins, tools, people }
 }
 
 async function LivePanel({ c, api, id, message }: { c: Ctx; api: ApiClient; id: string; message?: string }) {
-  const live = await api.call<{ data: LiveAgent[] }>(c, 'GET', '/api/agents')
-  const instance = live.status === 200 ? live.body.data.find((a) => a.agent_id === id) : undefined
+  const live = await api.as(c).GET('/api/agents')
+  const instance = live.data?.data.find((a) => a.agent_id === id)
   return (
     <section id="live" class="panel">
       <h2>Live state</h2>
-      {live.status !== 200 ? (
+      {!live.data ? (
         <p class="problem">{problemText(live, 'Reading the live state')}</p>
       ) : instance ? (
         <dl class="facts">
@@ -93,10 +87,10 @@ function mountAgentExtras(app: Hono<AdminEnv>, api: ApiClient): void {
   app.post('/agents/:id/reload', async (c) => {
     const id = c.req.param('id')
     if (!isUuid(id)) return c.notFound()
-    const reply = await api.call(c, 'POST', `/api/agents/${id}/reload`)
-    const message = reply.status === 200 ? (reply.body.instance ? 'Reloaded.' : 'Reloaded: the agent is switched off, so it was only stopped.') : problemText(reply, 'The reload')
+    const reloaded = await api.as(c).POST('/api/agents/{id}/reload', { params: { path: { id } } })
+    const message = reloaded.data ? (reloaded.data.instance ? 'Reloaded.' : 'Reloaded: the agent is switched off, so it was only stopped.') : problemText(reloaded, 'The reload')
     const panel = await LivePanel({ c, api, id, message })
-    return c.html(panel, reply.status === 200 ? 200 : (reply.status as 403))
+    return c.html(panel, reloaded.data ? 200 : (reloaded.response.status as 403))
   })
   mountAgentChannels(app, api)
 }

@@ -2,16 +2,11 @@
 import { Alert } from '../../components/feedback.tsx'
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
-import type { ApiClient } from '../../api-client.ts'
+import type { Answer, ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { optionsFrom, problemText, type ConsoleResource, type Ctx } from '../resource.ts'
 
-interface TestResult {
-  ok: boolean
-  tools?: Array<{ name: string; description?: string }>
-  error?: string
-  breaker?: string
-}
+type TestResult = Answer<'post', '/api/mcp/servers/{id}/test'>
 
 const BREAKER_WORDS: Record<string, string> = {
   closed: 'closed (calls pass)',
@@ -19,8 +14,11 @@ const BREAKER_WORDS: Record<string, string> = {
   'half-open': 'half-open (the next call is the probe)',
 }
 
-/** A connection test of one server, with the caller's own connection, and what it found. */
-function TestPanel({ id, result, problem }: { id: string; result?: TestResult; problem?: string }) {
+/**
+ * A connection test of one server, with the caller's own connection, and what it found; before any test, the
+ * caller's breaker for the server, when it has one.
+ */
+function TestPanel({ id, result, breaker = result?.breaker, problem }: { id: string; result?: TestResult; breaker?: string; problem?: string }) {
   return (
     <section id="connection" class="panel">
       <h2>Connection</h2>
@@ -29,11 +27,11 @@ function TestPanel({ id, result, problem }: { id: string; result?: TestResult; p
         <span class="help"> Connects as you and lists the server’s tools.</span>
       </form>
       <Alert text={problem} />
-      {result ? (
+      {result || breaker ? (
         <div role="status">
-          <p class={result.ok ? 'notice' : 'problem'}>{result.ok ? `Connected: ${result.tools?.length ?? 0} tools.` : `Could not connect: ${result.error ?? 'no reason given'}`}</p>
-          {result.breaker ? <p>Circuit breaker: {BREAKER_WORDS[result.breaker] ?? result.breaker}</p> : null}
-          {result.tools?.length ? (
+          {result ? <p class={result.ok ? 'notice' : 'problem'}>{result.ok ? `Connected: ${result.tools.length} tools.` : `Could not connect: ${result.error || 'no reason given'}`}</p> : null}
+          {breaker ? <p>Circuit breaker: {BREAKER_WORDS[breaker] ?? breaker}</p> : null}
+          {result?.ok && result.tools.length ? (
             <ul class="tools">
               {result.tools.map((tool) => (
                 <li>
@@ -52,16 +50,15 @@ function mountServerExtras(app: Hono<AdminEnv>, api: ApiClient): void {
   app.post('/mcp-servers/:id/test', async (c) => {
     const id = c.req.param('id')
     if (!isUuid(id)) return c.notFound()
-    const reply = await api.call<TestResult>(c, 'POST', `/api/mcp/servers/${id}/test`)
-    if (reply.status === 200) return c.html(<TestPanel id={id} result={reply.body} />)
-    return c.html(<TestPanel id={id} problem={problemText(reply, 'The test')} />, reply.status as 403)
+    const tested = await api.as(c).POST('/api/mcp/servers/{id}/test', { params: { path: { id } } })
+    if (tested.data) return c.html(<TestPanel id={id} result={tested.data} />)
+    return c.html(<TestPanel id={id} problem={problemText(tested, 'The test')} />, tested.response.status as 403)
   })
 }
 
 async function breakerOf(c: Ctx, api: ApiClient, server: string): Promise<string | undefined> {
-  const reply = await api.call<{ data: Array<{ state: string; user_id: string }> }>(c, 'GET', `/api/mcp/breakers?server=${encodeURIComponent(server)}`)
-  const mine = reply.status === 200 ? reply.body.data.find((b) => b.user_id === c.get('me').user.id) : undefined
-  return mine?.state
+  const { data } = await api.as(c).GET('/api/mcp/breakers', { params: { query: { server } } })
+  return data?.data.find((b) => b.user_id === c.get('me').user.id)?.state
 }
 
 export const mcpServers: ConsoleResource = {
@@ -93,13 +90,13 @@ export const mcpServers: ConsoleResource = {
       { value: 'stdio', label: 'stdio (a program of the catalogue)' },
       { value: 'streamable-http', label: 'streamable-http (a remote address)' },
     ],
-    commands: await optionsFrom<{ id: string; name: string; description: string }>(c, api, '/api/v1/McpCommand?limit=500&order=name.asc', (m) => ({ value: m.id, label: m.description ? `${m.name}: ${m.description}` : m.name })),
+    commands: await optionsFrom(api.as(c).GET('/api/v1/McpCommand', { params: { query: { limit: '500', order: 'name.asc' } } }), (m) => ({ value: m.id, label: m.description ? `${m.name}: ${m.description}` : m.name })),
   }),
   defaults: { enabled: true },
   nameOf: (row) => String(row.name ?? ''),
   panels: async (c, api, row) => {
     const breaker = await breakerOf(c, api, String(row.name))
-    return <TestPanel id={String(row.id)} result={breaker ? { ok: true, breaker, tools: undefined } : undefined} />
+    return <TestPanel id={String(row.id)} breaker={breaker} />
   },
   mountExtra: mountServerExtras,
 }
@@ -129,7 +126,7 @@ export const mcpCommands: ConsoleResource = {
     { name: 'enabled', label: 'Switched on', kind: 'checkbox' },
   ],
   options: async (c, api) => ({
-    companies: await optionsFrom<{ id: string; name: string }>(c, api, '/api/v1/Company?limit=500&order=name.asc', (co) => ({ value: co.id, label: co.name })),
+    companies: await optionsFrom(api.as(c).GET('/api/v1/Company', { params: { query: { limit: '500', order: 'name.asc' } } }), (co) => ({ value: co.id, label: co.name })),
   }),
   defaults: { enabled: true },
   nameOf: (row) => String(row.name ?? ''),

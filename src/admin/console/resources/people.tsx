@@ -1,13 +1,13 @@
 /** @jsxImportSource hono/jsx */
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
-import type { ApiClient } from '../../api-client.ts'
+import type { ApiClient, Schema } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
 import { refusal, type Field, type FormState } from '../form.ts'
-import { isFragment, problemText, recordPath, type ConsoleResource, type Ctx, type Row } from '../resource.ts'
+import { isFragment, problemText, type ConsoleResource, type Ctx } from '../resource.ts'
 
 export const users: ConsoleResource = {
   model: 'User',
@@ -38,33 +38,27 @@ const memberFields: Field[] = [
   { name: 'role', label: 'Role', kind: 'select', options: 'roles', required: true },
 ]
 
-interface Membership {
-  id: string
-  user_id: string
-  role: string
-}
-
 /**
  * A company's people and their roles, read and written as CompanyUser in that company. The role ladder is the
  * API's: granting above one's own role, or touching someone above it, is refused there and the refusal shown here.
  */
 async function Members({ c, api, company, form, notice }: { c: Ctx; api: ApiClient; company: string; form?: FormState; notice?: string }) {
   const [members, people] = await Promise.all([
-    api.call<{ data: Membership[] }>(c, 'GET', '/api/v1/CompanyUser?limit=500&order=created_at.asc', undefined, { company }),
-    api.call<{ data: Row[] }>(c, 'GET', '/api/v1/User?limit=500&order=username.asc&select=id,username,display_name', undefined, { company }),
+    api.as(c, { company }).GET('/api/v1/CompanyUser', { params: { query: { limit: '500', order: 'created_at.asc' } } }),
+    api.as(c, { company }).GET('/api/v1/User', { params: { query: { limit: '500', order: 'username.asc', select: 'id,username,display_name' } } }),
   ])
-  const names = new Map((people.status === 200 ? people.body.data : []).map((u) => [String(u.id), String(u.display_name || u.username)]))
+  const names = new Map((people.data?.data ?? []).map((u) => [u.id, u.display_name || u.username]))
   const options = { users: [...names].map(([value, label]) => ({ value, label })), roles: ROLES }
   const errors = form?.errors ?? []
   return (
     <section id="members" class="panel">
       <h2>Members</h2>
       <Notice text={notice} />
-      {members.status !== 200 ? (
+      {!members.data ? (
         <Alert text={problemText(members, 'Reading the members')} />
       ) : (
         <Table caption="Members" headers={['User', 'Role']} actions>
-            {members.body.data.map((m) => (
+            {members.data.data.map((m) => (
               <tr>
                 <td>{names.get(m.user_id) ?? m.user_id}</td>
                 <td>
@@ -120,24 +114,25 @@ function mountMembers(app: Hono<AdminEnv>, api: ApiClient): void {
     if (!at) return c.notFound()
     const body = await c.req.parseBody()
     const values = { user_id: String(body.user_id ?? ''), role: String(body.role ?? '') }
-    const reply = await api.call(c, 'POST', '/api/v1/CompanyUser', values, { company: at.company })
-    if (reply.status === 201) return answer(c, at.company, 200, { notice: 'Member added.' })
-    return answer(c, at.company, reply.status, { form: refusal(values, reply) })
+    // The role is the person's choice from the form, checked by the API like any other value sent to it.
+    const added = await api.as(c, { company: at.company }).POST('/api/v1/CompanyUser', { body: values as Schema<'CompanyUserCreate'> })
+    if (added.data) return answer(c, at.company, 200, { notice: 'Member added.' })
+    return answer(c, at.company, added.response.status, { form: refusal(values, added) })
   })
   app.post('/companies/:company/members/:member', async (c) => {
     const at = ids(c)
     if (!at) return c.notFound()
     const role = String((await c.req.parseBody()).role ?? '')
-    const reply = await api.call(c, 'PATCH', recordPath('CompanyUser', at.member!), { role }, { company: at.company })
-    if (reply.status === 200) return answer(c, at.company, 200, { notice: 'Role changed.' })
-    return answer(c, at.company, reply.status, { form: refusal({}, reply) })
+    const changed = await api.as(c, { company: at.company }).PATCH('/api/v1/CompanyUser/{id}', { params: { path: { id: at.member! } }, body: { role } })
+    if (changed.data) return answer(c, at.company, 200, { notice: 'Role changed.' })
+    return answer(c, at.company, changed.response.status, { form: refusal({}, changed) })
   })
   app.post('/companies/:company/members/:member/remove', async (c) => {
     const at = ids(c)
     if (!at) return c.notFound()
-    const reply = await api.call(c, 'DELETE', recordPath('CompanyUser', at.member!), undefined, { company: at.company })
-    if (reply.status === 204) return answer(c, at.company, 200, { notice: 'Member removed.' })
-    return answer(c, at.company, reply.status, { form: refusal({}, reply) })
+    const removed = await api.as(c, { company: at.company }).DELETE('/api/v1/CompanyUser/{id}', { params: { path: { id: at.member! } } })
+    if (removed.response.status === 204) return answer(c, at.company, 200, { notice: 'Member removed.' })
+    return answer(c, at.company, removed.response.status, { form: refusal({}, removed) })
   })
 }
 

@@ -27,9 +27,9 @@ export const modelAcls: ConsoleResource = {
 
 /** The models an override may name: the API document's own list of them (the ModelAcl schema's `model` enum). */
 async function modelNames(c: Ctx, api: ApiClient): Promise<Option[]> {
-  const document = await api.call<{ components?: { schemas?: Record<string, { properties?: Record<string, { enum?: string[] }> }> } }>(c, 'GET', '/api/openapi.json')
-  const names = document.body?.components?.schemas?.ModelAclCreate?.properties?.model?.enum ?? []
-  return names.map((name) => ({ value: name, label: name }))
+  const { body } = await api.call(c, 'GET', '/api/openapi.json')
+  const names = (body as { components?: { schemas?: Record<string, { properties?: Record<string, { enum?: unknown }> }> } } | undefined)?.components?.schemas?.ModelAclCreate?.properties?.model?.enum
+  return (Array.isArray(names) ? names : []).filter((name): name is string => typeof name === 'string').map((name) => ({ value: name, label: name }))
 }
 
 export const systemConfig: ConsoleResource = {
