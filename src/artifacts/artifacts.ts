@@ -2,9 +2,10 @@ import { sql } from 'kysely'
 import type { Actor } from '../auth/actor.ts'
 import type { Clock } from '../clock.ts'
 import { scoped } from '../db/scoped.ts'
-import type { ArtifactMediaType, Db, Executor } from '../db/schema.ts'
+import type { ArtifactMediaType, Db } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
+import type { Writes, WriteScope } from '../events/writes.ts'
 import { Artifact } from '../models/artifact.ts'
 import type { RecordOf } from '../models/define.ts'
 import { isUuid } from '../models/fields.ts'
@@ -58,6 +59,8 @@ export class ShareRefusal extends Error {
 
 export interface ArtifactsDeps {
   db: Db
+  /** Where its changes are made (in the caller's transaction, when given its scope) and announced. */
+  writes: Writes
   clock: Clock
   log: Logger
   /** HMAC-SHA256 key for share tokens, derived from the master key for this purpose only. */
@@ -74,7 +77,7 @@ export interface ArtifactsDeps {
 export class Artifacts {
   constructor(private readonly deps: ArtifactsDeps) {}
 
-  async create(owner: ArtifactOwner, input: NewArtifact): Promise<Versioned<ArtifactRecord>> {
+  async create(owner: ArtifactOwner, input: NewArtifact, within?: WriteScope): Promise<Versioned<ArtifactRecord>> {
     const actor = actorOf(owner)
     if (actor.companyId === null) throw new ApiError('forbidden', 'Artifacts belong to a company, and you are not a member of any.')
     const title = input.title.trim()
@@ -87,7 +90,7 @@ export class Artifacts {
     }
     const { mediaType, bytes } = await judgeContent(input.kind, input.content)
     const id = Bun.randomUUIDv7()
-    await this.deps.db.transaction().execute(async (tx) => {
+    return this.deps.writes.transaction(actor, async ({ db: tx, announce }) => {
       // One person's writes take turns here, so two creations cannot both squeeze under the allowance.
       await sql`SELECT pg_advisory_xact_lock(hashtext(${`artifacts:${actor.userId}`}))`.execute(tx)
       const held = await scoped(tx, actor).selectFrom(Artifact).select(sql<number>`coalesce(sum(size_bytes), 0)::bigint`.as('bytes')).executeTakeFirstOrThrow()
@@ -110,8 +113,9 @@ export class Artifacts {
           revoked_at: null,
         })
         .execute()
-    })
-    return this.read(owner, id)
+      announce({ type: 'artifact', verb: 'create', id, user_id: actor.userId })
+      return getRecord(tx, actor, Artifact, id)
+    }, within)
   }
 
   /** The artifact as its owner sees it; 404 for anyone else's, or none. */
@@ -127,30 +131,34 @@ export class Artifacts {
   }
 
   /** Never expires from now on. */
-  pin(owner: ArtifactOwner, id: string): Promise<Versioned<ArtifactRecord>> {
-    return this.#change(owner, id, () => ({ pinned: true, expires_at: null }))
+  pin(owner: ArtifactOwner, id: string, within?: WriteScope): Promise<Versioned<ArtifactRecord>> {
+    return this.#change(owner, id, within, () => ({ pinned: true, expires_at: null }))
   }
 
   /** Expires again, its time to live counted afresh from now. */
-  unpin(owner: ArtifactOwner, id: string): Promise<Versioned<ArtifactRecord>> {
-    return this.#change(owner, id, (row) => ({ pinned: false, expires_at: new Date(this.#now() + row.ttl_days * DAY_MS) }))
+  unpin(owner: ArtifactOwner, id: string, within?: WriteScope): Promise<Versioned<ArtifactRecord>> {
+    return this.#change(owner, id, within, (row) => ({ pinned: false, expires_at: new Date(this.#now() + row.ttl_days * DAY_MS) }))
   }
 
   /** Kept, but every share link made so far or later answers 410 until unrevoked. */
-  revoke(owner: ArtifactOwner, id: string): Promise<Versioned<ArtifactRecord>> {
-    return this.#change(owner, id, (row) => ({ revoked_at: row.revoked_at ?? new Date(this.#now()) }))
+  revoke(owner: ArtifactOwner, id: string, within?: WriteScope): Promise<Versioned<ArtifactRecord>> {
+    return this.#change(owner, id, within, (row) => ({ revoked_at: row.revoked_at ?? new Date(this.#now()) }))
   }
 
   /** Its links work again (those not expired meanwhile). */
-  unrevoke(owner: ArtifactOwner, id: string): Promise<Versioned<ArtifactRecord>> {
-    return this.#change(owner, id, () => ({ revoked_at: null }))
+  unrevoke(owner: ArtifactOwner, id: string, within?: WriteScope): Promise<Versioned<ArtifactRecord>> {
+    return this.#change(owner, id, within, () => ({ revoked_at: null }))
   }
 
   /** Gone for good: its links answer 404. */
-  async remove(owner: ArtifactOwner, id: string): Promise<void> {
+  async remove(owner: ArtifactOwner, id: string, within?: WriteScope): Promise<void> {
     if (!isUuid(id)) throw notFound(id)
-    const result = await scoped(this.deps.db, actorOf(owner)).deleteFrom(Artifact).where('artifacts.id', '=', id).executeTakeFirst()
-    if (Number(result.numDeletedRows) === 0) throw notFound(id)
+    const actor = actorOf(owner)
+    await this.deps.writes.transaction(actor, async ({ db, announce }) => {
+      const result = await scoped(db, actor).deleteFrom(Artifact).where('artifacts.id', '=', id).executeTakeFirst()
+      if (Number(result.numDeletedRows) === 0) throw notFound(id)
+      announce({ type: 'artifact', verb: 'delete', id, user_id: actor.userId })
+    }, within)
   }
 
   /**
@@ -209,10 +217,10 @@ export class Artifacts {
   }
 
   /** A state change of one artifact, judged on its current row (locked): 404 if not the owner's, 409 once expired. */
-  async #change(owner: ArtifactOwner, id: string, next: (row: { ttl_days: number; revoked_at: Date | null }) => Record<string, unknown>) {
+  async #change(owner: ArtifactOwner, id: string, within: WriteScope | undefined, next: (row: { ttl_days: number; revoked_at: Date | null }) => Record<string, unknown>) {
     if (!isUuid(id)) throw notFound(id)
     const actor = actorOf(owner)
-    await this.deps.db.transaction().execute(async (tx: Executor) => {
+    return this.deps.writes.transaction(actor, async ({ db: tx, announce }) => {
       const row = await scoped(tx, actor)
         .selectWritable(Artifact)
         .select(['artifacts.ttl_days', 'artifacts.expires_at', 'artifacts.revoked_at'])
@@ -226,8 +234,9 @@ export class Artifacts {
         .set({ ...next(row), version: sql`version + 1`, updated_at: sql`now()` })
         .where('artifacts.id', '=', id)
         .execute()
-    })
-    return this.read(owner, id)
+      announce({ type: 'artifact', verb: 'update', id, user_id: actor.userId })
+      return getRecord(tx, actor, Artifact, id) as Promise<Versioned<ArtifactRecord>>
+    }, within)
   }
 }
 

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.ts'
 import type { VaultScope } from '../db/schema.ts'
 import type { Model, WriteContext } from '../models/define.ts'
 import type { ApiRecord } from '../models/records.ts'
+import type { PlanView } from '../plans/view.ts'
 
 /** A record the records layer created, changed or deleted. */
 export interface RecordWritten {
@@ -28,6 +29,10 @@ export type Written =
   | { type: 'secret'; scope: VaultScope }
   /** A runner's model registry was curated or refreshed. */
   | { type: 'runner-models'; runner: string }
+  /** Someone's artifact was made, changed (pinned, revoked…) or deleted. */
+  | { type: 'artifact'; verb: 'create' | 'update' | 'delete'; id: string; user_id: string }
+  /** A plan or its tasks changed, as it now stands: its conversation's panel redraws; `activated` wakes continuation. */
+  | { type: 'plan'; change: 'plan_created' | 'plan_task_update' | 'plan_updated'; plan: PlanView; activated: boolean }
 
 export type WriteListener = (write: Written) => void | Promise<void>
 

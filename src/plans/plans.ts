@@ -1,11 +1,11 @@
 import { sql } from 'kysely'
 import type { Actor } from '../auth/actor.ts'
 import type { ChatFeed } from '../chat/feed.ts'
-import type { FeedEvent } from '../chat/events.ts'
 import { insertMessage } from '../chat/messages.ts'
 import { scoped } from '../db/scoped.ts'
 import type { Db, Executor, PlanStatus, PlanTaskStatus, Row } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
+import type { Writes, WriteScope, Written } from '../events/writes.ts'
 import { Plan, PlanTask } from '../models/plan.ts'
 import { WebchatConversation } from '../models/webchat.ts'
 import { parseInput } from '../mcp/tool-input.ts'
@@ -27,7 +27,7 @@ export interface PlanPlace {
 
 type PlanRow = Row<'plans'>
 type TaskRow = Row<'plan_tasks'>
-type Changed = Extract<FeedEvent, { type: 'plan_created' | 'plan_task_update' | 'plan_updated' }>['type']
+type PlanWritten = Extract<Written, { type: 'plan' }>
 
 /** The record rules speak of people: a tool's user is one, with no role (plans ask only who takes part). */
 function asActor(user: PlanUser): Actor {
@@ -38,16 +38,20 @@ const NO_PLAN = () => new ApiError('not_found', 'No such plan in a conversation 
 
 /**
  * Plans and their tasks, for the planning tools and the REST API alike: both come here, so both keep the same
- * state machines (DESIGN §4, Plans). Every change runs in a transaction on the locked plan and, once committed,
- * is published to the conversation (the chat's plan panel) and to whoever listens (auto-continuation).
+ * state machines (DESIGN §4, Plans). Every change runs in a transaction on the locked plan (the caller's, when it
+ * gives its write scope) and announces the plan as it now stands; once that has committed, the conversation hears
+ * it (the chat's plan panel) and so does whoever listens for plans set going (auto-continuation).
  */
 export class Plans {
   readonly #activated = new Set<(plan: PlanView) => void>()
 
   constructor(
     private readonly db: Db,
+    private readonly writes: Writes,
     private readonly feed: ChatFeed,
-  ) {}
+  ) {
+    writes.on((write) => (write.type === 'plan' ? this.#committed(write) : undefined))
+  }
 
   /** Hears every plan that became active (executed, resumed) in this process. */
   onActivated(listener: (plan: PlanView) => void): () => void {
@@ -56,9 +60,9 @@ export class Plans {
   }
 
   /** A new draft plan with its tasks; a conversation holds one live plan (draft, active or paused) at a time. */
-  async create(user: PlanUser, conversationId: string, input: unknown): Promise<PlanView> {
+  async create(user: PlanUser, conversationId: string, input: unknown, within?: WriteScope): Promise<PlanView> {
     const plan = parseInput(NewPlan, input)
-    const view = await this.db.transaction().execute(async (tx) => {
+    return this.writes.transaction(asActor(user), async ({ db: tx, announce }) => {
       const conversation = await scoped(tx, asActor(user))
         .selectFrom(WebchatConversation)
         .select(['id', 'company_id'])
@@ -80,10 +84,10 @@ export class Plans {
         .insertInto('plan_tasks')
         .values(plan.tasks.map((t, i) => ({ ...base, id: Bun.randomUUIDv7(), plan_id: id, position: i + 1, title: t.title, description: t.description ?? '' })))
         .execute()
-      return read(tx, id)
-    })
-    await this.#publish('plan_created', view)
-    return view
+      const view = await read(tx, id)
+      announce({ type: 'plan', change: 'plan_created', plan: view, activated: false })
+      return view
+    }, within)
   }
 
   /** A plan the user takes part in, with its tasks. */
@@ -112,9 +116,9 @@ export class Plans {
    * Moves one task (plan_task_update). Tasks move only while their plan is active, in order, one step at a time; a
    * failed task pauses the plan, and the last one done completes it.
    */
-  async moveTask(user: PlanUser, place: PlanPlace, input: unknown): Promise<PlanView> {
+  async moveTask(user: PlanUser, place: PlanPlace, input: unknown, within?: WriteScope): Promise<PlanView> {
     const move = parseInput(TaskMove, input)
-    const view = await this.#change(user, await this.#planOf(user, place, move.task), async (tx, plan, tasks) => {
+    return this.#change(user, await this.#planOf(user, place, move.task), within, async (tx, plan, tasks) => {
       const task = pick(tasks, move.task)
       if (plan.status !== 'active') {
         const hint = plan.status === 'draft' ? ' Execute it first.' : plan.status === 'paused' ? ' Resume it first.' : ''
@@ -140,16 +144,15 @@ export class Plans {
       task.status = move.status
       return { settle: true }
     })
-    return view
   }
 
   /**
    * plan_update: edits, additions, removals and a new order of pending tasks, then an action, all or nothing. A
    * finished plan changes no more.
    */
-  async update(user: PlanUser, planId: string, input: unknown, { byAgent = false }: { byAgent?: boolean } = {}): Promise<PlanView> {
+  async update(user: PlanUser, planId: string, input: unknown, { byAgent = false, within }: { byAgent?: boolean; within?: WriteScope } = {}): Promise<PlanView> {
     const changes = parseInput(PlanChanges, input)
-    return this.#change(user, planId, async (tx, plan, tasks) => {
+    return this.#change(user, planId, within, async (tx, plan, tasks) => {
       if (isFinal(plan.status)) throw new ApiError('conflict', `The plan is ${plan.status}, which is final: it changes no more.`)
       if (changes.update_tasks?.length || changes.add_tasks?.length) refuseWordsOfOthers(plan, user)
       for (const edit of changes.update_tasks ?? []) {
@@ -221,19 +224,22 @@ export class Plans {
 
   /** Pauses an active plan the platform cannot go on with, telling the conversation why. */
   async halt(planId: string, why: string): Promise<void> {
-    const row = await this.db
-      .updateTable('plans')
-      .set({ status: 'paused', version: sql`version + 1`, updated_at: sql`now()` })
-      .where('id', '=', planId)
-      .where('status', '=', 'active')
-      .returning(['conversation_id', 'company_id'])
-      .executeTakeFirst()
-    if (!row) return
-    // Kept with the conversation, so whoever opens it later reads why the work stopped.
-    const conversation = await this.db.selectFrom('webchat_conversations').select('agent_id').where('id', '=', row.conversation_id).executeTakeFirst()
-    await insertMessage(this.db, { company_id: row.company_id, conversation_id: row.conversation_id, sender_id: null, agent_id: conversation?.agent_id ?? null, role: 'system', text: why, status: 'complete' })
-    await this.feed.publish(row.conversation_id, { type: 'notice', text: why })
-    await this.#publish('plan_updated', await read(this.db, planId))
+    // Nobody asked for this: the platform does it, and says so in the conversation.
+    await this.writes.unattended(async ({ db, announce }) => {
+      const row = await db
+        .updateTable('plans')
+        .set({ status: 'paused', version: sql`version + 1`, updated_at: sql`now()` })
+        .where('id', '=', planId)
+        .where('status', '=', 'active')
+        .returning(['conversation_id', 'company_id'])
+        .executeTakeFirst()
+      if (!row) return
+      // Kept with the conversation, so whoever opens it later reads why the work stopped.
+      const conversation = await db.selectFrom('webchat_conversations').select('agent_id').where('id', '=', row.conversation_id).executeTakeFirst()
+      await insertMessage(db, { company_id: row.company_id, conversation_id: row.conversation_id, sender_id: null, agent_id: conversation?.agent_id ?? null, role: 'system', text: why, status: 'complete' })
+      await this.feed.publish(row.conversation_id, { type: 'notice', text: why })
+      announce({ type: 'plan', change: 'plan_updated', plan: await read(db, planId), activated: false })
+    })
   }
 
   /** Finds the plan a task reference is about: the plan named, the task's own (by id), or the conversation's live plan. */
@@ -258,30 +264,28 @@ export class Plans {
   async #change(
     user: PlanUser,
     planId: string,
+    within: WriteScope | undefined,
     apply: (tx: Executor, plan: PlanRow, tasks: TaskRow[]) => Promise<{ settle: boolean; activated?: boolean }>,
   ): Promise<PlanView> {
-    let kind: Changed = 'plan_updated'
-    let activated = false
-    const view = await this.db.transaction().execute(async (tx) => {
+    return this.writes.transaction(asActor(user), async ({ db: tx, announce }) => {
       const plan = await scoped(tx, asActor(user)).selectFrom(Plan).selectAll().where('id', '=', planId.toLowerCase()).forUpdate().executeTakeFirst()
       if (!plan) throw NO_PLAN()
       const tasks = await tx.selectFrom('plan_tasks').selectAll().where('plan_id', '=', plan.id).orderBy('position').orderBy('id').execute()
       const outcome = await apply(tx, plan, tasks)
-      activated = outcome.activated === true
       if (outcome.settle) {
-        kind = 'plan_task_update'
         const settled = settledStatus(plan.status, tasks)
         if (settled) await tx.updateTable('plans').set({ status: settled, version: sql`version + 1`, updated_at: sql`now()` }).where('id', '=', plan.id).execute()
       }
-      return read(tx, plan.id)
-    })
-    await this.#publish(kind, view)
-    if (activated) for (const listener of this.#activated) listener(view)
-    return view
+      const view = await read(tx, plan.id)
+      announce({ type: 'plan', change: outcome.settle ? 'plan_task_update' : 'plan_updated', plan: view, activated: outcome.activated === true })
+      return view
+    }, within)
   }
 
-  #publish(type: Changed, plan: PlanView): Promise<void> {
-    return this.feed.publish(plan.conversation_id, { type, plan } as FeedEvent)
+  /** A plan change has committed: its conversation sees the plan, and a plan set going wakes continuation. */
+  async #committed({ change, plan, activated }: PlanWritten): Promise<void> {
+    await this.feed.publish(plan.conversation_id, { type: change, plan })
+    if (activated) for (const listener of this.#activated) listener(plan)
   }
 }
 

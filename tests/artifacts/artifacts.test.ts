@@ -301,3 +301,35 @@ describe('whose it is', () => {
     await expect(make({}, loner)).rejects.toMatchObject({ code: 'forbidden' })
   })
 })
+
+describe('in the caller’s transaction', () => {
+  const actorOf = (who: Principal) => ({ userId: who.userId, companyId: who.companyId, role: 'member' as const, isSuperadmin: false })
+  const kept = (id: string) => p.store.db.selectFrom('artifacts').select(['id', 'pinned']).where('id', '=', id).executeTakeFirst()
+
+  test('an artifact made and pinned there stands or falls with the caller’s work', async () => {
+    let made = ''
+    await expect(
+      p.services.writes.transaction(actorOf(owner), async (scope) => {
+        made = (await artifacts().create(owner, { title: 'Draft', kind: 'markdown', content: 'Soon gone.' }, scope)).record.id
+        expect((await artifacts().pin(owner, made, scope)).record.pinned).toBe(true)
+        throw new Error('the caller failed')
+      }),
+    ).rejects.toThrow('the caller failed')
+    expect(await kept(made)).toBeUndefined()
+
+    const heard: string[] = []
+    const stop = p.services.writes.on((write) => void (write.type === 'artifact' && heard.push(`${write.verb} ${write.id}`)))
+    try {
+      const record = await p.services.writes.transaction(actorOf(owner), async (scope) => {
+        const created = (await artifacts().create(owner, { title: 'Kept', kind: 'markdown', content: 'Stays.' }, scope)).record
+        await artifacts().pin(owner, created.id, scope)
+        expect(heard).toEqual([])
+        return created
+      })
+      expect(await kept(record.id)).toEqual({ id: record.id, pinned: true })
+      expect(heard).toEqual([`create ${record.id}`, `update ${record.id}`])
+    } finally {
+      stop()
+    }
+  })
+})
