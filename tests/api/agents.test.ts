@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
 const startups = ((globalThis as Record<string, unknown>).pluginStartups ??= []) as string[]
@@ -10,11 +10,12 @@ let demo: string
 beforeAll(async () => {
   startups.length = 0
   p = await startTestPlatform({ SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'good') })
-  demo = (await p.call('GET', '/api/v1/AgentConfigRecord?name=eq.demo')).body.data[0].id
+  const { data } = await p.client().GET('/api/v1/AgentConfigRecord', { params: { query: { name: 'eq.demo' } } })
+  demo = data!.data[0]!.id
 })
 afterAll(() => p.close())
 
-const live = async () => (await p.call('GET', '/api/agents')).body.data as Array<{ agent_id: string; generation: number; turns_in_flight: number }>
+const live = async () => (await p.client().GET('/api/agents')).data!.data
 
 test('every enabled agent is live from boot', async () => {
   const demoInstance = (await live()).find((i) => i.agent_id === demo)
@@ -40,38 +41,40 @@ test('a reload during a streaming turn: the turn completes, ON_STARTUP fires aga
   }
   expect((await live()).find((i) => i.agent_id === demo)!.turns_in_flight).toBe(1)
 
-  const reloaded = await p.call('POST', `/api/agents/${demo}/reload`)
-  expect(reloaded.status).toBe(200)
-  expect(reloaded.body.instance.generation).toBeGreaterThan(before.generation)
-  expect(reloaded.body.instance.turns_in_flight).toBe(0)
+  const reloaded = await p.client().POST('/api/agents/{id}/reload', { params: { path: { id: demo } } })
+  expect(reloaded.response.status).toBe(200)
+  expect(reloaded.data!.instance!.generation).toBeGreaterThan(before.generation)
+  expect(reloaded.data!.instance!.turns_in_flight).toBe(0)
   expect(startups.slice(startupsBefore)).toEqual(['alpha', 'beta'])
 
   for (let r = await reader.read(); !r.done; r = await reader.read()) text += r.value
   const last = JSON.parse(text.trim().split('\n').at(-1)!)
   expect(last).toMatchObject({ type: 'message', text: 'Echo: one two three four five' })
 
-  await p.call('PATCH', `/api/v1/AgentConfigRecord/${demo}`, { json: { runner: 'nowhere' } })
-  await p.call('POST', `/api/agents/${demo}/reload`)
+  await p.client().PATCH('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: demo } }, body: { runner: 'nowhere' } })
+  await p.client().POST('/api/agents/{id}/reload', { params: { path: { id: demo } } })
   const next = await p.call('POST', '/api/chat', { json: { agent_id: demo, text: 'hello' } })
   expect(JSON.parse(String(next.body).trim().split('\n').at(-1)!)).toMatchObject({ type: 'error', error_type: 'runner_unavailable' })
-  await p.call('PATCH', `/api/v1/AgentConfigRecord/${demo}`, { json: { runner: 'echo' } })
+  await p.client().PATCH('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: demo } }, body: { runner: 'echo' } })
 })
 
 test('reloading a disabled agent stops it and starts nothing', async () => {
-  const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'to-disable' } })).body
-  await p.call('POST', `/api/agents/${agent.id}/reload`)
+  const agent = (await p.client().POST('/api/v1/AgentConfigRecord', { body: { name: 'to-disable' } })).data!
+  const reload = () => p.client().POST('/api/agents/{id}/reload', { params: { path: { id: agent.id } } })
+  await reload()
   expect((await live()).some((i) => i.agent_id === agent.id)).toBe(true)
-  await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { enabled: false } })
-  expect((await p.call('POST', `/api/agents/${agent.id}/reload`)).body).toEqual({ instance: null })
+  await p.client().PATCH('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: agent.id } }, body: { enabled: false } })
+  expect((await reload()).data).toEqual({ instance: null })
   expect((await live()).some((i) => i.agent_id === agent.id)).toBe(false)
 })
 
 test('401, 403 for a member, 404 for another company’s agent or a malformed id; other companies’ agents are not listed', async () => {
-  expectProblem(await p.call('POST', `/api/agents/${demo}/reload`, { as: null }), 401, 'unauthorized')
+  const reload = (as: Principal | null, id = demo) => p.client(as).POST('/api/agents/{id}/reload', { params: { path: { id } } })
+  expectProblem(await reload(null), 401, 'unauthorized')
   const member = await p.createUser({ role: 'member' })
-  expectProblem(await p.call('POST', `/api/agents/${demo}/reload`, { as: member }), 403, 'forbidden')
+  expectProblem(await reload(member), 403, 'forbidden')
   const outsider = await p.createUser({ companyId: await p.createCompany(), role: 'owner' })
-  expectProblem(await p.call('POST', `/api/agents/${demo}/reload`, { as: outsider }), 404, 'not_found')
-  expectProblem(await p.call('POST', '/api/agents/demo/reload'), 404, 'not_found')
-  expect((await p.call('GET', '/api/agents', { as: outsider })).body.data).toEqual([])
+  expectProblem(await reload(outsider), 404, 'not_found')
+  expectProblem(await reload(p.root, 'demo'), 404, 'not_found')
+  expect((await p.client(outsider).GET('/api/agents')).data!.data).toEqual([])
 })
