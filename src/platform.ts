@@ -125,9 +125,17 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     async (server) => (await mcpDirectory.servers(server.company_id)).some((s) => s.id === server.id),
     mcpConnections,
   )
-  // Filled in below, once the services built-in tools stand on exist (they need the plugins' tools in turn).
-  const kernel = {} as PluginKernel
-  // Before the plugins: channel plugins register their drivers while they are set up; it starts answering at the end.
+  // First phase: the plugins found and which are on, with an empty registry of their runners and tools, which the
+  // kernel services read when called. The plugins themselves are set up once the kernel stands, below.
+  const plugins = await PluginHost.open(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), { log, env: config.pluginEnv, models: runnerModels, vault, db: store.db, clock, events })
+  const isEnabled = (plugin: string) => plugins.isEnabled(plugin)
+  const policy = sessionPolicy(config)
+  const authenticator = new Authenticator(store.db, clock, policy, events)
+  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections)
+  const tools = new AgentTools(store.db, catalog, log)
+  const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
+  const feed = new ChatFeed(events, log)
+  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed, writes })
   const channels = new Channels({
     db: store.db,
     vault,
@@ -143,24 +151,28 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     documentMaxBytes: config.documentMaxBytes,
     guesses: throttles.login,
     sandbox,
+    chat,
+    authenticator,
+    pluginEnabled: isEnabled,
   })
-  const plugins = await PluginHost.load(discoverPlugins([PLUGINS_DIR, ...config.pluginPaths]), {
-    log,
-    env: config.pluginEnv,
-    models: runnerModels,
-    vault,
-    db: store.db,
-    clock,
-    events,
-    kernel,
-    channels,
-  })
+  const access = new AccessPolicy(store.db, clock, events)
+  const models = createModelRegistry()
+  const kernel: PluginKernel = {
+    plans: new Plans(store.db, writes, feed),
+    artifacts: new Artifacts({
+      db: store.db,
+      writes,
+      clock,
+      log,
+      signingKey: await deriveHmacKey(masterKey(config.masterKey, config.dataDir), 'switchboard artifact share links v1'),
+      shareBaseUrl: config.adminBaseUrl,
+    }),
+    tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres', scheduler }),
+    records: new ToolRecords({ models, access, authenticator, writes }),
+  }
+  // Second phase: the plugins are set up against the finished kernel, and fill the registry.
+  await plugins.load({ kernel, channels })
   await runnerModels.prepare(plugins.runners.values())
-  const policy = sessionPolicy(config)
-  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, (name) => plugins.isEnabled(name), mcpConnections)
-  const tools = new AgentTools(store.db, catalog, log)
-  const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
-  const feed = new ChatFeed(events, log)
   const oauth = new AuthorizationServer(
     store.db,
     clock,
@@ -174,7 +186,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const services: Services = {
     config,
     db: store.db,
-    models: createModelRegistry(),
+    models,
     writes,
     outbound,
     sandbox,
@@ -184,8 +196,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     events,
     self,
     sessionPolicy: policy,
-    authenticator: new Authenticator(store.db, clock, policy, events),
-    access: new AccessPolicy(store.db, clock, events),
+    authenticator,
+    access,
     throttles,
     mailer,
     plugins,
@@ -198,26 +210,17 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     catalog,
     gateway: new Gateway(catalog, store.db, events),
     tools,
-    chat: new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed, writes }),
+    chat,
     agents,
     oauth,
     mcpConnections,
-    plans: new Plans(store.db, writes, feed),
-    artifacts: new Artifacts({
-      db: store.db,
-      writes,
-      clock,
-      log,
-      signingKey: await deriveHmacKey(masterKey(config.masterKey, config.dataDir), 'switchboard artifact share links v1'),
-      shareBaseUrl: config.adminBaseUrl,
-    }),
-    tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres', scheduler }),
+    plans: kernel.plans,
+    artifacts: kernel.artifacts,
+    tasks: kernel.tasks,
     channels,
   }
   services.agents.follow(writes)
   services.chat.follow(writes)
-  const records = new ToolRecords({ models: services.models, access: services.access, authenticator: services.authenticator, writes })
-  Object.assign(kernel, { plans: services.plans, artifacts: services.artifacts, tasks: services.tasks, records })
   // Before agents start: tasks the last run left running are settled first.
   await services.tasks.start()
   const continuation = new PlanContinuation(services.plans, services.chat, services.authenticator, log, config.planContinuationDelayMs)
@@ -230,7 +233,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   await services.agents.startAll()
   scheduler.every('sweeping expired artifacts', ARTIFACT_SWEEP_MS, () => services.artifacts.sweep(), { now: true })
   scheduler.every('closing idle MCP connections', upstreams.reapEveryMs, async () => void (await upstreams.reapIdle()))
-  channels.start(services.chat, services.authenticator, (name) => plugins.isEnabled(name))
+  channels.start()
   async function close(): Promise<void> {
     continuation.stop()
     await channels.stop()

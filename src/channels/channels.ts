@@ -12,7 +12,7 @@ import type { Logger } from '../logger.ts'
 import type { AgentChannels, AgentEmail } from '../db/columns.ts'
 import type { OutboundPolicy } from '../net/outbound.ts'
 import type { Vault } from '../vault/vault.ts'
-import type { ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget, InboundMessage } from './contract.ts'
+import type { ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget } from './contract.ts'
 import { Deliveries } from './deliveries.ts'
 import { splitMessage } from './split.ts'
 import { record, type Claim, type InboxRow, type OutboxRow } from './queue.ts'
@@ -44,6 +44,12 @@ export interface ChannelsOptions {
   guesses: BucketStore
   /** Attachments are read in the platform's sandbox, as uploads are. */
   sandbox?: Sandbox
+  /** Runs the turn a message starts. */
+  chat: Chat
+  /** Who a linked sender is, as a member of the agent's company. */
+  authenticator: Authenticator
+  /** Whether a plugin is switched on: a platform is served by the first of its plugins that is. */
+  pluginEnabled: (plugin: string) => boolean
 }
 
 type AgentRow = { id: string; company_id: string; name: string; channels: AgentChannels; email: AgentEmail }
@@ -58,7 +64,6 @@ export class Channels {
   readonly #drivers = new Map<ChannelPlatform, Array<{ driver: ChannelDriver; plugin: string }>>()
   readonly #worker: ChannelWorker
   readonly deliveries: Deliveries
-  #pluginEnabled: (plugin: string) => boolean = () => true
   readonly #stopping = new AbortController()
   /** Plugins' periodic rounds, stopped with the channels. */
   readonly #pluginJobs = new Set<Job>()
@@ -81,7 +86,7 @@ export class Channels {
         this.#drivers.set(driver.platform, [...serving, { driver: driver as ChannelDriver, plugin }])
       },
       endpoint: (agentId, platform) => this.endpoint(agentId, platform),
-      endpoints: async (platform) => (this.#pluginEnabled(plugin) ? this.endpoints(platform) : []),
+      endpoints: async (platform) => (this.options.pluginEnabled(plugin) ? this.endpoints(platform) : []),
       seen: (endpoint) => this.#status(endpoint, { last_seen_at: new Date(this.options.clock.now()) }),
       failed: (endpoint, error) => this.recordError(endpoint, error),
       receive: (endpoint, message) => this.deliveries.receive(endpoint, message),
@@ -100,9 +105,8 @@ export class Channels {
   }
 
   /** Starts answering: the chat runs the turns, the authenticator says who a linked user is now. */
-  start(chat: Chat, authenticator: Authenticator, pluginEnabled: (plugin: string) => boolean): void {
-    this.#pluginEnabled = pluginEnabled
-    this.deliveries.start(chat, authenticator)
+  /** Starts answering: the queues' worker, once the channel plugins have registered their drivers. */
+  start(): void {
     this.#worker.start()
   }
 
@@ -117,14 +121,14 @@ export class Channels {
   }
 
   driver(platform: ChannelPlatform): ChannelDriver | undefined {
-    return this.#drivers.get(platform)?.find((d) => this.#pluginEnabled(d.plugin))?.driver
+    return this.#drivers.get(platform)?.find((d) => this.options.pluginEnabled(d.plugin))?.driver
   }
 
   /** Which plugin serves the platform (the one switched on, else the first), and whether it is on: for the console. */
   served(platform: ChannelPlatform): { plugin: string; enabled: boolean } | undefined {
     const serving = this.#drivers.get(platform) ?? []
-    const entry = serving.find((d) => this.#pluginEnabled(d.plugin)) ?? serving[0]
-    return entry && { plugin: entry.plugin, enabled: this.#pluginEnabled(entry.plugin) }
+    const entry = serving.find((d) => this.options.pluginEnabled(d.plugin)) ?? serving[0]
+    return entry && { plugin: entry.plugin, enabled: this.options.pluginEnabled(entry.plugin) }
   }
 
   async endpoint<P extends ChannelPlatform>(agentId: string, platform: P): Promise<ChannelEndpoint<P> | undefined> {

@@ -1,6 +1,4 @@
 import type { Actor } from '../auth/actor.ts'
-import type { Authenticator } from '../auth/authenticator.ts'
-import type { Chat } from '../chat/chat.ts'
 import { displayName } from '../chat/conversations.ts'
 import { DocumentError } from '../documents/errors.ts'
 import { SlotsBusy } from '../documents/slots.ts'
@@ -60,17 +58,10 @@ function shortKey(value: string): string {
  * as the person the sender is linked to, in the conversation of their thread.
  */
 export class Deliveries {
-  #chat: Chat | undefined
-  #authenticator: Authenticator | undefined
-
   constructor(
     private readonly options: ChannelsOptions,
     private readonly channels: Channels,
-  ) {}
-
-  start(chat: Chat, authenticator: Authenticator): void {
-    this.#chat = chat
-    this.#authenticator = authenticator
+  ) {
     // Whatever the agent says later in a channel's conversation (a background task's result, a plan's next step)
     // goes to the platform too. The process that said it queues it; the key keeps it once.
     this.options.events.subscribe('chat.event', ({ conversation_id, event }, origin) => {
@@ -139,7 +130,7 @@ export class Deliveries {
     }
 
     const userId = await speakerOf(this.options.db, endpoint.companyId, platform, message.sender)
-    const actor = userId ? await this.#authenticator!.memberActor(userId, endpoint.companyId).catch(() => undefined) : undefined
+    const actor = userId ? await this.options.authenticator.memberActor(userId, endpoint.companyId).catch(() => undefined) : undefined
     if (!actor || actor.companyId !== endpoint.companyId) {
       // A mail whose sender nobody vouched for gets no answer: it would go to whoever the From address names.
       if (message.sender.verified === false) {
@@ -206,7 +197,7 @@ export class Deliveries {
     }
     let started
     try {
-      started = await this.#chat!.start(actor, { conversation_id: conversationId, text: message.text || '(attachments)', attachments: message.documents })
+      started = await this.options.chat.start(actor, { conversation_id: conversationId, text: message.text || '(attachments)', attachments: message.documents })
     } catch (error) {
       const busy = error instanceof ApiError && error.code === 'conflict' && error.message.startsWith('A turn is already running')
       if (busy && clock.now() - new Date(row.created_at).getTime() < BUSY_GIVE_UP_MS) {

@@ -13,18 +13,23 @@ export type Judge = (server: string, item: string) => boolean
  * plugin's built-in tools, all behind the same permission rules. The gateway and the agents' tool sets both ask here.
  */
 export class McpCatalog {
-  readonly #virtual: Map<string, VirtualProvider>
+  readonly #providers = new Map<string, VirtualProvider>()
 
   constructor(
     private readonly directory: McpDirectory,
     private readonly upstreams: Upstreams,
-    virtualTools: ReadonlyMap<string, readonly VirtualTool[]>,
+    /** The plugins' built-in tools by plugin: read when asked, since the plugins register them after this is made. */
+    private readonly virtualTools: ReadonlyMap<string, readonly VirtualTool[]>,
     /** Whether a plugin is switched on now: a plugin's tools come and go with it, in every catalogue. */
     private readonly pluginEnabled: (plugin: string) => boolean = () => true,
     /** People's own OAuth connections: a server that signs each person in counts only once they are connected. */
     private readonly connections?: McpConnections,
-  ) {
-    this.#virtual = new Map([...virtualTools].map(([name, tools]) => [name, new VirtualProvider(name, tools)]))
+  ) {}
+
+  /** Every plugin's provider, made once per plugin when first asked for. */
+  get #virtual(): ReadonlyMap<string, VirtualProvider> {
+    for (const [name, tools] of this.virtualTools) if (!this.#providers.has(name)) this.#providers.set(name, new VirtualProvider(name, tools))
+    return this.#providers
   }
 
   /** A plugin's provider, while the plugin is switched on. */

@@ -1,47 +1,29 @@
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { MiddlewareHandler } from 'hono'
-import { requireActor } from '../auth/access.ts'
-import { TtlCache } from '../cache.ts'
-import { systemClock, type Clock } from '../clock.ts'
+import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
-import { flushOn } from '../events/caches.ts'
 import type { ApiEnv } from '../http/env.ts'
 import type { Logger } from '../logger.ts'
 import type { VirtualTool } from '../mcp/providers.ts'
 import type { Runner } from '../runners/contract.ts'
 import type { RunnerModels } from '../runners/registry.ts'
 import type { Vault } from '../vault/vault.ts'
-import { isSecret, storedValues, validateSettings, type ConfigSchema } from './config-schema.ts'
+import type { ConfigSchema } from './config-schema.ts'
 import { PluginError, type FoundPlugin } from './discover.ts'
-import { effectiveSettings, environmentSettings, liveView } from './live-settings.ts'
+import { effectiveSettings } from './live-settings.ts'
+import { PluginRegistry, setUpPlugin, type LoadedPlugin } from './loader.ts'
 import type { Manifest } from './manifest.ts'
+import { mountPluginRoutes } from './mount.ts'
 import { createPluginRouter } from './openapi.ts'
-import { describePluginRoutes } from './route-docs.ts'
+import { PluginSettings, type PluginSettingsView } from './plugin-settings.ts'
 import type { Channels } from '../channels/channels.ts'
-import type { ChannelKernel } from '../channels/contract.ts'
-import type { Plugin, PluginEnv, PluginKernel } from './sdk.ts'
+import type { PluginKernel } from './sdk.ts'
 import { lockStates, readStates, writeState, type PluginState } from './states.ts'
-import { switchedRunner } from './switched-runner.ts'
-import type { ThemeFiles } from './theme-files.ts'
-import { recordUsage } from './usage.ts'
 
-interface LoadedPlugin {
-  manifest: Manifest
-  schema: ConfigSchema | null
-  theme: ThemeFiles | null
-  router: OpenAPIHono<PluginEnv>
-  startup: Array<() => void | Promise<void>>
-  /** What the plugin's `context.settings` shows; replaced whenever stored settings change. */
-  settings: Record<string, string>
-}
-
-function isPlugin(value: unknown): value is Plugin {
-  return typeof value === 'object' && value !== null && typeof (value as Plugin).setup === 'function'
-}
+export type { LoadedPlugin } from './loader.ts'
+export type { PluginSettingsView as PluginSettings } from './plugin-settings.ts'
 
 export interface HostServices {
   log: Logger
@@ -55,12 +37,11 @@ export interface HostServices {
   clock?: Clock
   /** Flushes the secret cache and follows plugin states changed in any process; none in tests of the loader alone. */
   events?: EventBus
-  /**
-   * The kernel services built-in tool plugins stand on, filled in once boot has built them (they need the plugins'
-   * tools in turn); none in tests of the loader alone.
-   */
+}
+
+/** What the plugins are set up against: the finished kernel. Absent parts (tests of the loader alone) refuse use. */
+export interface KernelForPlugins {
   kernel?: PluginKernel
-  /** What channel plugins receive and answer through; none in tests of the loader alone. */
   channels?: Channels
 }
 
@@ -78,14 +59,6 @@ export interface PluginInfo {
   theme: { css: boolean; logo: boolean } | null
 }
 
-/** A plugin's settings as GET /api/plugins/{name}/settings shows them; secrets only say whether they are set. */
-export interface PluginSettings {
-  values: Record<string, string | number | boolean>
-  secrets: Record<string, { set: boolean }>
-  fixed_by_environment: string[]
-  version: number
-}
-
 /** The theme in use: its plugin and files. */
 export interface ActiveTheme {
   plugin: string
@@ -93,23 +66,23 @@ export interface ActiveTheme {
   logo?: string
 }
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
-
-// A plugin's secret read through the SDK is kept this long; writes flush it in every process at once.
-const SECRET_CACHE_MS = 60_000
-
 /**
- * The loaded plugins: their routers to mount, their runners and tools, their ON_STARTUP hooks, in dependency order;
- * and which of them are switched on. Every plugin is set up at boot whatever its state, so switching one on needs
- * no restart: its routes, runners and tools are there all along, behind a check of the live state.
+ * The plugins, in two phases. Opened before the kernel services: which plugins there are (their manifests, in
+ * dependency order), which are switched on (the gate every runner, tool and route of a plugin asks), their
+ * settings and secrets, and the empty registry of runners and tools the kernel services read when called. Loaded
+ * once the kernel stands: each plugin's setup() runs against it and fills the registry. Every plugin is set up
+ * whatever its state, so switching one on needs no restart: its routes, runners and tools are there all along,
+ * behind the gate.
  */
 export class PluginHost {
-  readonly #secrets: TtlCache<string, string | undefined>
   readonly #byName: Map<string, LoadedPlugin>
+  readonly #registry = new PluginRegistry()
+  readonly #settings: PluginSettings
   /** The stored states; a plugin missing here has its kind's default. */
   #states: Map<string, PluginState>
   /** Plugins switched on whose dependencies are all on too. */
   #active = new Set<string>()
+  #loaded = false
   /** Reloads of the states run one after the other, so hooks fire in the order the changes were made. */
   #refreshing: Promise<void> = Promise.resolve()
   /** The /api/v1/* throttle, for plugin routes that ask for it; set by mount(). */
@@ -118,23 +91,17 @@ export class PluginHost {
   }
 
   private constructor(
+    private readonly found: readonly FoundPlugin[],
     private readonly plugins: LoadedPlugin[],
-    /** Runners by name, as plugins registered them; each refuses to run while its plugin is switched off. */
-    readonly runners: ReadonlyMap<string, Runner>,
-    /** The plugin that registered each runner. */
-    private readonly runnerPlugins: ReadonlyMap<string, string>,
-    /** Built-in tools of mcp plugins, by plugin name: the virtual tool providers (asked with isEnabled()). */
-    readonly toolProviders: ReadonlyMap<string, readonly VirtualTool[]>,
     private readonly services: HostServices,
     states: Map<string, PluginState>,
   ) {
     this.#byName = new Map(plugins.map((p) => [p.manifest.name, p]))
     this.#states = states
     this.#active = this.#activeOf(states)
-    this.#secrets = new TtlCache(services.clock ?? systemClock, SECRET_CACHE_MS)
+    this.#settings = new PluginSettings(services, (name) => this.#plugin(name), (plugin) => this.#defaultState(plugin), (name) => this.#announce(name))
     const { events } = services
     if (events) {
-      flushOn(events, 'plugin-secrets', () => this.#secrets.clear())
       // This process followed its own change before announcing it.
       events.subscribe('plugin.changed', (_, origin) => {
         if (origin === 'elsewhere') void this.refresh().catch(() => {})
@@ -143,75 +110,50 @@ export class PluginHost {
     }
   }
 
-  /** Imports each plugin's entry and runs its setup; a plugin that fails names its manifest. */
-  static async load(found: readonly FoundPlugin[], services: HostServices): Promise<PluginHost> {
-    const { log, env, models } = services
+  /** The first phase: the plugins found, their states and settings, and an empty registry. Nothing is imported. */
+  static async open(found: readonly FoundPlugin[], services: HostServices): Promise<PluginHost> {
     const states = services.db ? await readStates(services.db) : new Map<string, PluginState>()
-    const plugins: LoadedPlugin[] = []
-    const runners = new Map<string, Runner>()
-    const runnerPlugins = new Map<string, string>()
-    const toolProviders = new Map<string, VirtualTool[]>()
-    let host: PluginHost | undefined
-    for (const { manifest, dir, file, schema, theme } of found) {
-      let module: { default?: unknown }
-      try {
-        module = await import(pathToFileURL(join(dir, manifest.entry)).href)
-      } catch (error) {
-        throw new PluginError(`${file}: entry: ${manifest.entry} could not be loaded: ${(error as Error).message}`)
-      }
-      if (!isPlugin(module.default)) {
-        throw new PluginError(`${file}: entry: ${manifest.entry} has no default export made with definePlugin()`)
-      }
-      const loaded: LoadedPlugin = { manifest, schema, theme, router: createPluginRouter(), startup: [], settings: {} }
-      let channelKernel: ChannelKernel | undefined
-      loaded.settings = effectiveSettings(loaded, states.get(manifest.name), env)
-      const pluginLog = prefixed(log, manifest.name)
-      try {
-        await module.default.setup({
-          manifest,
-          settings: liveView(loaded),
-          log: pluginLog,
-          router: loaded.router,
-          onStartup: (hook) => loaded.startup.push(hook),
-          runner: (name) => runners.get(name),
-          model: (runner, modelId = '') => models.resolve(runner, modelId),
-          registerTools(tools) {
-            // Agents and the gateway take the providers as they are once start-up is done.
-            if (plugins.includes(loaded)) throw new Error(`${manifest.name}: registerTools() is for setup(), not later`)
-            if (manifest.kind !== 'mcp') throw new Error(`only an mcp plugin serves tools; this one is of kind ${manifest.kind}`)
-            const mine = toolProviders.get(manifest.name) ?? []
-            for (const tool of tools) {
-              if (!TOOL_NAME.test(tool.name)) throw new Error(`tool name "${tool.name}": use 1 to 64 of A-Z a-z 0-9 _ -`)
-              if (mine.some((t) => t.name === tool.name)) throw new Error(`a tool named "${tool.name}" is already registered`)
-              mine.push(tool)
-            }
-            toolProviders.set(manifest.name, mine)
-          },
-          registerRunner(runner) {
-            if (runners.has(runner.name)) throw new Error(`a runner named "${runner.name}" is already registered`)
-            runners.set(runner.name, switchedRunner(runner, manifest.name, (plugin) => host?.isEnabled(plugin) ?? true))
-            runnerPlugins.set(runner.name, manifest.name)
-          },
-          secret: (key) => host!.secret(manifest.name, key),
-          get kernel() {
-            if (!services.kernel?.plans) throw new Error(`${manifest.name}: the kernel services are there once boot is over, not during setup()`)
-            return services.kernel
-          },
-          get channels() {
-            if (!services.channels) throw new Error(`${manifest.name}: no channel kernel here (the loader runs alone)`)
-            return (channelKernel ??= services.channels.kernelFor(manifest.name))
-          },
-          // The api app, and so its throttle, exists only once the plugins are loaded: mount() hands it over.
-          throttle: (c, next) => host!.#apiRate(c, next),
-          recordUsage: (c, usage) => recordUsage(c, manifest.name, usage),
-        })
-      } catch (error) {
-        throw new PluginError(`${file}: setup failed: ${(error as Error).message}`)
-      }
-      plugins.push(loaded)
-    }
-    host = new PluginHost(plugins, runners, runnerPlugins, toolProviders, services, states)
+    const plugins = found.map(({ manifest, schema, theme }): LoadedPlugin => {
+      const plugin: LoadedPlugin = { manifest, schema, theme, router: createPluginRouter(), startup: [], settings: {} }
+      plugin.settings = effectiveSettings(plugin, states.get(manifest.name), services.env)
+      return plugin
+    })
+    return new PluginHost(found, plugins, services, states)
+  }
+
+  /** Both phases at once, for the loader's own tests (no kernel: a plugin that reaches for it is told so). */
+  static async load(found: readonly FoundPlugin[], services: HostServices, kernel: KernelForPlugins = {}): Promise<PluginHost> {
+    const host = await PluginHost.open(found, services)
+    await host.load(kernel)
     return host
+  }
+
+  /** The second phase: imports each plugin's entry and runs its setup() against the finished kernel. */
+  async load({ kernel, channels }: KernelForPlugins): Promise<void> {
+    if (this.#loaded) throw new Error('the plugins are loaded already')
+    this.#loaded = true
+    const context = {
+      log: this.services.log,
+      models: this.services.models,
+      registry: this.#registry,
+      isEnabled: (plugin: string) => this.isEnabled(plugin),
+      secret: (plugin: string, key: string) => this.#settings.secret(plugin, key),
+      // The api app, and so its throttle, exists only once the plugins are loaded: mount() hands it over.
+      throttle: ((c, next) => this.#apiRate(c, next)) as MiddlewareHandler,
+      kernel,
+      channelKernel: channels ? (plugin: string) => channels.kernelFor(plugin) : undefined,
+    }
+    for (const [index, found] of this.found.entries()) await setUpPlugin(found, this.plugins[index]!, context)
+  }
+
+  /** Runners by name, as plugins registered them; each refuses to run while its plugin is switched off. */
+  get runners(): ReadonlyMap<string, Runner> {
+    return this.#registry.runners
+  }
+
+  /** Built-in tools of mcp plugins, by plugin name: the virtual tool providers (asked with isEnabled()). */
+  get toolProviders(): ReadonlyMap<string, readonly VirtualTool[]> {
+    return this.#registry.toolProviders
   }
 
   /** Whether the plugin is switched on, and so are all it depends on. */
@@ -219,62 +161,17 @@ export class PluginHost {
     return this.#active.has(name)
   }
 
-  /** A plugin's own secret (vault name plugins/<plugin>/<key>), briefly cached. */
-  async secret(plugin: string, key: string): Promise<string | undefined> {
-    const name = `plugins/${plugin}/${key}`
-    return this.#secrets.get(name, () => this.services.vault.get({ scope: 'global', ownerId: null, name }))
-  }
-
   /** Stores a secret for the plugin that registered `runner` (a provider API key). */
   async setRunnerSecret(runner: string, key: string, value: string): Promise<void> {
-    const plugin = this.runnerPlugins.get(runner)
+    const plugin = this.#registry.runnerPlugins.get(runner)
     if (!plugin) throw new Error(`no plugin registered the runner ${runner}`)
-    await this.#writeSecrets(plugin, { [key]: value })
+    await this.#settings.writeSecrets(plugin, { [key]: value })
   }
 
-  /**
-   * Mounts every router on the api app: public ones at their prefix, the others behind sign-in. Hono cannot
-   * unmount a route, so each answers only while its plugin is on, and a 404 problem while it is off.
-   */
+  /** Mounts every plugin's router on the api app, each behind the gate (see mountPluginRoutes). */
   mount(app: OpenAPIHono<ApiEnv>, apiRate: MiddlewareHandler): void {
     this.#apiRate = apiRate
-    for (const { manifest, router } of this.plugins) {
-      if (router.routes.length === 0) continue
-      const name = manifest.name
-      const off = () => new ApiError('not_found', `The plugin ${name} is disabled; its routes answer again once a superadmin enables it.`)
-      // Mounting an OpenAPIHono router copies its declarations into the api app's document, under the prefix.
-      describePluginRoutes(router, { name, private: !manifest.public_api })
-      if (manifest.public_api) {
-        // A prefix may be shared (even "/"): while off, a request falls through to whatever else answers the path,
-        // and is refused only when nothing outside this plugin would.
-        const mine = new Set<object>()
-        for (const route of router.routes) {
-          const handler = route.handler
-          route.handler = (c, next) => {
-            if (this.isEnabled(name)) return handler(c, next)
-            const later = c.req.matchedRoutes.slice(c.req.routeIndex + 1)
-            if (later.some((r) => r.method !== 'ALL' && !mine.has(r))) return next()
-            throw off()
-          }
-        }
-        const before = app.routes.length
-        app.route(manifest.public_api_prefix ?? `/${name}`, router as never)
-        for (const route of app.routes.slice(before)) mine.add(route)
-      } else {
-        const base = `/api/plugins/${name}`
-        app.use(`${base}/*`, async (_c, next) => {
-          if (!this.isEnabled(name)) throw off()
-          await next()
-        })
-        app.use(`${base}/*`, async (c, next) => {
-          requireActor(c.get('actor'))
-          await next()
-        })
-        // A signed-in plugin route is API like /api/v1/*, under the same per-user rate.
-        app.use(`${base}/*`, apiRate)
-        app.route(base, router as never)
-      }
-    }
+    mountPluginRoutes(app, this.plugins, (name) => this.isEnabled(name), apiRate)
   }
 
   /**
@@ -300,7 +197,7 @@ export class PluginHost {
 
   /** Every runner, the plugin that registered it, and whether that plugin is on. */
   runnerList(): Array<{ name: string; plugin: string; enabled: boolean }> {
-    return [...this.runnerPlugins].map(([name, plugin]) => ({ name, plugin, enabled: this.isEnabled(plugin) }))
+    return [...this.#registry.runnerPlugins].map(([name, plugin]) => ({ name, plugin, enabled: this.isEnabled(plugin) }))
   }
 
   /** The theme plugin switched on, if any. */
@@ -342,44 +239,13 @@ export class PluginHost {
   }
 
   /** A plugin's settings as stored, read afresh; secrets only say whether they are set. */
-  async settings(name: string): Promise<PluginSettings> {
-    const plugin = this.#plugin(name)
-    const state = (await readStates(this.#db())).get(name) ?? this.#defaultState(plugin)
-    const env = environmentSettings(name, this.services.env)
-    const stored = await this.#storedSecrets(name)
-    const secretKeys = Object.entries(plugin.schema?.properties ?? {}).filter(([, spec]) => isSecret(spec)).map(([key]) => key)
-    return {
-      values: storedValues(plugin.schema, state.settings),
-      secrets: Object.fromEntries(secretKeys.map((key) => [key, { set: stored.has(key) || key in env }])),
-      fixed_by_environment: Object.keys(env).sort(),
-      version: state.version,
-    }
+  settings(name: string): Promise<PluginSettingsView> {
+    return this.#settings.read(name)
   }
 
-  /**
-   * Replaces a plugin's settings: non-secret ones as given (a key left out falls back to its default), secrets set
-   * when given and deleted when null. 422 with a problem per key; 412 when `expected` does not name the version.
-   */
-  async writeSettings(name: string, body: Record<string, unknown>, expected?: number[]): Promise<PluginSettings> {
-    const plugin = this.#plugin(name)
-    const schema: ConfigSchema = plugin.schema ?? { type: 'object', properties: {}, required: [] }
-    const env = environmentSettings(name, this.services.env)
-    const stored = await this.#storedSecrets(name)
-    const { write, errors } = validateSettings(schema, body, (key) => key in env || stored.has(key))
-    if (errors.length > 0) {
-      throw new ApiError('validation_error', `${errors.length} setting(s) are not valid: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors })
-    }
-    await this.#db().transaction().execute(async (tx) => {
-      await lockStates(tx)
-      const state = (await readStates(tx)).get(name) ?? this.#defaultState(plugin)
-      if (expected && !expected.includes(state.version)) {
-        throw new ApiError('precondition_failed', `The settings changed since you read them (now version ${state.version}); read them again and retry.`)
-      }
-      await writeState(tx, name, { enabled: state.enabled, settings: write.values })
-    })
-    if (Object.keys(write.secrets).length > 0) await this.#writeSecrets(name, write.secrets)
-    await this.#announce(name)
-    return this.settings(name)
+  /** Replaces a plugin's settings and secrets (see PluginSettings.write); the plugin follows in every process. */
+  writeSettings(name: string, body: Record<string, unknown>, expected?: number[]): Promise<PluginSettingsView> {
+    return this.#settings.write(name, body, expected)
   }
 
   /**
@@ -427,23 +293,6 @@ export class PluginHost {
     }
   }
 
-  async #writeSecrets(plugin: string, secrets: Record<string, string | null>): Promise<void> {
-    const { vault } = this.services
-    // The vault announces each change, which drops the cached secrets in every process.
-    for (const [key, value] of Object.entries(secrets)) {
-      const ref = { scope: 'global' as const, ownerId: null, name: `plugins/${plugin}/${key}` }
-      if (value === null) await vault.delete(ref)
-      else await vault.set(ref, value)
-      this.#secrets.delete(ref.name)
-    }
-  }
-
-  /** The keys of the plugin's secrets kept in the vault. */
-  async #storedSecrets(plugin: string): Promise<Set<string>> {
-    const prefix = `plugins/${plugin}/`
-    return new Set((await this.services.vault.list('global', null, prefix)).map((s) => s.name.slice(prefix.length)))
-  }
-
   #activeOf(states: Map<string, PluginState>): Set<string> {
     const active = new Set<string>()
     // Dependency order: a plugin's dependencies are judged before it.
@@ -483,15 +332,5 @@ export class PluginHost {
       config_schema: schema,
       theme: theme ? { css: theme.css !== undefined, logo: theme.logo !== undefined } : null,
     }
-  }
-}
-
-function prefixed(log: Logger, plugin: string): Logger {
-  const add = (fields?: Record<string, unknown>) => ({ plugin, ...fields })
-  return {
-    debug: (message, fields) => log.debug(message, add(fields)),
-    info: (message, fields) => log.info(message, add(fields)),
-    warn: (message, fields) => log.warn(message, add(fields)),
-    error: (message, fields) => log.error(message, add(fields)),
   }
 }

@@ -119,7 +119,7 @@ export interface PluginContext {
    * plugin's name. The caller must be a company member (see requireMember).
    */
   recordUsage(c: Context<PluginEnv>, usage: UsageReport): Promise<void>
-  /** Kernel services for built-in tools: read it when a tool runs (it is there once boot is over, not in setup()). */
+  /** Kernel services for built-in tools: the plugins are set up once the kernel stands, so it is there from setup() on. */
   readonly kernel: PluginKernel
   /**
    * For channel plugins: register the platform's driver in setup(); hand each verified delivery to receive(), which
