@@ -170,6 +170,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres', scheduler }),
     records: new ToolRecords({ models, access, authenticator, writes }),
   }
+  const continuation = new PlanContinuation(kernel.plans, chat, authenticator, log, config.planContinuationDelayMs)
   // Second phase: the plugins are set up against the finished kernel, and fill the registry.
   await plugins.load({ kernel, channels })
   await runnerModels.prepare(plugins.runners.values())
@@ -215,6 +216,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     oauth,
     mcpConnections,
     plans: kernel.plans,
+    continuation,
     artifacts: kernel.artifacts,
     tasks: kernel.tasks,
     channels,
@@ -223,7 +225,6 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   services.chat.follow(writes)
   // Before agents start: tasks the last run left running are settled first.
   await services.tasks.start()
-  const continuation = new PlanContinuation(services.plans, services.chat, services.authenticator, log, config.planContinuationDelayMs)
   const api = createApiApp(services)
   apiApp = api
   const apiClient = createApiClient(api)
@@ -235,7 +236,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   scheduler.every('closing idle MCP connections', upstreams.reapEveryMs, async () => void (await upstreams.reapIdle()))
   channels.start()
   async function close(): Promise<void> {
-    continuation.stop()
+    await continuation.stop()
     await channels.stop()
     // First: running tasks are marked interrupted while the store, the feed and the upstreams are all still there.
     await services.tasks.close()

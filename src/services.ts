@@ -31,6 +31,7 @@ import type { Artifacts } from './artifacts/artifacts.ts'
 import type { Channels } from './channels/channels.ts'
 import type { BackgroundTasks } from './tasks/tasks.ts'
 import type { Mailer } from './mail/mailer.ts'
+import type { PlanContinuation } from './plans/continuation.ts'
 import type { Scheduler } from './scheduler.ts'
 
 /** Kernel services, built once at boot and handed to both apps. No module holds a connection of its own. */
@@ -84,6 +85,8 @@ export interface Services {
   mcpConnections: McpConnections
   /** Plans and their tasks: the state machines, live events and auto-continuation. */
   plans: Plans
+  /** Sends the next continuation message after each whole answer while a conversation's plan is active. */
+  continuation: PlanContinuation
   /** What agents hand over (create_artifact): stored, shared by signed links, swept when expired. */
   artifacts: Artifacts
   /** Tools run in the background (async_run_tool), persisted, limited per user. */

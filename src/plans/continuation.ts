@@ -13,7 +13,9 @@ import { currentTask, planText, type PlanView } from './view.ts'
  */
 export class PlanContinuation {
   #stopped = false
-  readonly #waiting = new Set<Timer>()
+  readonly #waiting = new Map<Timer, () => void>()
+  /** Every continuation waiting for its delay or under way, settled when it is done (or called off). */
+  readonly #pending = new Set<Promise<void>>()
 
   constructor(
     private readonly plans: Plans,
@@ -30,21 +32,38 @@ export class PlanContinuation {
     })
   }
 
-  /** No continuation starts after this (the platform is stopping). */
-  stop(): void {
+  /** No continuation starts after this (the platform is stopping); resolves once those under way are done. */
+  async stop(): Promise<void> {
     this.#stopped = true
-    for (const timer of this.#waiting) clearTimeout(timer)
+    for (const [timer, callOff] of this.#waiting) {
+      clearTimeout(timer)
+      callOff()
+    }
     this.#waiting.clear()
+    await this.idle()
+  }
+
+  /**
+   * Resolves once no continuation is waiting for its delay or under way: what follows a turn or a change of a
+   * plan has happened, or was found to have nothing to do.
+   */
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending])
   }
 
   #next(conversationId: string): void {
     if (this.#stopped) return
+    const { promise, resolve } = Promise.withResolvers<void>()
     const timer = setTimeout(() => {
       this.#waiting.delete(timer)
-      if (this.#stopped) return
-      void this.#continue(conversationId).catch((error) => this.log.error('plan continuation not sent', { conversation_id: conversationId, error: String(error) }))
+      if (this.#stopped) return resolve()
+      this.#continue(conversationId)
+        .catch((error) => this.log.error('plan continuation not sent', { conversation_id: conversationId, error: String(error) }))
+        .finally(resolve)
     }, this.delayMs)
-    this.#waiting.add(timer)
+    this.#waiting.set(timer, resolve)
+    this.#pending.add(promise)
+    void promise.then(() => this.#pending.delete(promise))
   }
 
   async #continue(conversationId: string): Promise<void> {

@@ -68,7 +68,8 @@ describe('auto-continuation', () => {
     const atPause = paused.body.continuations
     expect(atPause).toBeLessThan(20)
     await until(() => settled(conversation), { what: 'the running turn to end' })
-    await Bun.sleep(300)
+    // Whatever that turn's end set going has happened, or found nothing to do.
+    await p.services.continuation.idle()
     expect((await planOf(plan)).continuations).toBe(atPause)
     expect((await continuations(conversation)).filter((t: string) => t.startsWith('Continue with the plan')).length).toBe(atPause)
   })
@@ -94,7 +95,7 @@ describe('auto-continuation', () => {
   test('nothing is sent while the plan is a draft', async () => {
     const { conversation, plan } = await planned()
     await chatTurn(p, { conversation_id: conversation, text: 'more talk' })
-    await Bun.sleep(200)
+    await p.services.continuation.idle()
     expect(await continuations(conversation)).toEqual([])
     expect((await planOf(plan)).continuations).toBe(0)
   })
