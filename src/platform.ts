@@ -27,6 +27,7 @@ import { serveVaultSocket } from './vault/socket.ts'
 import type { Services } from './services.ts'
 import { MemoryBucketStore, type BucketStore } from './throttle/buckets.ts'
 import { PostgresBucketStore } from './throttle/postgres.ts'
+import { LeasedBucketStore } from './throttle/leased.ts'
 import type { EventBus } from './events/bus.ts'
 import { MemoryBus } from './events/memory.ts'
 import { PostgresBus } from './events/postgres.ts'
@@ -88,7 +89,9 @@ async function sharedState(config: Config, store: Store, log: Logger, onLost: (c
   const locks: TurnLocks = url ? new PostgresTurnLocks(url, log, onLost) : new MemoryTurnLocks()
   const sharedBuckets = (config.throttleStore ?? (url ? 'shared' : 'memory')) === 'shared'
   const buckets = (): BucketStore => (sharedBuckets ? new PostgresBucketStore(store.db) : new MemoryBucketStore())
-  return { events, locks, throttles: { api: buckets(), login: buckets(), mcp: buckets() } }
+  // The API and MCP limits are served from leases, off the hot path; sign-in's reserve-then-verify stays exact.
+  const leased = (): BucketStore => (sharedBuckets ? new LeasedBucketStore(new PostgresBucketStore(store.db)) : new MemoryBucketStore())
+  return { events, locks, throttles: { api: leased(), login: buckets(), mcp: leased() } }
 }
 
 /** Builds the kernel services and both apps on an open store. Servers and signals are main.ts's business. */

@@ -29,6 +29,20 @@ export interface BucketStore {
   give(key: string, rate: Rate, now: number): Promise<void>
 }
 
+/** What a lease got: whole tokens granted (0 when the bucket held less than one), and what the bucket has left. */
+export interface Grant {
+  granted: number
+  left: number
+}
+
+/** A bucket store that can hand out several tokens at once, and take back those a lease did not use. */
+export interface LeasingStore extends BucketStore {
+  /** Takes up to `count` whole tokens, as many as the bucket holds, in one step. */
+  takeUpTo(key: string, rate: Rate, count: number, now: number): Promise<Grant>
+  /** Puts back unused tokens of a lease, never filling the bucket beyond its burst. */
+  giveBack(key: string, rate: Rate, count: number, now: number): Promise<void>
+}
+
 export function describe(allowed: boolean, left: number, rate: Rate): Take {
   return {
     allowed,
@@ -45,7 +59,7 @@ interface Bucket {
   rate: Rate
 }
 
-export class MemoryBucketStore implements BucketStore {
+export class MemoryBucketStore implements LeasingStore {
   readonly #buckets = new Map<string, Bucket>()
   #lastSweep = 0
 
@@ -62,6 +76,17 @@ export class MemoryBucketStore implements BucketStore {
 
   async give(key: string, rate: Rate, now: number): Promise<void> {
     this.#buckets.set(key, { tokens: Math.min(rate.burst, this.#tokens(key, rate, now) + 1), at: this.#latest(key, now), rate })
+  }
+
+  async takeUpTo(key: string, rate: Rate, count: number, now: number): Promise<Grant> {
+    const tokens = this.#tokens(key, rate, now)
+    const granted = Math.min(Math.floor(tokens), count)
+    this.#buckets.set(key, { tokens: tokens - granted, at: this.#latest(key, now), rate })
+    return { granted, left: tokens - granted }
+  }
+
+  async giveBack(key: string, rate: Rate, count: number, now: number): Promise<void> {
+    this.#buckets.set(key, { tokens: Math.min(rate.burst, this.#tokens(key, rate, now) + count), at: this.#latest(key, now), rate })
   }
 
   /** Says whether a take would succeed, without taking: for looking at a bucket, not for deciding on it. */

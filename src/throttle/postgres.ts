@@ -1,6 +1,6 @@
 import type { Db } from '../db/schema.ts'
 import { run } from '../db/templates.ts'
-import { describe, type BucketStore, type Rate, type Take } from './buckets.ts'
+import { describe, type Grant, type LeasingStore, type Rate, type Take } from './buckets.ts'
 
 const SWEEP_EVERY_MS = 60_000
 
@@ -21,7 +21,29 @@ const TAKE = `
     full_at = ${AT} + ceil(($2::float8 - ${LEFT}) / $3::float8 * 1000)::bigint
   RETURNING tokens::float8 AS tokens, allowed`
 
+// Up to $5 whole tokens at once (a lease), as many as the bucket holds; the row keeps how many were granted.
+const GRANT = `least(floor(${LEVEL}), $5::float8)`
+const TAKE_UP_TO = `
+  INSERT INTO throttle_buckets AS b (key, tokens, at, allowed, granted, full_at)
+  VALUES ($1, $2::float8 - least($2::float8, $5::float8), $4::bigint, true, least($2::float8, $5::float8),
+          $4::bigint + ceil(least($2::float8, $5::float8) * 1000.0 / $3::float8)::bigint)
+  ON CONFLICT (key) DO UPDATE SET
+    allowed = ${GRANT} >= 1,
+    granted = ${GRANT},
+    tokens = ${LEVEL} - ${GRANT},
+    at = ${AT},
+    full_at = ${AT} + ceil(($2::float8 - (${LEVEL} - ${GRANT})) / $3::float8 * 1000)::bigint
+  RETURNING tokens::float8 AS tokens, granted::float8 AS granted`
+
 const GIVE_LEVEL = LEVEL.replace('b.tokens +', 'b.tokens + 1 +')
+// Gives back $5 tokens a lease did not use, never past the burst.
+const GIVE_BACK_LEVEL = LEVEL.replace('b.tokens +', 'b.tokens + $5::float8 +')
+const GIVE_BACK = `
+  UPDATE throttle_buckets AS b SET
+    tokens = ${GIVE_BACK_LEVEL},
+    at = ${AT},
+    full_at = ${AT} + ceil(($2::float8 - ${GIVE_BACK_LEVEL}) / $3::float8 * 1000)::bigint
+  WHERE key = $1`
 const GIVE = `
   UPDATE throttle_buckets AS b SET
     tokens = ${GIVE_LEVEL},
@@ -38,7 +60,7 @@ const SWEEP = 'DELETE FROM throttle_buckets WHERE full_at < $1::bigint - 60000'
  * concurrent takes from a bucket holding n tokens exactly min(N, n) are allowed, whichever processes make them.
  * The SQL is written once and sent with its values alone: it is on the path of every throttled request.
  */
-export class PostgresBucketStore implements BucketStore {
+export class PostgresBucketStore implements LeasingStore {
   #lastSweep = 0
 
   constructor(private readonly db: Db) {}
@@ -52,6 +74,16 @@ export class PostgresBucketStore implements BucketStore {
   async give(key: string, rate: Rate, now: number): Promise<void> {
     // A bucket swept meanwhile is full: nothing to give back to.
     await run(this.db, GIVE, [key, rate.burst, rate.perSecond, now])
+  }
+
+  async takeUpTo(key: string, rate: Rate, count: number, now: number): Promise<Grant> {
+    this.#sweep(now)
+    const [row] = await run<{ tokens: number; granted: number }>(this.db, TAKE_UP_TO, [key, rate.burst, rate.perSecond, now, count])
+    return { granted: Number(row!.granted), left: Number(row!.tokens) }
+  }
+
+  async giveBack(key: string, rate: Rate, count: number, now: number): Promise<void> {
+    await run(this.db, GIVE_BACK, [key, rate.burst, rate.perSecond, now, count])
   }
 
   /** Deletes buckets that have refilled: a missing row is a full bucket. At most once a minute per process. */
