@@ -122,8 +122,11 @@ export const JSON_HEADERS = { 'content-type': 'application/json', accept: 'appli
 export async function withApi<T>(env: Env, body: (seeding: SeedingApi) => Promise<T>): Promise<T> {
   const config = loadConfig(env)
   const store = openPostgres(config.databaseUrl!, Number(POOL))
+  // Closed as well as the store: its bus, locks, vault socket and timers would keep the benchmark from exiting.
+  let platform: Awaited<ReturnType<typeof createPlatform>> | undefined
   try {
-    const { api } = await createPlatform(config, store, silentLogger)
+    platform = await createPlatform(config, store, silentLogger)
+    const { api } = platform
     const signIn = async () => {
       const login = await api.request('/auth/login', {
         method: 'POST',
@@ -134,6 +137,7 @@ export async function withApi<T>(env: Env, body: (seeding: SeedingApi) => Promis
     }
     return await body({ api, config, signIn })
   } finally {
+    await platform?.close()
     await store.close()
   }
 }
