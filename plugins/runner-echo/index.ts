@@ -53,7 +53,7 @@ async function* echo(request: RunnerRequest): AsyncGenerator<RunnerEvent> {
     reply = quoted ? quote(request.messages, quoted[1]!) : `Echo: ${slow ? slow[2] : text}`
   }
   for (const [i, word] of reply.split(' ').entries()) {
-    if (pause > 0) await Bun.sleep(pause)
+    if (pause > 0) await pauseFor(pause, request.signal)
     if (request.signal.aborted) return
     yield { type: 'text', text: i === 0 ? word : ` ${word}` }
   }
@@ -72,3 +72,17 @@ export default definePlugin({
     context.registerRunner(runner)
   },
 })
+
+/** Waits `ms`, or less when the turn is stopped meanwhile. */
+function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', done, { once: true })
+  })
+}

@@ -7,6 +7,7 @@ import type { Attachment, ChatEvent } from './events.ts'
 import { expiredSessionEnd, history, insertMessage, type MessageStatus } from './messages.ts'
 import { documentContext } from '../documents/context.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
+import { unlessAborted, untilAborted } from './abortable.ts'
 
 /** How many times one turn may go back to the model with tool results. */
 const MAX_TOOL_ROUNDS = 8
@@ -160,7 +161,7 @@ async function* toolRounds(prepared: PreparedTurn, answer: Answer): AsyncGenerat
   const { runner, model, messages, tools, signal } = prepared
   for (let round = 0; ; round++) {
     const calls: Extract<RunnerEvent, { type: 'tool_call' }>['call'][] = []
-    for await (const event of runner.stream({ messages, tools: tools.specs, model, signal })) {
+    for await (const event of untilAborted(runner.stream({ messages, tools: tools.specs, model, signal }), signal)) {
       if (signal.aborted) return
       if (event.type === 'text') {
         answer.text += event.text
@@ -178,10 +179,11 @@ async function* toolRounds(prepared: PreparedTurn, answer: Answer): AsyncGenerat
       yield { type: 'tool_call', tool: call.name }
       let result: string
       try {
-        result = await tools.call(call.name, call.arguments, signal)
+        result = await unlessAborted(tools.call(call.name, call.arguments, signal), signal)
       } catch (error) {
         result = `Error: ${(error as Error).message}`
       }
+      if (signal.aborted) return
       yield { type: 'tool_result', tool: call.name, result }
       messages.push({ role: 'tool', content: result, tool_call_id: call.id })
     }
