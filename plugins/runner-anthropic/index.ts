@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk'
 import type { ContentBlockParam, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages'
 import {
+  clientPerKey,
   definePlugin,
   finishAnswer,
   patientFetch,
@@ -46,27 +47,18 @@ function wire(messages: ChatMessage[]): { system: string; messages: MessageParam
   return { system, messages: turns }
 }
 
-/**
- * The SDK's client for the key the settings hold now (the vault's may change at any time), made again only when
- * it changes. Every credential is named, so the SDK never looks for one in the platform's environment or files.
- */
-function clientFor(settings: Settings): (key: string | undefined) => Anthropic {
-  let last: { key: string | undefined; client: Anthropic } | undefined
-  return (key) => {
-    if (last && last.key === key) return last.client
-    const client = new Anthropic({
-      baseURL: settings.baseUrl,
-      // Without a key the SDK would search the machine for credentials; a placeholder stops it, and no header carries it.
-      apiKey: key ?? 'none',
-      authToken: null,
-      ...(key ? {} : { defaultHeaders: { Authorization: null, 'X-Api-Key': null } }),
-      maxRetries: settings.maxRetries,
-      fetch: patientFetch(),
-      logLevel: 'off',
-    })
-    last = { key, client }
-    return client
-  }
+/** Anthropic's client for a key. Every credential is named, so the SDK never looks for one in the platform's environment or files. */
+function clientFor(settings: Settings, key: string | undefined): Anthropic {
+  return new Anthropic({
+    baseURL: settings.baseUrl,
+    // Without a key the SDK would search the machine for credentials; a placeholder stops it, and no header carries it.
+    apiKey: key ?? 'none',
+    authToken: null,
+    ...(key ? {} : { defaultHeaders: { Authorization: null, 'X-Api-Key': null } }),
+    maxRetries: settings.maxRetries,
+    fetch: patientFetch(),
+    logLevel: 'off',
+  })
 }
 
 async function* stream(client: Anthropic, settings: Settings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
@@ -113,7 +105,7 @@ async function catalogue(client: Anthropic, signal: AbortSignal): Promise<ModelE
 export default definePlugin({
   setup(context) {
     const settings = readSettings(context.settings, () => context.secret('api_key'))
-    const client = clientFor(settings)
+    const client = clientPerKey((key) => clientFor(settings, key))
     context.registerRunner({
       name: 'anthropic',
       models: () => settings.models,

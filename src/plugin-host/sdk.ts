@@ -19,7 +19,7 @@ import type { PluginEnv } from './openapi.ts'
 import type { ChannelKernel } from '../channels/contract.ts'
 
 export { ApiError } from '../errors.ts'
-export { modelList, priceList, readProviderSettings, usage, type Prices, type ProviderSettings } from '../runners/provider-settings.ts'
+export { clientPerKey, modelList, priceList, readProviderSettings, usage, type Prices, type ProviderSettings } from '../runners/provider-settings.ts'
 export { finishAnswer, type PartialToolCall } from '../runners/tool-calls.ts'
 export { LONGEST_RETRY_WAIT_MS, patientFetch, providerFailure, type ProviderSdk } from '../runners/provider-failures.ts'
 export { openAICompatibleRunner } from '../runners/openai-compatible.ts'

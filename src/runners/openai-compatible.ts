@@ -7,7 +7,7 @@ import OpenAI from 'openai'
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
 import type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest } from './contract.ts'
 import { patientFetch, providerFailure } from './provider-failures.ts'
-import { usage, type ProviderSettings } from './provider-settings.ts'
+import { clientPerKey, usage, type ProviderSettings } from './provider-settings.ts'
 import { finishAnswer, type PartialToolCall } from './tool-calls.ts'
 
 /** The contract's messages in the chat completions shape. */
@@ -29,31 +29,22 @@ function wireTools(request: RunnerRequest): ChatCompletionTool[] {
   return request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }))
 }
 
-/**
- * The SDK's client for the key the settings hold now (it may change in the vault at any time): made again only
- * when the key changes. Without a key no Authorization header goes out at all, as local servers expect.
- */
-function clientFor(settings: ProviderSettings): (key: string | undefined) => OpenAI {
-  let last: { key: string | undefined; client: OpenAI } | undefined
-  return (key) => {
-    if (last && last.key === key) return last.client
-    const client = new OpenAI({
-      baseURL: settings.baseUrl,
-      // The SDK will not start without a key; a keyless server gets none, as the header below is taken away.
-      apiKey: key ?? 'none',
-      ...(key ? {} : { defaultHeaders: { Authorization: null } }),
-      // Named so the SDK never reads them from the platform's environment: a runner's settings say everything.
-      adminAPIKey: null,
-      organization: null,
-      project: null,
-      webhookSecret: null,
-      maxRetries: settings.maxRetries,
-      fetch: patientFetch(),
-      logLevel: 'off',
-    })
-    last = { key, client }
-    return client
-  }
+/** OpenAI's client for a key; without one no Authorization header goes out at all, as local servers expect. */
+function clientFor(settings: ProviderSettings, key: string | undefined): OpenAI {
+  return new OpenAI({
+    baseURL: settings.baseUrl,
+    // The SDK will not start without a key; a keyless server gets none, as the header below is taken away.
+    apiKey: key ?? 'none',
+    ...(key ? {} : { defaultHeaders: { Authorization: null } }),
+    // Named so the SDK never reads them from the platform's environment: a runner's settings say everything.
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    maxRetries: settings.maxRetries,
+    fetch: patientFetch(),
+    logLevel: 'off',
+  })
 }
 
 async function* stream(client: OpenAI, settings: ProviderSettings, request: RunnerRequest): AsyncGenerator<RunnerEvent> {
@@ -101,7 +92,7 @@ async function catalogue(client: OpenAI, signal: AbortSignal): Promise<ModelEntr
 
 /** A runner for an OpenAI-compatible endpoint, offered to agents under `name`. */
 export function openAICompatibleRunner(name: string, settings: ProviderSettings): Runner {
-  const client = clientFor(settings)
+  const client = clientPerKey((key) => clientFor(settings, key))
   return {
     name,
     models: () => settings.models,

@@ -68,3 +68,15 @@ export function usage(prices: Prices, apiId: string, input: number, output: numb
   const price = prices.get(apiId)
   return { type: 'usage', input_tokens: input, output_tokens: output, cost_usd: price ? (input * price.input + output * price.output) / 1e6 : 0 }
 }
+
+/**
+ * The SDK client for the key the settings hold now (the vault's may change at any time): `make` runs again only
+ * when the key changes, so a provider's client and its connections are kept while the key stays.
+ */
+export function clientPerKey<C>(make: (key: string | undefined) => C): (key: string | undefined) => C {
+  let last: { key: string | undefined; client: C } | undefined
+  return (key) => {
+    if (!last || last.key !== key) last = { key, client: make(key) }
+    return last.client
+  }
+}

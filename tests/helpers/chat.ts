@@ -1,4 +1,5 @@
 import type { Principal, TestPlatform } from './platform.ts'
+import { until } from './until.ts'
 
 export type ChatEvent = Record<string, any> & { type: string }
 
@@ -37,4 +38,20 @@ export async function chatTurn(
     await options.onEvent?.(event, events[0]!.conversation_id)
   }
   return events
+}
+
+/**
+ * A turn that is stopped once the provider has had one more request than `before` (one the provider refused, so
+ * the runner is waiting to retry): the turn's end and what the provider received after it say whether the wait
+ * was cut short.
+ */
+export async function stopWhileRetrying(p: TestPlatform, turn: (onEvent: (event: ChatEvent, conversation: string) => Promise<void>) => Promise<ChatEvent[]>, requests: () => number) {
+  const before = requests()
+  const started = Date.now()
+  const events = await turn(async (event, conversation) => {
+    if (event.type !== 'conversation') return
+    await until(() => requests() > before, { what: 'the provider to refuse the first request' })
+    await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation } })
+  })
+  return { events, elapsedMs: Date.now() - started, sent: requests() - before }
 }

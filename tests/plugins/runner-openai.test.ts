@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startFakeOpenAI } from '../helpers/fake-openai.ts'
-import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
+import { chatTurn, stopWhileRetrying, type ChatEvent } from '../helpers/chat.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { until } from '../helpers/until.ts'
 
@@ -98,18 +98,12 @@ test('a rate limit that asks for a longer wait than a person sits through is not
 })
 
 test('an abort while the runner waits to retry ends the turn at once, and nothing is sent again', async () => {
-  const before = fake.received.length
   fake.scripts.push({ status: 429, body: '{"error":{"message":"later"}}', headers: { 'retry-after': '25' } }, { text: ['too late'] })
-  const started = Date.now()
-  const events = await turn('hi', async (event, conversation) => {
-    if (event.type !== 'conversation') return
-    await until(() => fake.received.length > before, { what: 'the provider to refuse the first request' })
-    await p.call('POST', '/api/chat/abort', { json: { conversation_id: conversation } })
-  })
+  const { events, elapsedMs, sent } = await stopWhileRetrying(p, (onEvent) => turn('hi', onEvent), () => fake.received.length)
   expect(events.at(-1)).toMatchObject({ type: 'aborted' })
   // The wait was 25 s: ending well before it is ending because of the abort.
-  expect(Date.now() - started).toBeLessThan(15_000)
-  expect(fake.received.length - before).toBe(1)
+  expect(elapsedMs).toBeLessThan(15_000)
+  expect(sent).toBe(1)
   fake.scripts.length = 0
 })
 
