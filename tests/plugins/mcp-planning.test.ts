@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { chatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
-import { expectProblem } from '../helpers/problem.ts'
-import { until } from '../helpers/until.ts'
 
 /**
  * An agent on the echo runner works a plan through the planning tools (`/tool mcp-planning__…`). Continuations
