@@ -170,7 +170,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
       signingKey: await deriveHmacKey(masterKey(config.masterKey, config.dataDir), 'switchboard artifact share links v1'),
       shareBaseUrl: config.adminBaseUrl,
     }),
-    tasks: new BackgroundTasks({ db: store.db, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres', scheduler }),
+    tasks: new BackgroundTasks({ db: store.db, writes, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres', scheduler }),
     records: new ToolRecords({ models, access, authenticator, writes }),
   }
   const continuation = new PlanContinuation(kernel.plans, chat, authenticator, log, config.planContinuationDelayMs)

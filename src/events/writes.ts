@@ -29,6 +29,8 @@ export type Written =
   | { type: 'secret'; scope: VaultScope }
   /** A runner's model registry was curated or refreshed. */
   | { type: 'runner-models'; runner: string }
+  /** A background task was started: its tool runs once this has committed. */
+  | { type: 'task'; verb: 'start'; id: string; user_id: string }
   /** Someone's artifact was made, changed (pinned, revoked…) or deleted. */
   | { type: 'artifact'; verb: 'create' | 'update' | 'delete'; id: string; user_id: string }
   /** A plan or its tasks changed, as it now stands: its conversation's panel redraws; `activated` wakes continuation. */

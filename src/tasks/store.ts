@@ -33,8 +33,10 @@ export interface Ending {
  * Inserts a running task unless the actor already has `limit` running. The count and the insert happen under a
  * transaction lock on the person, so two processes starting tasks for them at once cannot both slip under the limit.
  */
-export async function insertWithinLimit(db: Db, actor: Actor, task: NewTask, limit: number): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+export async function insertWithinLimit(db: Executor, actor: Actor, task: NewTask, limit: number): Promise<void> {
+  // In the caller's transaction when given one: the lock then lasts until it commits.
+  const within = (work: (tx: Executor) => Promise<void>) => (db.isTransaction ? work(db) : db.transaction().execute(work))
+  await within(async (tx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`background-tasks:${actor.userId}`}, 0))`.execute(tx)
     const { running } = await tx
       .selectFrom('background_tasks')

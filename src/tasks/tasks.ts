@@ -7,6 +7,7 @@ import { companyScoped } from '../db/scoped.ts'
 import type { Db } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
+import type { Writes, WriteScope } from '../events/writes.ts'
 import type { Logger } from '../logger.ts'
 import type { Job, Scheduler } from '../scheduler.ts'
 import type { McpCatalog } from '../mcp/catalog.ts'
@@ -27,6 +28,8 @@ export const SWEEP_MS = 30_000
 
 /** The tools of the background tasks themselves, by their own names: none of them runs in the background. */
 const OWN_TOOLS = new Set(['async_run_tool', 'async_task_status', 'async_task_cancel'])
+/** A task written in a caller's transaction that has not committed after this long never will: it is forgotten. */
+const UNCOMMITTED_FORGOTTEN_MS = 10 * 60_000
 const SEPARATOR = '__'
 
 /** A task as its owner sees it (the BackgroundTask record). */
@@ -62,6 +65,8 @@ export interface RunRequest {
 
 export interface TaskDeps {
   db: Db
+  /** Where a task's row is written (in the caller's transaction, when given its scope) and its start announced. */
+  writes: Writes
   clock: Clock
   log: Logger
   catalog: McpCatalog
@@ -105,10 +110,18 @@ export class BackgroundTasks {
   /** Every task execution still under way here, so close() can let them finish writing before the store goes. */
   readonly #executions = new Set<Promise<void>>()
   readonly #jobs: Job[] = []
+  /** Tasks written and not yet committed: each starts once its write is heard (never, if it was rolled back). */
+  readonly #starting = new Map<string, { begin: () => void; at: number }>()
   #unsubscribe: (() => void) | undefined
   #closing = false
 
-  constructor(private readonly deps: TaskDeps) {}
+  constructor(private readonly deps: TaskDeps) {
+    deps.writes.on((write) => {
+      if (write.type !== 'task') return
+      this.#starting.get(write.id)?.begin()
+      this.#starting.delete(write.id)
+    })
+  }
 
   /** At boot: settles what the last run of the platform left running, then keeps the heartbeat and the sweep going. */
   async start(): Promise<void> {
@@ -124,7 +137,7 @@ export class BackgroundTasks {
    * Starts the tool in the background and answers the task, running. Refused when the person may not use the tool,
    * names one of the task tools themselves, or already has as many tasks running as the limit allows.
    */
-  async run(request: RunRequest): Promise<TaskView> {
+  async run(request: RunRequest, within?: WriteScope): Promise<TaskView> {
     const { user, tool, turn } = request
     // The tool runs as `user` (an agent's service account, perhaps); the task is the person's, counted against them.
     const owner = turn?.person ?? user
@@ -150,15 +163,37 @@ export class BackgroundTasks {
       : async (signal, onProgress) => outcomeOfResult(await provider.callTool(user, { name, arguments: args }, { signal, onProgress }))
     const id = Bun.randomUUIDv7()
     const task = { id, conversation_id: turn?.conversationId ?? null, agent_id: turn?.agentId ?? null, tool, arguments: args, owner: this.owner, heartbeat_at: this.#now() }
-    await insertWithinLimit(this.deps.db, actor, task, this.deps.perUser)
-    const running: Running = { controller: new AbortController() }
-    this.#running.set(id, running)
-    const execution = this.#execute(id, running, call).finally(() => {
-      this.#running.delete(id)
-      this.#executions.delete(execution)
-    })
-    this.#executions.add(execution)
-    return this.status(owner, id)
+    const begin = () => {
+      const running: Running = { controller: new AbortController() }
+      this.#running.set(id, running)
+      const execution = this.#execute(id, running, call).finally(() => {
+        this.#running.delete(id)
+        this.#executions.delete(execution)
+      })
+      this.#executions.add(execution)
+    }
+    this.#forgetUncommitted()
+    this.#starting.set(id, { begin, at: this.#now().getTime() })
+    try {
+      return await this.deps.writes.transaction(
+        actor,
+        async ({ db, announce }) => {
+          await insertWithinLimit(db, actor, task, this.deps.perUser)
+          announce({ type: 'task', verb: 'start', id, user_id: actor.userId })
+          return (await getRecord(db, actor, BackgroundTask, id)).record as unknown as TaskView
+        },
+        within,
+      )
+    } catch (error) {
+      this.#starting.delete(id)
+      throw error
+    }
+  }
+
+  /** Tasks whose caller's transaction never committed (it rolled back): nothing will start them. */
+  #forgetUncommitted(): void {
+    const before = this.#now().getTime() - UNCOMMITTED_FORGOTTEN_MS
+    for (const [id, { at }] of this.#starting) if (at < before) this.#starting.delete(id)
   }
 
   /** The person's own task; another's is not found. */

@@ -98,3 +98,29 @@ test('over the limit per person (3 by default) a start answers 409 naming it', a
   expect(running.body.count).toBe(3)
   for (const task of running.body.data) await cancel(task.id, busy)
 })
+
+test('a task started in the caller’s transaction runs only once that commits, and never when it rolls back', async () => {
+  const actor = { userId: member.userId, companyId: member.companyId, role: 'member' as const, isSuperadmin: false }
+  const user = { userId: member.userId, companyId: member.companyId }
+  const [undone, kept] = [key(), key()]
+  let undoneId = ''
+  await expect(
+    p.services.writes.transaction(actor, async (scope) => {
+      undoneId = (await p.services.tasks.run({ user, tool: 'slow__wait', arguments: { key: undone } }, scope)).id
+      throw new Error('the caller failed')
+    }),
+  ).rejects.toThrow('the caller failed')
+  expect(await p.store.db.selectFrom('background_tasks').select('id').where('id', '=', undoneId).executeTakeFirst()).toBeUndefined()
+
+  const task = await p.services.writes.transaction(actor, async (scope) => {
+    const running = await p.services.tasks.run({ user, tool: 'slow__wait', arguments: { key: kept } }, scope)
+    // Written, not committed: the tool has not been started.
+    expect(started.has(kept)).toBe(false)
+    return running
+  })
+  await until(() => started.has(kept), { what: 'the tool to start once the caller committed' })
+  finish(kept, 'done')
+  await until(async () => (await p.call('GET', `/api/v1/BackgroundTask/${task.id}`, { as: member })).body.status === 'completed', { what: 'the task to complete' })
+  // The rolled-back one never ran: its key was never seen by the tool.
+  expect(started.has(undone)).toBe(false)
+})
