@@ -8,8 +8,9 @@ const LEASE_MS = 20 * 60_000
 
 /**
  * How many turns one person may have running at once, counted in the store so that every process sees the same
- * number. The count and the new row are taken under a transaction lock on the person (safe behind a transaction
- * pooler), so concurrent starts on several processes cannot all slip under the cap.
+ * number. The count and the new row are taken in one call of admit_chat_turn (sql/0023), under a transaction lock on
+ * the person (safe behind a transaction pooler), so concurrent starts on several processes cannot all slip under
+ * the cap.
  */
 export class TurnCap {
   constructor(
@@ -18,25 +19,17 @@ export class TurnCap {
     private readonly perUser: number,
   ) {}
 
-  /** Takes a place for the turn, or refuses with 429 when the person has `perUser` running. */
+  /** Takes a place for the turn, or refuses with 429 when the person has `perUser` running. One round trip. */
   async admit(userId: string, conversationId: string): Promise<void> {
-    const now = new Date(this.clock.now())
-    await this.db.transaction().execute(async (tx) => {
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`chat-turns:${userId}`}, 0))`.execute(tx)
-      await tx.deleteFrom('chat_turns').where('user_id', '=', userId).where('lease_until', '<', now).execute()
-      const { running } = await tx.selectFrom('chat_turns').select(sql<number>`count(*)::int`.as('running')).where('user_id', '=', userId).executeTakeFirstOrThrow()
-      if (running >= this.perUser) {
-        throw new ApiError('rate_limited', `You have ${running} answers being written at once, the most one person may; wait for one to finish or stop one.`, {
-          headers: { 'Retry-After': '5' },
-        })
-      }
-      // A row left for this conversation (its turn's process died) is this turn's now.
-      await tx
-        .insertInto('chat_turns')
-        .values({ conversation_id: conversationId, user_id: userId, lease_until: new Date(now.getTime() + LEASE_MS) })
-        .onConflict((oc) => oc.column('conversation_id').doUpdateSet({ user_id: userId, lease_until: new Date(now.getTime() + LEASE_MS) }))
-        .execute()
-    })
+    const now = this.clock.now()
+    const { rows } = await sql<{ running: number }>`
+      SELECT admit_chat_turn(${userId}::uuid, ${conversationId}::uuid, ${new Date(now)}, ${new Date(now + LEASE_MS)}, ${this.perUser}) AS running`.execute(this.db)
+    const running = Number(rows[0]!.running)
+    if (running >= this.perUser) {
+      throw new ApiError('rate_limited', `You have ${running} answers being written at once, the most one person may; wait for one to finish or stop one.`, {
+        headers: { 'Retry-After': '5' },
+      })
+    }
   }
 
   async release(conversationId: string): Promise<void> {
