@@ -66,9 +66,10 @@ export async function signIn(adminUrl: string, username: string, password: strin
 }
 
 /**
- * For checks that a socket was *not* told something, instead of sleeping: publishes a notice on the conversation's
- * feed after everything published there so far and waits until `client` hears it. Answers how many frames came
- * before the notice, which are then all the frames the earlier events made.
+ * For checks that a socket was *not* told something, instead of sleeping: publishes a notice to the conversation
+ * after every event already on the bus and waits until `client` hears it. Answers how many frames came before the
+ * notice, which are then all the frames those events made. Events still on their way (a call to the API under
+ * way, the feed's queue of a running turn) are not covered: wait for them by what they do first.
  */
 export async function heardSoFar(p: TestPlatform, client: ChatClient, conversationId: string): Promise<number> {
   const text = `barrier ${crypto.randomUUID()}`
