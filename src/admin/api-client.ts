@@ -142,10 +142,6 @@ export function problemOf(error: unknown): ProblemBody {
   }
 }
 
-/** What the API said when it refused, or what failed with its status when it said nothing readable. */
-export function refusedText(response: Response, error: unknown, what: string): string {
-  return problemOf(error).detail ?? `${what} failed (${response.status}).`
-}
 
 /** A refusal made here, before any call (an id that is no UUID names nothing): shaped as a call's answer. */
 export function refusedHere(status: number, detail: string): { data?: undefined; error: ProblemBody; response: Response } {
@@ -158,4 +154,10 @@ export type Answered = { response: Response; error?: unknown } | ApiReply
 /** The status and the problem of either kind of answer. */
 export function verdictOf(answer: Answered): { status: number; problem: ProblemBody } {
   return 'response' in answer ? { status: answer.response.status, problem: problemOf(answer.error) } : { status: answer.status, problem: problemOf(answer.body) }
+}
+
+/** What the API said when it refused, or what failed with its status when it said nothing readable. */
+export function problemText(answer: Answered, what: string): string {
+  const { status, problem } = verdictOf(answer)
+  return problem.detail ?? `${what} failed (${status}).`
 }

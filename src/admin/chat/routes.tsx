@@ -2,7 +2,7 @@
 import type { Context, Hono, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { isUuid } from '../../models/fields.ts'
-import { problemOf, refusedText, type ApiClient } from '../api-client.ts'
+import { problemOf, problemText, type ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { ChatPage, ConversationItems, Participants, type ChatView } from './components.tsx'
 import { PlanContent } from './plan-panel.tsx'
@@ -132,7 +132,7 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     if (!person || !match) return participantsPanel(c, id, `Nobody in your company matches "${person}".`)
     const added = await api.as(c).POST('/api/v1/WebchatParticipant', { body: { conversation_id: id, user_id: match.id } })
     const status = added.response.status
-    const problem = status === 201 ? undefined : status === 409 ? `${match.username} already takes part.` : refusedText(added.response, added.error, 'Adding')
+    const problem = status === 201 ? undefined : status === 409 ? `${match.username} already takes part.` : problemText(added, 'Adding')
     return participantsPanel(c, id, problem)
   })
 
@@ -150,7 +150,7 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
       }
       return backTo(c, '/chat')
     }
-    return participantsPanel(c, id, removed.response.status === 204 ? undefined : refusedText(removed.response, removed.error, 'Removing'))
+    return participantsPanel(c, id, removed.response.status === 204 ? undefined : problemText(removed, 'Removing'))
   })
 
   async function planPanel(c: Ctx, id: string, problem?: string) {

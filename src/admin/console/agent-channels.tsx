@@ -2,11 +2,11 @@
 import type { Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { isUuid } from '../../models/fields.ts'
-import type { ApiClient, Schema } from '../api-client.ts'
+import { problemText, type ApiClient, type Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
-import { isFragment, problemText, type Ctx } from './resource.ts'
+import { isFragment, type Ctx } from './resource.ts'
 
 /** One platform of the agent as GET /api/agents/{id}/channels describes it. */
 type ChannelState = Schema<'ChannelState'>

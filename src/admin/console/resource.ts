@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono'
 import type { Child } from 'hono/jsx'
-import { verdictOf, type Answered, type ApiClient } from '../api-client.ts'
+import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import type { Field, FormValues, Option } from './form.ts'
 
@@ -83,8 +83,3 @@ export async function optionsFrom<T>(listed: Promise<{ data?: { data: T[] } }>, 
   return ((await listed).data?.data ?? []).flatMap(option)
 }
 
-/** What the API said when it refused, or what failed with its status when it said nothing readable. */
-export function problemText(answer: Answered, what: string): string {
-  const { status, problem } = verdictOf(answer)
-  return problem.detail ?? `${what} failed (${status}).`
-}

@@ -2,11 +2,11 @@
 import type { Hono, MiddlewareHandler } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { isUuid } from '../../models/fields.ts'
-import type { ApiClient } from '../api-client.ts'
+import { problemText, type ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { formBody, formValues, isWhole, refusal, replacingWholeFields, type FormState, type FormValues, type Option } from './form.ts'
 import { DeleteForm, ListPage, RecordForm, RecordPage, Rows, type Listing } from './pages.tsx'
-import { PAGE_SIZE, isFragment, pageOf, problemText, recordPath, rowOf, versionOf, versionTag, type ConsoleResource, type Ctx, type Row } from './resource.ts'
+import { PAGE_SIZE, isFragment, pageOf, recordPath, rowOf, versionOf, versionTag, type ConsoleResource, type Ctx, type Row } from './resource.ts'
 
 async function listing(c: Ctx, api: ApiClient, resource: ConsoleResource): Promise<Listing> {
   const q = c.req.query('q')?.trim() ?? ''

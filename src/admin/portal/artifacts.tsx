@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context, Hono } from 'hono'
 import { isUuid } from '../../models/fields.ts'
-import { refusedText, type Api, type ApiClient, type Schema } from '../api-client.ts'
+import { problemText, type Api, type ApiClient, type Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
@@ -131,7 +131,7 @@ export function mountArtifactsPage(app: Hono<AdminEnv>, api: ApiClient): void {
   const answer = async (c: Ctx, outcome: Outcome = {}, status = 200) => {
     const listed = await api.as(c).GET('/api/v1/Artifact', { params: { query: { order: 'created_at.desc', limit: '200' } } })
     const artifacts: ArtifactRow[] = listed.data?.data ?? []
-    const shown = listed.data || outcome.problem ? outcome : { ...outcome, problem: refusedText(listed.response, listed.error, 'Listing your artifacts') }
+    const shown = listed.data || outcome.problem ? outcome : { ...outcome, problem: problemText(listed, 'Listing your artifacts') }
     const section = <ArtifactsSection artifacts={artifacts} outcome={shown} />
     c.status(status as 200)
     if (isFragment(c)) return c.html(section)
@@ -149,7 +149,7 @@ export function mountArtifactsPage(app: Hono<AdminEnv>, api: ApiClient): void {
 
   const refused = (c: Ctx, { error, response }: { error?: unknown; response: Response }, failed: string) => {
     const status = response.status === 404 || response.status === 409 || response.status === 403 ? response.status : 422
-    return answer(c, { problem: refusedText(response, error, failed) }, status)
+    return answer(c, { problem: problemText({ response, error }, failed) }, status)
   }
 
   app.get('/me/artifacts', (c) => answer(c))

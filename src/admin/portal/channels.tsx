@@ -2,7 +2,7 @@
 import type { Context, Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { isUuid } from '../../models/fields.ts'
-import { refusedHere, refusedText, type Answer, type ApiClient, type Schema } from '../api-client.ts'
+import { refusedHere, problemText, type Answer, type ApiClient, type Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
@@ -105,7 +105,7 @@ function CodeSection({ code, problem }: { code?: LinkCode; problem?: string }) {
 export function mountChannelsPage(app: Hono<AdminEnv>, api: ApiClient): void {
   const readLinks = async (c: Ctx): Promise<Listed> => {
     const { data, error, response } = await api.as(c).GET('/api/me/platforms')
-    return data ? { links: data.data, status: 200 } : { problem: refusedText(response, error, 'Listing your accounts'), status: response.status }
+    return data ? { links: data.data, status: 200 } : { problem: problemText({ response, error }, 'Listing your accounts'), status: response.status }
   }
 
   const page = async (c: Ctx, state: { links?: Listed; linksOutcome?: Outcome; code?: LinkCode; codeProblem?: string } = {}) => {
@@ -128,7 +128,7 @@ export function mountChannelsPage(app: Hono<AdminEnv>, api: ApiClient): void {
 
   app.post('/me/channels/code', async (c) => {
     const { data: code, error, response } = await api.as(c).POST('/api/me/channel-links')
-    const codeProblem = code ? undefined : refusedText(response, error, 'Getting a link code')
+    const codeProblem = code ? undefined : problemText({ response, error }, 'Getting a link code')
     if (!code) c.status(statusOf(response.status))
     if (isFragment(c)) return c.html(<CodeSection code={code} problem={codeProblem} />)
     return page(c, { code, codeProblem })
@@ -140,7 +140,7 @@ export function mountChannelsPage(app: Hono<AdminEnv>, api: ApiClient): void {
     const { error, response } = isUuid(id)
       ? await api.as(c).DELETE('/api/me/platforms/{id}', { params: { path: { id } } })
       : refusedHere(404, 'You have no such link.')
-    const linksOutcome = response.status === 204 ? { notice: 'The account is unlinked: the agents no longer know it.' } : { problem: refusedText(response, error, 'Unlinking the account') }
+    const linksOutcome = response.status === 204 ? { notice: 'The account is unlinked: the agents no longer know it.' } : { problem: problemText({ response, error }, 'Unlinking the account') }
     if (response.status !== 204) c.status(statusOf(response.status))
     const links = await readLinks(c)
     if (isFragment(c)) return c.html(<LinksSection links={links.links} outcome={{ ...linksOutcome, problem: linksOutcome.problem ?? links.problem }} />)

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context, Hono } from 'hono'
 import { isUuid } from '../../models/fields.ts'
-import { refusedHere, refusedText, type Answer, type ApiClient, type Schema } from '../api-client.ts'
+import { refusedHere, problemText, type Answer, type ApiClient, type Schema } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
@@ -145,7 +145,7 @@ export function mountConnections(app: Hono<AdminEnv>, api: ApiClient): void {
   app.post('/me/connections/:server/connect', async (c) => {
     const server = c.req.param('server')
     const { data, error, response } = await api.as(c).POST('/api/mcp/connections/{server}/connect', { params: { path: { server } } })
-    if (!data) return page(c, { problem: refusedText(response, error, 'Connecting') }, response.status === 404 ? 404 : 422)
+    if (!data) return page(c, { problem: problemText({ response, error }, 'Connecting') }, response.status === 404 ? 404 : 422)
     if (data.authorization_url) return signInElsewhere(c, data.authorization_url, server)
     return page(c, { notice: `Connected to ${server}.` })
   })
@@ -159,23 +159,22 @@ export function mountConnections(app: Hono<AdminEnv>, api: ApiClient): void {
     // passed on, that would make the API's CSRF guard refuse the call made for it. The state the API checks was
     // issued to this person for this flow and works once: it is the proof a request forged elsewhere lacks.
     const { headers, address } = api.credentials(c)
-    const answer = await api.asWho({ headers: headers.cookie ? { cookie: headers.cookie } : {}, address }).POST('/api/mcp/connections/callback', { body: { code, state } })
-    const { data, response } = answer
-    if (!data) return page(c, { problem: refusedText(response, answer.error, 'Connecting') }, 422)
-    return c.redirect(`/me/connections?connected=${encodeURIComponent(data.server)}`, 303)
+    const connected = await api.asWho({ headers: headers.cookie ? { cookie: headers.cookie } : {}, address }).POST('/api/mcp/connections/callback', { body: { code, state } })
+    if (!connected.data) return page(c, { problem: problemText(connected, 'Connecting') }, 422)
+    return c.redirect(`/me/connections?connected=${encodeURIComponent(connected.data.server)}`, 303)
   })
 
   app.post('/me/connections/:server/disconnect', async (c) => {
     const server = c.req.param('server')
     const { error, response } = await api.as(c).DELETE('/api/mcp/connections/{server}', { params: { path: { server } } })
-    if (response.status !== 204) return page(c, { problem: refusedText(response, error, 'Disconnecting') }, response.status === 404 ? 404 : 422)
+    if (response.status !== 204) return page(c, { problem: problemText({ response, error }, 'Disconnecting') }, response.status === 404 ? 404 : 422)
     return page(c, { notice: `Disconnected from ${server}.` })
   })
 
   app.post('/me/grants/:id/revoke', async (c) => {
     const id = c.req.param('id')
     const { error, response } = isUuid(id) ? await api.as(c).DELETE('/api/v1/OAuthGrant/{id}', { params: { path: { id } } }) : refusedHere(404, 'No such grant.')
-    if (response.status !== 204) return page(c, { problem: refusedText(response, error, 'Revoking') }, response.status === 404 ? 404 : 422)
+    if (response.status !== 204) return page(c, { problem: problemText({ response, error }, 'Revoking') }, response.status === 404 ? 404 : 422)
     return page(c, { notice: 'The application’s access is revoked.' })
   })
 }

@@ -1,13 +1,13 @@
 /** @jsxImportSource hono/jsx */
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
-import type { ApiClient, Schema } from '../../api-client.ts'
+import { problemText, type ApiClient, type Schema } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
-import { isFragment, optionsFrom, problemText, type Ctx, type Option } from '../resource.ts'
+import { isFragment, optionsFrom, type Ctx, type Option } from '../resource.ts'
 
 const ruleFields: Field[] = [
   { name: 'user_id', label: 'Who', kind: 'select', options: 'people', nullable: true, empty: 'Everyone (company default)' },

@@ -1,12 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { Hono } from 'hono'
-import type { ApiClient, Schema } from '../../api-client.ts'
+import { problemText, type ApiClient, type Schema } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState, type FormValues } from '../form.ts'
-import { isFragment, problemText, versionOf, versionTag, type Ctx } from '../resource.ts'
+import { isFragment, versionOf, versionTag, type Ctx } from '../resource.ts'
 
 type PluginInfo = Schema<'PluginInfo'>
 type JsonSchema = NonNullable<PluginInfo['config_schema']>

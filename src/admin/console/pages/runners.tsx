@@ -1,12 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { Hono } from 'hono'
-import type { ApiClient } from '../../api-client.ts'
+import { problemText, type ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
 import { formBody, refusal, type Field, type FormState } from '../form.ts'
-import { isFragment, problemText, type Ctx } from '../resource.ts'
+import { isFragment, type Ctx } from '../resource.ts'
 
 
 const RUNNER_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/

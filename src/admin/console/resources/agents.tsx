@@ -1,12 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
-import type { ApiClient } from '../../api-client.ts'
+import { problemText, type ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { ChannelsPlaceholder, mountAgentChannels } from '../agent-channels.tsx'
 import { FormField } from '../fields.tsx'
 import type { Field, FormValues } from '../form.ts'
-import { optionsFrom, problemText, type ConsoleResource, type Ctx, type Option } from '../resource.ts'
+import { optionsFrom, type ConsoleResource, type Ctx, type Option } from '../resource.ts'
 
 
 /** The runner select asks for the model field again when it changes: models are per runner. */

@@ -2,9 +2,9 @@
 import { Alert } from '../../components/feedback.tsx'
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
-import type { Answer, ApiClient } from '../../api-client.ts'
+import { problemText, type Answer, type ApiClient } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
-import { optionsFrom, problemText, type ConsoleResource, type Ctx } from '../resource.ts'
+import { optionsFrom, type ConsoleResource, type Ctx } from '../resource.ts'
 
 type TestResult = Answer<'post', '/api/mcp/servers/{id}/test'>
 

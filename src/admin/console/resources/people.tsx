@@ -1,13 +1,13 @@
 /** @jsxImportSource hono/jsx */
 import type { Hono } from 'hono'
 import { isUuid } from '../../../models/fields.ts'
-import type { ApiClient, Schema } from '../../api-client.ts'
+import { problemText, type ApiClient, type Schema } from '../../api-client.ts'
 import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
 import { refusal, type Field, type FormState } from '../form.ts'
-import { isFragment, problemText, type ConsoleResource, type Ctx } from '../resource.ts'
+import { isFragment, type ConsoleResource, type Ctx } from '../resource.ts'
 
 export const users: ConsoleResource = {
   model: 'User',
