@@ -87,6 +87,11 @@ export async function guardUser(db: Executor, actor: Actor, { before, after }: C
     // An address counts for sign-in and for mail to the agents: nobody claims one without showing they hold it.
     throw new ApiError('forbidden', 'An account’s address changes once the new one is confirmed: POST /api/me/email mails it a link to open, signed in.')
   }
+  if (before && self && typeof after?.username === 'string' && after.username.toLowerCase() !== before.username.toLowerCase() && !actor.isSuperadmin && !hasRole(actor, 'admin')) {
+    // Usernames are unique across every company: a member free to try names would learn who has an account
+    // anywhere from which names are taken. Admins, who create accounts, rename them.
+    throw new ApiError('forbidden', 'Your username is changed by your company’s admins.')
+  }
   if (before && after?.password !== undefined) {
     if (self) throw new ApiError('forbidden', 'Change your own password with POST /api/me/password, giving the current one.')
     if (!actor.isSuperadmin) {

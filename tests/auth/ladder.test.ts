@@ -81,6 +81,25 @@ describe('nobody changes, removes or deletes someone above them', () => {
   })
 })
 
+describe('usernames are no oracle of who has an account', () => {
+  test('a member cannot rename themselves, so cannot try which names another company’s people hold; an admin renames them', async () => {
+    const elsewhere = await p.createUser({ companyId: await p.createCompany() })
+    const taken = (await p.store.db.selectFrom('users').select('username').where('id', '=', elsewhere.userId).executeTakeFirstOrThrow()).username
+    const me = await p.createUser({ companyId: company, role: 'member' })
+    const nameOf = async () => (await p.store.db.selectFrom('users').select('username').where('id', '=', me.userId).executeTakeFirstOrThrow()).username
+    const before = await nameOf()
+    // A taken name and a free one are refused alike, before the store is asked.
+    const onTaken = expectProblem(await p.call('PATCH', `/api/v1/User/${me.userId}`, { as: me, json: { username: taken } }), 403, 'forbidden')
+    const onFree = expectProblem(await p.call('PATCH', `/api/v1/User/${me.userId}`, { as: me, json: { username: `free-${Bun.randomUUIDv7().slice(-8)}` } }), 403, 'forbidden')
+    expect(onTaken.detail).toBe(onFree.detail)
+    expect(await nameOf()).toBe(before)
+    // Saving the profile with the same name (any case) is no rename.
+    expect((await p.call('PATCH', `/api/v1/User/${me.userId}`, { as: me, json: { username: before.toUpperCase(), display_name: 'Me' } })).status).toBe(200)
+    expect((await p.call('PATCH', `/api/v1/User/${me.userId}`, { as: admin, json: { username: `renamed-${Bun.randomUUIDv7().slice(-8)}` } })).status).toBe(200)
+    expect(await nameOf()).not.toBe(before)
+  })
+})
+
 describe('a company keeps at least one owner; the platform at least one superadmin', () => {
   test('the last owner cannot step down, leave or be deleted, even by a superadmin', async () => {
     const solo = await p.createUser({ companyId: await p.createCompany(), role: 'owner' })
