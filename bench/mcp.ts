@@ -82,7 +82,7 @@ async function startGateway() {
   const post = async (path: string, json: Record<string, unknown>) => {
     const reply = await p.call('POST', path, { json })
     if (reply.status !== 201) throw new Error(`POST ${path} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
-    return reply.body
+    return reply.body as { id: string }
   }
   const program = await post('/api/v1/McpCommand', { name: 'everything', command: EVERYTHING })
   await post('/api/v1/McpServer', { name: 'everything', transport: 'stdio', command_id: program.id })

@@ -5,6 +5,7 @@ import { jsonb } from '../../src/db/jsonb.ts'
 import { HAS_CHROMIUM, launchChromium, warnWithoutChromium, watchContext, type Watched } from '../helpers/browser.ts'
 import { ADMIN_PASSWORD, useStarted } from '../helpers/platform.ts'
 import { signIn, startChatPlatform } from '../helpers/web-chat.ts'
+import { expectProblem } from '../helpers/problem.ts'
 
 // The Channels section of the console's agent page: read through GET /api/agents/{id}/channels, lazily, since
 // asking a platform how its webhook fares may take seconds. The loopback fixture serves the telegram platform, so
@@ -213,10 +214,10 @@ describe('who may see it', () => {
     const member = await platformOf().createUser({ role: 'member', password: 'member-password-1' })
     const cookie = await signIn(platformOf().adminUrl, member.username, 'member-password-1')
     const api = await platformOf().call('GET', `/api/agents/${id}/channels`, { as: member })
-    expect(api.status).toBe(403)
+    const refused = expectProblem(api, 403, 'forbidden')
     const reply = await page(`/agents/${id}/channels`, { cookie, fragment: true })
     expect(reply.status).toBe(403)
-    expect(reply.text).toContain(`<p class="problem" role="alert">${api.body.detail}</p>`)
+    expect(reply.text).toContain(`<p class="problem" role="alert">${refused.detail}</p>`)
     expect(reply.text).not.toContain('/channels/loopback/')
   })
 

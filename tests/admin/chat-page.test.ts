@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { echoAgent, useChatPlatform } from '../helpers/web-chat.ts'
+import { rowsOf } from '../helpers/typed-call.ts'
 
 const p = useChatPlatform()
 const htmx = { 'hx-request': 'true', 'hx-request-type': 'partial' }
@@ -84,6 +85,6 @@ describe('the chat page', () => {
     expect(huge.status).toBe(413)
     expect(huge.body.detail).toContain('the most a document may be')
     const listed = await p().call('GET', `/api/v1/WebchatDocument?conversation_id=eq.${id}&select=filename`, { as: a })
-    expect(listed.body.data).toEqual([{ filename: 'minutes.txt' }])
+    expect(rowsOf(listed.body)).toEqual([{ filename: 'minutes.txt' }])
   })
 })

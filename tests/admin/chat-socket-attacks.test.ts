@@ -52,7 +52,7 @@ describe('frames naming a conversation that is not the sender’s', () => {
     const attacker = await p().person()
     const theirs = await p().call('GET', `/api/v1/WebchatParticipant?conversation_id=eq.${id}`, { as: victim })
     expect(theirs.body.data).toHaveLength(1)
-    const participant = theirs.body.data[0].id
+    const participant = theirs.body.data[0]!.id
     const pin = await p().call('PATCH', `/api/v1/WebchatParticipant/${participant}`, { as: attacker, json: { pinned_at: new Date().toISOString() } })
     expect(pin.status).toBe(404)
     const after = await p().call('GET', `/api/v1/WebchatParticipant/${participant}`, { as: victim })

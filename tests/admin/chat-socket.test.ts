@@ -217,9 +217,9 @@ describe('a shared conversation', () => {
     const list = await p().call('GET', '/api/chat/conversations', { as: b })
     expect(list.body.data.find((c: any) => c.id === id)).toMatchObject({ unread: 1, shared: true })
     const mine = await p().call('GET', '/api/chat/conversations', { as: a })
-    expect(mine.body.data.find((c: any) => c.id === id).unread).toBe(0)
+    expect(mine.body.data.find((c) => c.id === id)!.unread).toBe(0)
     sb.send({ type: 'read', conversation_id: id })
-    await until(async () => (await p().call('GET', '/api/chat/conversations', { as: b })).body.data.find((c: any) => c.id === id).unread === 0, { what: 'B’s read marker' })
+    await until(async () => (await p().call('GET', '/api/chat/conversations', { as: b })).body.data.find((c) => c.id === id)!.unread === 0, { what: 'B’s read marker' })
   })
 
   test('removing B makes it private again: B’s socket closes with 4003 and the API answers 404', async () => {

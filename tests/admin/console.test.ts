@@ -82,7 +82,7 @@ test('agents: runner and model come from the registry; saved through the API; a 
   expect(saved.status).toBe(200)
   const after = (await p.call('GET', `/api/v1/AgentConfigRecord/${id}`)).body
   expect(after.channels).toEqual({})
-  expect(after.voice.language).toBeUndefined()
+  expect(after.voice?.language).toBeUndefined()
   expect(after.enabled).toBe(false)
 
   const stale = await page(`/agents/${id}`, { post: { _version: version, name: 'late', runner: 'echo' } })
@@ -158,7 +158,7 @@ test('permissions: rules are added and removed through the API, and the preview 
   expect(preview.status).toBe(200)
   expect(preview.text).toStartWith('<section id="preview"')
   expect(preview.text).toContain('aria-label="Effective tools"')
-  const removed = await page(`/permissions/rules/${rules[0].id}/delete`, { post: {} })
+  const removed = await page(`/permissions/rules/${rules[0]!.id}/delete`, { post: {} })
   expect(removed.text).toContain('Rule removed.')
   expect((await p.call('GET', `/api/v1/McpPermission?user_id=eq.${someone.userId}`)).body.data).toEqual([])
 })
@@ -211,7 +211,7 @@ test('companies: members and roles, within the role ladder', async () => {
   // The newcomer belongs to no company yet, so only a superadmin sees them to add them.
   const added = await page(`/companies/${company}/members`, { post: { user_id: newcomer.userId, role: 'member' } })
   expect(added.text).toContain('Member added.')
-  const membership = (await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${newcomer.userId}`)).body.data[0]
+  const membership = (await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${newcomer.userId}`)).body.data[0]!
   const tooHigh = await page(`/companies/${company}/members/${membership.id}`, { cookie: admin.cookie, post: { role: 'owner' } })
   expect(tooHigh.status).toBe(403)
   expect(tooHigh.text).toContain('above yours')
@@ -227,7 +227,7 @@ test('superadmin pages: system settings take JSON; members are refused what only
   expect(bad.text).toMatch(/id="record-value-error">is not valid JSON/)
   const made = await page('/system-config', { post: { key: 'chat.limit', value: '20' } })
   expect(made.status).toBe(201)
-  expect((await p.call('GET', '/api/v1/SystemConfig?key=eq.chat.limit')).body.data[0].value).toBe(20)
+  expect((await p.call('GET', '/api/v1/SystemConfig?key=eq.chat.limit')).body.data[0]!.value).toBe(20)
   const acl = await page('/model-acls/new')
   expect(acl.text).toContain('<option value="AgentConfigRecord"')
 

@@ -357,7 +357,7 @@ describe('personal API tokens', () => {
     const me = await signedInMember()
     const created = await post(me, '/me/tokens', { name: 'until new year', expires_at: '2999-12-31' })
     expect(created.status).toBe(200)
-    const stored = (await p.call('GET', '/api/v1/ApiToken?name=eq.until%20new%20year', { as: me })).body.data[0]
+    const stored = (await p.call('GET', '/api/v1/ApiToken?name=eq.until%20new%20year', { as: me })).body.data[0]!
     expect(stored.expires_at).toBe('2999-12-31T23:59:59.000Z')
 
     const past = await post(me, '/me/tokens', { name: 'too late', expires_at: '2001-01-01' })
@@ -376,7 +376,7 @@ describe('personal API tokens', () => {
     const me = await signedInMember()
     const other = await signedInMember()
     const theirs = tokenIn((await post(other, '/me/tokens', { name: 'theirs', expires_at: '' })).text)!
-    const theirId = (await p.call('GET', '/api/v1/ApiToken?name=eq.theirs', { as: other })).body.data[0].id
+    const theirId = (await p.call('GET', '/api/v1/ApiToken?name=eq.theirs', { as: other })).body.data[0]!.id
     const refused = await post(me, `/me/tokens/${theirId}/revoke`, {})
     expect(refused.status).toBe(404)
     expect(refused.text).toContain('role="alert"')

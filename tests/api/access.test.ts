@@ -6,6 +6,7 @@ import { modelCases, unique } from '../helpers/fixtures.ts'
 import { startTestPlatform, type Principal, type Reply, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { crudRoutes, expectRouteSecurity } from '../helpers/security.ts'
+import { fieldsOf, rowsOf } from '../helpers/typed-call.ts'
 
 let p: TestPlatform
 let cases: ReturnType<typeof modelCases>
@@ -26,7 +27,7 @@ afterAll(() => p.close())
 async function recordOf(model: string, owner: Principal): Promise<string> {
   if (model === 'CompanyUser') {
     const listed = await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${owner.userId}`, { as: owner })
-    return listed.body.data[0].id
+    return listed.body.data[0]!.id
   }
   if (model === 'User') return owner.userId
   if (model === 'Company') return owner.companyId!
@@ -35,7 +36,7 @@ async function recordOf(model: string, owner: Principal): Promise<string> {
   if (cases[model]!.create) return (await cases[model]!.create!(owner)).id
   const made = await p.call('POST', `/api/v1/${model}`, { ...writer, json: await cases[model]!.make(owner) })
   if (made.status !== 201) throw new Error(`${model}: ${made.status} ${JSON.stringify(made.body)}`)
-  return made.body.id
+  return fieldsOf(made.body).id as string
 }
 
 const ownerActor = { userId: '', companyId: '', role: 'owner', isSuperadmin: false } as const
@@ -55,7 +56,7 @@ describe.each(TENANT_DATA)('%s: company A cannot reach company B’s record', (m
     // itself is refused (403) before any record is looked at.
     const refused = (reply: Reply, verb: Verb) =>
       hasRole(ownerActor, modelNamed(model).access[verb]) ? expectProblem(reply, 404, 'not_found') : expectProblem(reply, 403, 'forbidden')
-    expect((await p.call('GET', `/api/v1/${model}?id=eq.${id}`, { as: alice })).body.data).toEqual([])
+    expect(rowsOf((await p.call('GET', `/api/v1/${model}?id=eq.${id}`, { as: alice })).body)).toEqual([])
     refused(await p.call('GET', `/api/v1/${model}/${id}`, { as: alice }), 'read')
     const body = await cases[model]!.make(p.root)
     refused(await p.call('PUT', `/api/v1/${model}/${id}`, { as: alice, json: body }), 'update')
@@ -75,7 +76,7 @@ describe.each(MODELS.filter((m) => m.tenantColumn).map((m) => m.name))('%s: the 
     expectProblem(await p.call('POST', `/api/v1/${model}`, { as: alice, json: { ...body, company_id: bob.companyId } }), status, code)
     const id = await recordOf(model, alice)
     expectProblem(await p.call('PATCH', `/api/v1/${model}/${id}`, { as: alice, json: { company_id: bob.companyId } }), 422, 'validation_error')
-    expect((await p.call('GET', `/api/v1/${model}/${id}`, { as: alice })).body.company_id).toBe(alice.companyId)
+    expect(fieldsOf((await p.call('GET', `/api/v1/${model}/${id}`, { as: alice })).body).company_id).toBe(alice.companyId)
   })
 })
 
@@ -139,7 +140,7 @@ describe('roles and model ACLs', () => {
   test('a change of role is seen on the next request', async () => {
     const climber = await p.createUser({ companyId: alice.companyId, role: 'member' })
     expectProblem(await p.call('POST', '/api/v1/AgentConfigRecord', { as: climber, json: { name: `c-${unique()}` } }), 403, 'forbidden')
-    const membership = (await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${climber.userId}`, { as: alice })).body.data[0]
+    const membership = (await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${climber.userId}`, { as: alice })).body.data[0]!
     expect((await p.call('PATCH', `/api/v1/CompanyUser/${membership.id}`, { as: alice, json: { role: 'admin' } })).status).toBe(200)
     expect((await p.call('POST', '/api/v1/AgentConfigRecord', { as: climber, json: { name: `c-${unique()}` } })).status).toBe(201)
   })

@@ -118,17 +118,17 @@ describe('GET /api/chat/conversations', () => {
     await chatTurn(p(), { conversation_id: first, text: 'no mention here' }, { as: b })
     await chatTurn(p(), { conversation_id: first, text: `@${name} now answer` }, { as: b })
     const list = (await p().call('GET', '/api/chat/conversations', { as: a })).body.data
-    expect(list.map((c: any) => c.id)).toEqual([first, second])
+    expect(list.map((c) => c.id)).toEqual([first, second])
     // Two messages of B and the agent's answer.
     expect(list[0]).toMatchObject({ unread: 3, shared: true, agent_name: name, title: 'no mention here' })
     expect(list[1]).toMatchObject({ unread: 0, shared: false })
-    const pinned = list[1].participant_id
+    const pinned = list[1]!.participant_id
     expect((await p().call('PATCH', `/api/v1/WebchatParticipant/${pinned}`, { json: { pinned_at: new Date().toISOString() }, as: a })).status).toBe(200)
     expect((await p().call('GET', '/api/chat/conversations', { as: a })).body.data.map((c: any) => c.id)).toEqual([second, first])
     expect((await p().call('POST', `/api/chat/conversations/${first}/read`, { as: a })).status).toBe(204)
-    expect((await p().call('GET', '/api/chat/conversations', { as: a })).body.data.find((c: any) => c.id === first).unread).toBe(0)
+    expect((await p().call('GET', '/api/chat/conversations', { as: a })).body.data.find((c) => c.id === first)!.unread).toBe(0)
     // B's own messages are never unread for B; the agent's answer is.
-    expect((await p().call('GET', '/api/chat/conversations', { as: b })).body.data.find((c: any) => c.id === first).unread).toBe(1)
+    expect((await p().call('GET', '/api/chat/conversations', { as: b })).body.data.find((c) => c.id === first)!.unread).toBe(1)
   })
 
   test('401 without credentials, 403 when the role is below the ACL, nothing of other people or companies', async () => {

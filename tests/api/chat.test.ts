@@ -5,13 +5,14 @@ import { history } from '../../src/chat/messages.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
+import { rowsOf } from '../helpers/typed-call.ts'
 
 let p: TestPlatform
 let demo: string
 
 beforeAll(async () => {
   p = await startTestPlatform()
-  demo = (await p.call('GET', '/api/v1/AgentConfigRecord?name=eq.demo')).body.data[0].id
+  demo = (await p.call('GET', '/api/v1/AgentConfigRecord?name=eq.demo')).body.data[0]!.id
 })
 afterAll(() => p.close())
 
@@ -26,7 +27,7 @@ async function turn(json: Record<string, unknown>, as?: Principal): Promise<Even
 }
 
 const messagesOf = async (conversation: string) =>
-  (await p.call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${conversation}&select=role,text,status,sender_name`)).body.data
+  rowsOf((await p.call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${conversation}&select=role,text,status,sender_name`)).body)
 
 test('a fresh install has a demo agent on the echo runner, listed among the plugins', async () => {
   expect(demo).toBeDefined()
@@ -75,9 +76,9 @@ describe('a turn', () => {
     await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { model: 'echo-1', timeout_seconds: 1 } })
     const slow = await turn({ agent_id: agent.id, text: '/slow 300 a b c d e f' })
     expect(slow.at(-1)).toMatchObject({ type: 'error', error_type: 'timeout' })
-    const stored = (await messagesOf(slow[0]!.conversation_id)).at(-1)
+    const stored = (await messagesOf(slow[0]!.conversation_id)).at(-1)!
     expect(stored.status).toBe('error')
-    expect(stored.text).toStartWith('Echo:')
+    expect(String(stored.text)).toStartWith('Echo:')
   })
 
   test('an agent whose runner is not installed answers with an error event', async () => {
@@ -100,9 +101,9 @@ describe('abort', () => {
     }
     expect(events.at(-1)).toMatchObject({ type: 'aborted' })
     expect(events.filter((e) => e.type === 'stream').length).toBeLessThan(9)
-    const stored = (await messagesOf(events[0]!.conversation_id)).at(-1)
+    const stored = (await messagesOf(events[0]!.conversation_id)).at(-1)!
     expect(stored).toMatchObject({ role: 'agent', status: 'aborted' })
-    expect(stored.text).toStartWith('Echo: one')
+    expect(String(stored.text)).toStartWith('Echo: one')
     // Nothing left to stop.
     expect((await p.call('POST', '/api/chat/abort', { json: { conversation_id: events[0]!.conversation_id } })).body).toEqual({ aborted: false })
   })
@@ -118,7 +119,7 @@ describe('abort', () => {
     await until(async () => (await turn({ agent_id: demo, conversation_id: conversation, text: 'after' })).at(-1)?.type === 'message', {
       what: 'the conversation to take a new turn',
     })
-    expect((await messagesOf(conversation)).map((m: { status: string }) => m.status)).toContain('aborted')
+    expect((await messagesOf(conversation)).map((m) => m.status)).toContain('aborted')
   })
 
   test('one turn at a time per conversation', async () => {

@@ -4,17 +4,18 @@ import { MODELS } from '../../src/models/registry.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { modelCases, unique } from '../helpers/fixtures.ts'
+import { fieldsOf, rowsOf, type CallBody } from '../helpers/typed-call.ts'
 
 let p: TestPlatform
 let CASES: ReturnType<typeof modelCases>
 
-async function create(model: string, json: Record<string, unknown>) {
+async function create<const Model extends string>(model: Model, json: Record<string, unknown>): Promise<CallBody<'POST', `/api/v1/${Model}`>> {
   const reply = await p.call('POST', `/api/v1/${model}`, { json })
   if (reply.status !== 201) throw new Error(`creating ${model}: ${reply.status} ${JSON.stringify(reply.body)}`)
   return reply.body
 }
-const newAgent = async () => (await create('AgentConfigRecord', { name: `agent-${unique()}` })).id as string
-const newConversation = async () => (await create('WebchatConversation', { title: 'c', agent_id: await newAgent() })).id as string
+const newAgent = async () => (await create('AgentConfigRecord', { name: `agent-${unique()}` })).id
+const newConversation = async () => (await create('WebchatConversation', { title: 'c', agent_id: await newAgent() })).id
 
 beforeAll(async () => {
   p = await startTestPlatform()
@@ -40,10 +41,11 @@ async function createThroughApi(model: string, input: Record<string, unknown>) {
   }
   const created = await p.call('POST', `/api/v1/${model}`, { json: input })
   expect(created.status).toBe(201)
+  const body = fieldsOf(created.body)
   expect(created.headers.get('etag')).toBe('"1"')
-  expect(created.headers.get('location')).toBe(`/api/v1/${model}/${created.body.id}`)
-  expect(created.body).toMatchObject(input)
-  return created
+  expect(created.headers.get('location')).toBe(`/api/v1/${model}/${body.id}`)
+  expect(body).toMatchObject(input)
+  return { body }
 }
 
 describe.each(MODELS.map((m) => m.name))('%s', (model) => {
@@ -56,14 +58,14 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
     expect(created.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     // Values generated on create (an API token) are shown in that response only.
     const shownOnce = new Set(Object.keys(MODELS.find((m) => m.name === model)!.generated?.shape ?? {}))
-    const stored = Object.fromEntries(Object.entries(created.body as Record<string, unknown>).filter(([key]) => !shownOnce.has(key)))
+    const stored = Object.fromEntries(Object.entries(created.body).filter(([key]) => !shownOnce.has(key)))
 
     const read = await p.call('GET', `/api/v1/${model}/${id}`)
     expect(read.status).toBe(200)
     expect(read.body).toEqual(stored)
 
     const listed = await p.call('GET', `/api/v1/${model}?id=eq.${id}`)
-    expect(listed.body.data).toEqual([stored])
+    expect(rowsOf(listed.body)).toEqual([stored])
 
     const patched = await p.call('PATCH', `/api/v1/${model}/${id}`, {
       json: patch,
@@ -73,7 +75,7 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
     expect(patched.status).toBe(200)
     expect(patched.headers.get('etag')).toBe('"2"')
     expect(patched.body).toMatchObject(after)
-    expect(patched.body.created_at).toBe(created.body.created_at)
+    expect(fieldsOf(patched.body).created_at).toBe(created.body.created_at)
     expect((await p.call('GET', `/api/v1/${model}/${id}`)).body).toEqual(patched.body)
 
     const stale = await p.call('PATCH', `/api/v1/${model}/${id}`, { json: patch, headers: { 'if-match': '"1"' }, as: changer })
@@ -84,7 +86,7 @@ describe.each(MODELS.map((m) => m.name))('%s', (model) => {
     expect(replaced.status).toBe(200)
     expect(replaced.headers.get('etag')).toBe('"3"')
     expect(replaced.body).toMatchObject(replacement)
-    expect(replaced.body.id).toBe(id)
+    expect(fieldsOf(replaced.body).id).toBe(id)
 
     expect((await p.call('DELETE', `/api/v1/${model}/${id}`, { headers: { 'if-match': '"2"' } })).status).toBe(412)
     const deleted = await p.call('DELETE', `/api/v1/${model}/${id}`, { headers: { 'if-match': '"3"' } })
@@ -115,7 +117,7 @@ describe('server-set and secret fields', () => {
     }
     const message = await create('WebchatMessage', { conversation_id: await newConversation(), text: 'mine' })
     expect(message.sender_id).toBe(p.root.userId)
-    expect(message.company_id).toBe(p.root.companyId)
+    expect(message.company_id).toBe(p.root.companyId!)
   })
 
   test('a password is stored as an argon2id hash and never shown', async () => {
@@ -138,7 +140,7 @@ describe('server-set and secret fields', () => {
     await create('WebchatMessage', { conversation_id: conversation, text: 'one' })
     expect((await p.call('PATCH', `/api/v1/User/${p.root.userId}`, { json: { display_name: '' } })).status).toBe(200)
     const listed = await p.call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${conversation}&select=text,sender_name`)
-    expect(listed.body.data).toEqual([{ text: 'one', sender_name: 'admin' }])
+    expect(rowsOf(listed.body)).toEqual([{ text: 'one', sender_name: 'admin' }])
     expect((await p.call('PATCH', `/api/v1/User/${p.root.userId}`, { json: { display_name: 'Administrator' } })).status).toBe(200)
   })
 
@@ -147,7 +149,7 @@ describe('server-set and secret fields', () => {
     const without = await newConversation()
     expect((await p.call('POST', '/api/plans', { json: { conversation_id: withPlan, title: 'Plan', tasks: [{ title: 'Step' }] } })).status).toBe(201)
     const listed = await p.call('GET', `/api/v1/WebchatConversation?id=in.(${withPlan},${without})&has_plan=is.true&select=id,has_plan`)
-    expect(listed.body.data).toEqual([{ id: withPlan, has_plan: true }])
+    expect(rowsOf(listed.body)).toEqual([{ id: withPlan, has_plan: true }])
   })
 })
 
@@ -177,7 +179,7 @@ describe('ETags', () => {
     )
     expect(replies.map((r) => r.status)).toEqual(keys.map(() => 200))
     const final = await p.call('GET', `/api/v1/AgentConfigRecord/${agent.id}`)
-    expect(Object.keys(final.body.mcp_permissions.servers).sort()).toEqual(keys.sort())
+    expect(Object.keys(final.body.mcp_permissions?.servers ?? {}).sort()).toEqual(keys.sort())
     expect(final.headers.get('etag')).toBe('"21"')
   })
 
@@ -201,13 +203,13 @@ describe('merge patch and replace semantics', () => {
     const path = `/api/v1/AgentConfigRecord/${agent.id}`
     const off = await p.call('PATCH', path, { json: { channels: { slack: { enabled: false } } } })
     expect(off.status).toBe(200)
-    expect(off.body.channels).toEqual({
+    expect(fieldsOf(off.body).channels).toEqual({
       slack: { enabled: false, unknown_senders: 'invite', bot_token_secret: 'slack/bot', signing_secret_secret: 'slack/signing' },
       webchat: { enabled: true },
     })
     const removed = await p.call('PATCH', path, { json: { channels: { slack: null } } })
     expect(removed.status).toBe(200)
-    expect(removed.body.channels).toEqual({ webchat: { enabled: true } })
+    expect(fieldsOf(removed.body).channels).toEqual({ webchat: { enabled: true } })
   })
 
   test('PUT resets every writable field the body leaves out to its default', async () => {

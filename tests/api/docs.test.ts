@@ -81,7 +81,7 @@ test('write-only and secret fields never appear in a response schema', () => {
 test('the docs page loads Swagger UI from this server, not from a CDN', async () => {
   const page = await p.call('GET', '/api/docs')
   expect(page.status).toBe(200)
-  const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
+  const assets = [...String(page.body).matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
   expect(assets.length).toBeGreaterThanOrEqual(3)
   for (const asset of assets) {
     expect(asset).toStartWith('/api/docs/assets/')

@@ -3,6 +3,7 @@ import { CSV, DOCX, PDF, TXT, XLSX } from '../../src/documents/media-types.ts'
 import { docxWithText, elfExecutable, pdfWithText, xlsxWithSheets, zipBombDocx } from '../helpers/documents.ts'
 import { usePlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import type { OpenApiDocument } from '../helpers/openapi.ts'
 
 const UPLOAD = '/api/chat/documents'
 const text = (s: string) => new TextEncoder().encode(s)
@@ -174,10 +175,10 @@ describe('POST /api/chat/documents', () => {
   })
 
   test('the OpenAPI document describes the multipart body and the refusals', async () => {
-    const document = (await p().call('GET', '/api/openapi.json')).body
-    const operation = document.paths[UPLOAD].post
+    const document = (await p().call('GET', '/api/openapi.json')).body as OpenApiDocument
+    const operation = document.paths[UPLOAD]!.post
     const schema = operation.requestBody.content['multipart/form-data'].schema
-    const resolved = schema.$ref ? document.components.schemas[schema.$ref.split('/').pop()] : schema
+    const resolved = schema.$ref ? document.components?.schemas?.[schema.$ref.split('/').pop()] : schema
     expect(resolved.required).toEqual(['conversation_id', 'file'])
     expect(resolved.properties.file).toMatchObject({ type: 'string', format: 'binary' })
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['201', '401', '403', '404', '413', '415', '422']))

@@ -54,7 +54,7 @@ test('an id that is not a UUID names no record: 404', async () => {
 
 test('every problem carries the request id the response header names', async () => {
   const reply = await p().call('GET', '/api/v1/Widget')
-  expect(reply.body.request_id).toBe(reply.headers.get('x-request-id'))
+  expect(expectProblem(reply, 404, 'not_found').request_id).toBe(reply.headers.get('x-request-id')!)
 })
 
 test('a failure inside is a 500 without stack or SQL, and the next request still works', async () => {

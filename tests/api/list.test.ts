@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { rowsOf } from '../helpers/typed-call.ts'
 
 let p: TestPlatform
 const agents: Array<{ id: string; name: string; timeout_seconds: number; enabled: boolean; created_at: string }> = []
@@ -52,7 +53,7 @@ describe('filters', () => {
     expect(names(await list('enabled=is.false'))).toEqual(['gamma', 'epsilon'])
     expect(names(await list('enabled=eq.true&timeout_seconds=gte.300'))).toEqual(['delta, the fourth', 'eta'])
     const users = await p.call('GET', '/api/v1/User?avatar=is.null&select=username')
-    expect(users.body.data).toEqual([{ username: 'admin' }])
+    expect(rowsOf(users.body)).toEqual([{ username: 'admin' }])
   })
 
   test('a repeated filter applies every condition (a range)', async () => {
@@ -78,7 +79,7 @@ describe('order, select, pagination and count', () => {
 
   test('select returns only the named fields', async () => {
     const reply = await list('select=name,timeout_seconds&name=eq.alpha')
-    expect(reply.body.data).toEqual([{ name: 'alpha', timeout_seconds: 100 }])
+    expect(rowsOf(reply.body)).toEqual([{ name: 'alpha', timeout_seconds: 100 }])
   })
 
   test('limit and offset page through without repeats; count=exact gives the total', async () => {

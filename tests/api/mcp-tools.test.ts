@@ -168,6 +168,7 @@ describe('POST /api/mcp/servers/{id}/test', () => {
   test('connects through the caller’s own connection and lists the tools', async () => {
     const reply = await testServer(ids.everything!)
     expect(reply.status).toBe(200)
+    if (!reply.body.ok) throw new Error(`the test failed: ${reply.body.error}`)
     expect(reply.body).toMatchObject({ ok: true, breaker: 'closed' })
     expect(reply.body.tools).toContainEqual({ name: 'echo', description: expect.any(String) })
     expect(p.services.upstreams.breakers(p.root.companyId!, admin.userId).map((b) => b.server)).toContain('everything')

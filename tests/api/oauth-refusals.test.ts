@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { consentForm, consentInBrowser, oauthPost, startOAuthPlatform, TLS_CERT, TLS_KEY, type OAuthPlatform } from '../helpers/oauth.ts'
 import { useStarted } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
 
 const REDIRECT = 'http://127.0.0.1:33418/callback'
 
@@ -179,10 +180,7 @@ describe('the authorization endpoint', () => {
       as: person,
       json: { response_type: 'code', client_id: clientId, redirect_uri: elsewhere, code_challenge: challenge, code_challenge_method: 'S256', resource: `${p.base}/mcp/everything`, state: 's' },
     })
-    expect(api.status).toBe(400)
-    expect(api.headers.get('content-type')).toContain('application/problem+json')
-    expect(api.body.code).toBe('bad_request')
-    expect(api.body.detail).toContain('redirect_uri is not one the client registered')
+    expect(expectProblem(api, 400, 'bad_request').detail).toContain('redirect_uri is not one the client registered')
 
     // RFC 8252 §7.3: a native app listens on whichever loopback port was free.
     const otherPort = 'http://127.0.0.1:40123/callback'
@@ -331,8 +329,7 @@ describe('the protected resources', () => {
     const api = await issuedTokens(p, person, { resource: p.base, scope: 'api' })
     expect(api.scope).toBe('api')
     const withApi = await p.call('POST', '/api/oauth/authorize', { headers: { authorization: `Bearer ${api.access_token}` }, json: approve })
-    expect(withApi.status).toBe(403)
-    expect(withApi.body.code).toBe('forbidden')
+    expectProblem(withApi, 403, 'forbidden')
     // Only the two grants the person approved on the page exist: neither token made a third.
     expect(await grantsOf(p, person)).toHaveLength(2)
   })
@@ -360,7 +357,7 @@ describe('what an OAuth access token may not make', () => {
     for (const [method, path, json] of doors) {
       const refused = await p.call(method, path, { as: null, headers: bearer, json })
       expect(refused.status, `${method} ${path}`).toBe(403)
-      expect(refused.body.detail, `${method} ${path}`).toContain('may not create credentials')
+      expect(expectProblem(refused, 403, 'forbidden').detail, `${method} ${path}`).toContain('may not create credentials')
     }
     const tokens = await p.call('GET', '/api/v1/ApiToken', { as: person })
     expect(tokens.body.data.map((t: { name: string }) => t.name)).toEqual(['tests'])

@@ -19,6 +19,7 @@ import {
   type Operation,
 } from '../helpers/openapi.ts'
 import { startTestPlatform, type Principal, type Reply } from '../helpers/platform.ts'
+import { fieldsOf } from '../helpers/typed-call.ts'
 
 /*
  * Every operation of /api/openapi.json, driven by the document itself, so a route added later is swept without a
@@ -147,7 +148,7 @@ describe('(c) another company’s record', () => {
     if ('company_id' in properties && json.company_id === undefined) json.company_id = p.root.companyId
     const reply = await p.call('POST', `/api/v1/${model}`, { json })
     if (reply.status !== 201) throw new Error(`making a ${model} in company A: ${reply.status} ${JSON.stringify(reply.body)}`)
-    return reply.body
+    return fieldsOf(reply.body)
   }
 
   test.each(named(onRecords))('%s', async (_, op) => {

@@ -207,7 +207,7 @@ test('a disabled mcp plugin’s tools leave the gateway, the aggregate /mcp and 
 })
 
 test('a disabled runner plugin’s runner refuses turns with a message saying so; GET /api/runners shows it off', async () => {
-  const demo = (await p.call('GET', '/api/v1/AgentConfigRecord?name=eq.demo')).body.data[0].id
+  const demo = (await p.call('GET', '/api/v1/AgentConfigRecord?name=eq.demo')).body.data[0]!.id
   await disable('runner-echo')
   try {
     const events = await chatTurn(p, { agent_id: demo, text: 'hello' })

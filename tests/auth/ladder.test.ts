@@ -12,7 +12,7 @@ let member: Principal
 
 /** The user's membership of their company, as the superadmin working in that company reads it. */
 const membershipOf = async (user: Principal) =>
-  (await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${user.userId}`, { headers: { 'x-switchboard-company': user.companyId! } })).body.data[0]
+  (await p.call('GET', `/api/v1/CompanyUser?user_id=eq.${user.userId}`, { headers: { 'x-switchboard-company': user.companyId! } })).body.data[0]!
 const membership = async (user: Principal) => (await membershipOf(user)).id as string
 const roleOf = async (user: Principal) => (await membershipOf(user))?.role
 

@@ -6,6 +6,7 @@ import { TEST_DATABASE_URL } from '../helpers/database.ts'
 import { docxWithText, elfExecutable, pdfWithText, xlsxWithSheets } from '../helpers/documents.ts'
 import { until } from '../helpers/until.ts'
 import { echoAgent, startChatPlatform, type ChatPlatform } from '../helpers/web-chat.ts'
+import { rowsOf } from '../helpers/typed-call.ts'
 
 // The web chat as people use it: Chromium pages on the admin port, each person in a browser context of their
 // own, checked by what the page shows (and, where it matters, by what the API and the store say).
@@ -403,7 +404,7 @@ test.skipIf(!HAS_CHROMIUM)(
       // The page had not seen the end before the cut: the rest came through the new socket.
       const stored = await q.call('GET', `/api/v1/WebchatMessage?conversation_id=eq.${id}&role=eq.agent`, { as: user })
       expect(stored.body.data.map((m: any) => [m.text, m.status])).toEqual([[`Echo: ${words}`, 'complete']])
-      expect(await answer.getAttribute('data-id')).toBe(stored.body.data[0].id)
+      expect(await answer.getAttribute('data-id')).toBe(stored.body.data[0]!.id)
     } finally {
       proxy.stop()
       await q.close()
@@ -474,7 +475,7 @@ test.skipIf(!HAS_CHROMIUM)(
 
     // The store has the six documents, the long one marked cut; after a reload the panel says so too.
     const stored = await p.call('GET', `/api/v1/WebchatDocument?conversation_id=eq.${id}&select=filename,truncated&order=created_at.asc`, { as: a })
-    expect(stored.body.data).toEqual([...files.map((f) => ({ filename: f.name, truncated: false })), { filename: 'long.txt', truncated: true }])
+    expect(rowsOf(stored.body)).toEqual([...files.map((f) => ({ filename: f.name, truncated: false })), { filename: 'long.txt', truncated: true }])
     await page.reload()
     expect(await page.locator('#documents li', { hasText: 'long.txt' }).textContent()).toContain('(text cut at 200 KB)')
   },

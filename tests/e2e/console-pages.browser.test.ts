@@ -3,6 +3,7 @@ import type { Browser, Page } from 'playwright-core'
 import { HAS_CHROMIUM, launchChromium, warnWithoutChromium, watchContext, type Watched } from '../helpers/browser.ts'
 import { ADMIN_PASSWORD } from '../helpers/platform.ts'
 import { startChatPlatform, type ChatPlatform } from '../helpers/web-chat.ts'
+import { fieldsOf } from '../helpers/typed-call.ts'
 
 // Every console page over a model, in Chromium: a bad value is shown by its field, a save over someone else's newer
 // one is refused and said so, and a member is refused what only admins may do (the page says so; the API said 403).
@@ -75,7 +76,7 @@ describe.skipIf(!HAS_CHROMIUM)('every record page', () => {
     test(`${c.path}: field error by its field, a stale save refused, a member refused`, async () => {
       const made = await p.call('POST', `/api/v1/${c.model}`, { json: c.make() })
       expect(made.status).toBe(201)
-      const id = made.body.id as string
+      const id = fieldsOf(made.body).id as string
       const [field, value] = c.bad
 
       await admin.goto(`${p.adminUrl}${c.path}/${id}`)

@@ -6,6 +6,7 @@ import { chatTurn } from '../helpers/chat.ts'
 import { addProgram } from '../helpers/mcp.ts'
 import { HAS_BWRAP, type Principal } from '../helpers/platform.ts'
 import { signIn, startChatPlatform, type ChatPlatform } from '../helpers/web-chat.ts'
+import { fieldsOf } from '../helpers/typed-call.ts'
 
 // Every name, title, description, display name, message and MCP tool description a tenant (or a server) sets is
 // shown on the console, the portal and the web chat as text, in the light theme and the dark one: what would be
@@ -47,7 +48,7 @@ beforeAll(async () => {
   const made = async (path: string, json: Record<string, unknown>, as?: Principal) => {
     const reply = await p.call('POST', path, { json, as })
     expect(reply.status, `${path}: ${JSON.stringify(reply.body)}`).toBe(201)
-    return reply.body.id as string
+    return fieldsOf(reply.body).id as string
   }
   // The superadmin's records, in the root company.
   ids.agent = await made('/api/v1/AgentConfigRecord', { name: HOSTILE, description: HOSTILE, personality: HOSTILE, runner: 'echo', model: 'echo-1' })

@@ -46,7 +46,7 @@ clusterTest('a grant revoked on one process leaves its tokens refused on every p
     json: { response_type: 'code', client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: `${PUBLIC_BASE}/mcp/notes`, state: 's', decision: 'approve' },
   })
   expect(approved.status, JSON.stringify(approved.body)).toBe(200)
-  const code = new URL(approved.body.redirect_to).searchParams.get('code')!
+  const code = new URL(approved.body.redirect_to!).searchParams.get('code')!
   const issued = await oauthPost(`${b!.api}/oauth/token`, { grant_type: 'authorization_code', client_id, code, code_verifier: verifier, redirect_uri: REDIRECT })
   expect(issued.status).toBe(200)
   const { access_token, refresh_token } = issued.body
@@ -56,7 +56,7 @@ clusterTest('a grant revoked on one process leaves its tokens refused on every p
 
   const grants = await c.call(a!.api, 'GET', '/api/v1/OAuthGrant', { as: member })
   expect(grants.body.data).toHaveLength(1)
-  expect((await c.call(a!.api, 'DELETE', `/api/v1/OAuthGrant/${grants.body.data[0].id}`, { as: member })).status).toBe(204)
+  expect((await c.call(a!.api, 'DELETE', `/api/v1/OAuthGrant/${grants.body.data[0]!.id}`, { as: member })).status).toBe(204)
 
   // The very next calls, no pause, on every process.
   for (const p of c.processes) {

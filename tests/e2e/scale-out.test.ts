@@ -42,7 +42,7 @@ let demo: string
 if (TEST_DATABASE_URL) {
   beforeAll(async () => {
     const c = cluster()
-    demo = (await c.call(c.url, 'GET', '/api/v1/AgentConfigRecord?name=eq.demo')).body.data[0].id
+    demo = (await c.call(c.url, 'GET', '/api/v1/AgentConfigRecord?name=eq.demo')).body.data[0]!.id
     // Everyone in the company may use the notes tools unless a rule of their own says otherwise.
     const allow = await c.call(c.url, 'POST', '/api/v1/McpPermission', { json: { server: 'notes', tool: '*', effect: 'allow' } })
     expect(allow.status).toBe(201)

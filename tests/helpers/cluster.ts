@@ -6,6 +6,7 @@ import { createPostgresDatabase, TEST_DATABASE_URL } from './database.ts'
 import { collect, untilReady } from './main-process.ts'
 import { freePort } from './ports.ts'
 import type { Principal, Reply } from './platform.ts'
+import type { CallBody } from './typed-call.ts'
 
 /**
  * Several real platform processes (`bun src/main.ts`, as `npm start` runs it) on one PostgreSQL database, behind
@@ -77,7 +78,7 @@ export interface Cluster {
   /** Every request the proxy has passed on, in order of arrival. */
   forwarded: Forwarded[]
   /** A request to `base` (the proxy's url or one process's api), its body parsed when it is JSON. */
-  call<T = any>(base: string, method: string, path: string, options?: CallOptions): Promise<Reply<T>>
+  call<const Method extends string, const Path extends string>(base: string, method: Method, path: Path, options?: CallOptions): Promise<Reply<CallBody<Method, Path>>>
   /** POST /auth/login as JSON: the raw answer, so a test can look at refusals too. */
   signIn(base: string, username: string, password: string): Promise<Response>
   /** A session cookie for `user`, signing in through the proxy; fails the test when the sign-in does. */
@@ -248,7 +249,7 @@ export async function startCluster({ processes = 3, env = {} }: ClusterOptions =
   }
   const url = proxy.url
 
-  async function call<T = any>(base: string, method: string, path: string, options: CallOptions = {}): Promise<Reply<T>> {
+  async function call<const Method extends string, const Path extends string>(base: string, method: Method, path: Path, options: CallOptions = {}): Promise<Reply<CallBody<Method, Path>>> {
     const headers: Record<string, string> = { ...options.headers }
     if (options.cookie) headers.cookie = options.cookie
     const principal = options.as === undefined && !options.cookie ? cluster.admin : options.as
@@ -258,7 +259,7 @@ export async function startCluster({ processes = 3, env = {} }: ClusterOptions =
       body = JSON.stringify(options.json)
       headers['content-type'] ??= 'application/json'
     }
-    return reply<T>(await fetch(`${base}${path}`, { method, headers, body }))
+    return reply<CallBody<Method, Path>>(await fetch(`${base}${path}`, { method, headers, body }))
   }
 
   function signIn(base: string, username: string, password: string): Promise<Response> {

@@ -1,6 +1,7 @@
 import { jsonb } from '../../src/db/jsonb.ts'
 import { MODELS } from '../../src/models/registry.ts'
 import type { Principal, TestPlatform } from './platform.ts'
+import type { CallBody } from './typed-call.ts'
 
 export interface ModelCase {
   /** A valid body for a new record, made with whatever records it refers to, as `as`. */
@@ -21,13 +22,13 @@ export const unique = () => `${Date.now().toString(36)}${(serial++).toString(36)
 
 /** One valid way to make and change a record of every model, for suites that sweep all of them. */
 export function modelCases(p: TestPlatform): Record<string, ModelCase> {
-  async function create(model: string, json: Record<string, unknown>, as: Principal) {
+  async function create<const Model extends string>(model: Model, json: Record<string, unknown>, as: Principal): Promise<CallBody<'POST', `/api/v1/${Model}`>> {
     const reply = await p.call('POST', `/api/v1/${model}`, { json, as })
     if (reply.status !== 201) throw new Error(`creating ${model}: ${reply.status} ${JSON.stringify(reply.body)}`)
     return reply.body
   }
-  const agent = async (as: Principal) => (await create('AgentConfigRecord', { name: `agent-${unique()}` }, as)).id as string
-  const conversation = async (as: Principal) => (await create('WebchatConversation', { title: 'c', agent_id: await agent(as) }, as)).id as string
+  const agent = async (as: Principal) => (await create('AgentConfigRecord', { name: `agent-${unique()}` }, as)).id
+  const conversation = async (as: Principal) => (await create('WebchatConversation', { title: 'c', agent_id: await agent(as) }, as)).id
   const plan = async (as: Principal) => {
     const reply = await p.call('POST', '/api/plans', { as, json: { conversation_id: await conversation(as), title: 'Write it', tasks: [{ title: 'Step' }] } })
     if (reply.status !== 201) throw new Error(`making a plan: ${reply.status} ${JSON.stringify(reply.body)}`)
@@ -41,7 +42,7 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
   }
   // Programs are the platform's: the superadmin adds them, whoever makes the server.
   const program = async () =>
-    (await create('McpCommand', { name: `program-${unique()}`, command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['TOKEN', 'DEBUG'] }, p.root)).id as string
+    (await create('McpCommand', { name: `program-${unique()}`, command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['TOKEN', 'DEBUG'] }, p.root)).id
   let aclPairs = 0
 
   return {
@@ -117,7 +118,7 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       create: async (as) => {
         const made = await plan(as)
         const reply = await p.call('GET', `/api/v1/PlanTask?plan_id=eq.${made.id}`, { as })
-        return reply.body.data[0]
+        return reply.body.data[0]!
       },
       patch: { description: 'First of all.' },
       after: { description: 'First of all.', status: 'pending', plan_status: 'draft' },

@@ -174,10 +174,11 @@ function replaced(valid: Record<string, unknown>, path: string[], value: unknown
  * shape their RFCs fix (`{ error, error_description }`), which is what OAuth clients read.
  */
 export function judgeHostileReply(reply: Reply, { oauth = false } = {}): string[] {
-  if (reply.status >= 500) return [`answered ${reply.status}${reply.body?.detail ? ` (${String(reply.body.detail).slice(0, 160)})` : ''}`]
+  const body: Record<string, unknown> = reply.body !== null && typeof reply.body === 'object' ? (reply.body as Record<string, unknown>) : {}
+  if (reply.status >= 500) return [`answered ${reply.status}${body.detail ? ` (${String(body.detail).slice(0, 160)})` : ''}`]
   if (reply.status < 400) return []
   // The MCP gateway answers in JSON-RPC, as its specification says, not in problems.
-  if (reply.body && typeof reply.body === 'object' && reply.body.jsonrpc === '2.0') return []
-  if (oauth) return typeof reply.body?.error === 'string' ? [] : [`answered ${reply.status} without an OAuth error: ${JSON.stringify(reply.body)?.slice(0, 160)}`]
+  if (body.jsonrpc === '2.0') return []
+  if (oauth) return typeof body.error === 'string' ? [] : [`answered ${reply.status} without an OAuth error: ${JSON.stringify(reply.body)?.slice(0, 160)}`]
   return judgeProblem(reply, (status) => status >= 400 && status < 500)
 }

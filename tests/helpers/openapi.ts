@@ -202,11 +202,11 @@ export function judgeProblem(reply: Reply, status: number | ((status: number) =>
   if (!statusOk) wrong.push(`answered ${reply.status}${typeof status === 'number' ? `, not ${status}` : ''}`)
   const type = reply.headers.get('content-type') ?? ''
   if (!/^application\/problem\+json\b/.test(type)) wrong.push(`Content-Type is ${JSON.stringify(type)}, not application/problem+json`)
-  const body = reply.body
-  if (!body || typeof body !== 'object') {
-    wrong.push(`the body is not a problem: ${JSON.stringify(body)?.slice(0, 200)}`)
+  if (!reply.body || typeof reply.body !== 'object') {
+    wrong.push(`the body is not a problem: ${JSON.stringify(reply.body)?.slice(0, 200)}`)
     return wrong
   }
+  const body = reply.body as Record<string, unknown>
   if (typeof body.code !== 'string') wrong.push('the problem has no code')
   else if (code && body.code !== code) wrong.push(`its code is ${body.code}, not ${code}`)
   if (body.status !== reply.status) wrong.push(`its status field is ${JSON.stringify(body.status)}, the response's ${reply.status}`)

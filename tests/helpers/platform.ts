@@ -14,10 +14,11 @@ import createClient from 'openapi-fetch'
 import type { Api } from '../../src/admin/api-client.ts'
 import type { paths } from '../../src/admin/api-types.ts'
 import { freshStore } from './database.ts'
+import type { CallBody } from './typed-call.ts'
 
 export const ADMIN_PASSWORD = 'admin-password-for-tests'
 
-export interface Reply<T = any> {
+export interface Reply<T = unknown> {
   status: number
   headers: Headers
   body: T
@@ -46,11 +47,16 @@ export interface TestPlatform extends Platform {
   /** The superadmin the first start created, owner of the `default` company. */
   root: Principal
   /**
-   * The API typed by its OpenAPI document, as `as` (the seeded superadmin by default, null for nobody): what new
-   * tests call it through. `call` is the untyped way the older suites still use.
+   * The API typed by its OpenAPI document, as `as` (the seeded superadmin by default, null for nobody), through
+   * openapi-fetch: it refuses at compile time a body or a parameter the document does not allow.
    */
   client(as?: Principal | null, options?: { address?: string }): Api
-  call<T = any>(method: string, path: string, options?: CallOptions): Promise<Reply<T>>
+  /**
+   * Any request, hostile ones included (a malformed id, an unknown field, a wrong type), since nothing checks what
+   * is sent. What comes back is typed by the document all the same: the body of the route the path matches, as it
+   * answers on success (see CallBody); refusals are read with expectProblem.
+   */
+  call<const Method extends string, const Path extends string>(method: Method, path: Path, options?: CallOptions): Promise<Reply<CallBody<Method, Path>>>
   /** A user with a token, straight into the store (no password hashing, so suites stay fast). */
   createUser(options?: { companyId?: string | null; role?: CompanyRole; superadmin?: boolean; password?: string }): Promise<Principal>
   createCompany(slug?: string): Promise<string>

@@ -70,7 +70,7 @@ test('a person connects their own account, uses its tools; a revoked token marks
 test('a callback whose state was not issued to this person is refused, and connects nothing', async () => {
   const p = platform()
   const person = await p.person()
-  const server = (await p.call('GET', '/api/mcp/connections', { as: person })).body.data[0]
+  const server = (await p.call('GET', '/api/mcp/connections', { as: person })).body.data[0]!
   const forged = await p.call('POST', '/api/mcp/connections/callback', { as: person, json: { code: 'stolen', state: `${server.server_id}.not-the-nonce` } })
   expect(forged.status).toBe(422)
   // Another site sending the person's browser to the callback with its own code gets nowhere without the state.
@@ -80,7 +80,7 @@ test('a callback whose state was not issued to this person is refused, and conne
   })
   expect(lured.status).toBe(422)
   expect(await lured.text()).toContain('not the one expected')
-  expect((await p.call('GET', '/api/mcp/connections', { as: person })).body.data[0].status).toBe('not_connected')
+  expect((await p.call('GET', '/api/mcp/connections', { as: person })).body.data[0]!.status).toBe('not_connected')
   // A server that does not sign people in cannot be connected.
   expect((await p.call('POST', '/api/mcp/connections/everything/connect', { as: person })).status).toBe(422)
   expect((await p.call('POST', '/api/mcp/connections/nothing-here/connect', { as: person })).status).toBe(404)

@@ -26,7 +26,7 @@ describe('the platform catalogue: only a superadmin decides what runs', () => {
   beforeAll(async () => {
     p = await startMcpPlatform({ servers: [{ name: 'inspect', transport: 'stdio', program: INSPECT_PROGRAM }], rules: [{ server: 'inspect', tool: '*', effect: 'allow' }] })
     admin = await p.createUser({ role: 'admin' })
-    program = (await p.call('GET', '/api/v1/McpCommand?name=eq.inspect')).body.data[0].id
+    program = (await p.call('GET', '/api/v1/McpCommand?name=eq.inspect')).body.data[0]!.id
   })
   afterAll(() => p.close())
 
@@ -46,7 +46,7 @@ describe('the platform catalogue: only a superadmin decides what runs', () => {
       )
       expect(refused.errors).toContainEqual(expect.objectContaining({ path: `env.${variable}` }))
     }
-    const changed = expectProblem(await p.call('PATCH', `/api/v1/McpServer/${(await p.call('GET', '/api/v1/McpServer?name=eq.inspect')).body.data[0].id}`, { as: admin, json: { env: { LD_PRELOAD: { value: 'x' } } } }), 422, 'validation_error')
+    const changed = expectProblem(await p.call('PATCH', `/api/v1/McpServer/${(await p.call('GET', '/api/v1/McpServer?name=eq.inspect')).body.data[0]!.id}`, { as: admin, json: { env: { LD_PRELOAD: { value: 'x' } } } }), 422, 'validation_error')
     expect(changed.errors).toContainEqual(expect.objectContaining({ path: 'env.LD_PRELOAD' }))
   })
 

@@ -77,7 +77,7 @@ test('repeated upstream failures open the breaker: quick errors, no upstream cal
     expectProblem(await p.call('GET', '/api/mcp/breakers', { as: null }), 401, 'unauthorized')
 
     clock.advance(30_000)
-    expect((await p.call('GET', '/api/mcp/breakers?server=flaky')).body.data[0].state).toBe('half-open')
+    expect((await p.call('GET', '/api/mcp/breakers?server=flaky')).body.data[0]!.state).toBe('half-open')
     rmSync(join(dir, 'down'))
     const outcomes = await Promise.allSettled([client.listTools(), client.listTools(), client.listTools()])
     expect(outcomes.filter((o) => o.status === 'fulfilled').length).toBe(1)
@@ -163,7 +163,7 @@ test('a newer definition gets a new process; a call running on the old one still
     const slow = client.callTool({ name: 'slow', arguments: { ms: 600 } })
     // The edit must find the call running on the old process.
     await until(() => slowCalls() > begun, { what: 'the slow call to reach the upstream' })
-    const server = (await p.call('GET', '/api/v1/McpServer?name=eq.flaky')).body.data[0]
+    const server = (await p.call('GET', '/api/v1/McpServer?name=eq.flaky')).body.data[0]!
     expect((await p.call('PATCH', `/api/v1/McpServer/${server.id}`, { json: { description: 'edited' } })).status).toBe(200)
     const after = text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', '')
     expect(after).not.toBe(before)
@@ -206,7 +206,7 @@ test('disabling a server ends its processes at the next sweep', async () => {
   const client = await connect()
   const pid = Number(text(await client.callTool({ name: 'hello', arguments: {} })).replace('hello from ', ''))
   await client.close()
-  const server = (await p.call('GET', '/api/v1/McpServer?name=eq.flaky')).body.data[0]
+  const server = (await p.call('GET', '/api/v1/McpServer?name=eq.flaky')).body.data[0]!
   expect(await p.services.upstreams.reapIdle()).toBe(0)
   expect((await p.call('PATCH', `/api/v1/McpServer/${server.id}`, { json: { enabled: false } })).status).toBe(200)
   try {

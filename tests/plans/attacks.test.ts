@@ -29,7 +29,7 @@ beforeAll(async () => {
   const made = await p.call('POST', '/api/plans', { json: { conversation_id: conversation, title: 'Mine', tasks: [{ title: 'First' }, { title: 'Second' }] } })
   expect(made.status).toBe(201)
   expect((await p.call('POST', `/api/plans/${made.body.id}/update`, { json: { action: 'execute' } })).body.status).toBe('active')
-  victim = { conversation, plan: made.body.id, task: made.body.tasks[0].id }
+  victim = { conversation, plan: made.body.id, task: made.body.tasks[0]!.id }
 })
 afterAll(() => p.close())
 

@@ -23,7 +23,7 @@ function start(url: string): Promise<TestPlatform> {
   return startTestPlatform(env, systemClock, openPostgres(url, 4))
 }
 
-const call = (platform: TestPlatform, method: string, path: string) => platform.call(method, path)
+const call = <const Method extends string, const Path extends string>(platform: TestPlatform, method: Method, path: Path) => platform.call(method, path)
 
 if (TEST_DATABASE_URL) {
   beforeAll(async () => {
@@ -44,7 +44,7 @@ pgTest('a plugin disabled on one process answers 404 on the other at once, and a
   expect((await call(one, 'POST', '/api/plugins/beta/disable')).status).toBe(200)
   await until(async () => (await call(two, 'GET', '/api/plugins/beta/whoami')).status === 404, { what: 'beta switched off on the second platform' })
   expectProblem(await call(two, 'GET', '/api/plugins/beta/whoami'), 404, 'not_found')
-  expect((await call(two, 'GET', '/api/plugins')).body.data.find((x: { name: string }) => x.name === 'beta').enabled).toBe(false)
+  expect((await call(two, 'GET', '/api/plugins')).body.data.find((x) => x.name === 'beta')!.enabled).toBe(false)
 
   startups.length = 0
   expect((await call(one, 'POST', '/api/plugins/beta/enable')).status).toBe(200)
@@ -59,8 +59,7 @@ pgTest('the second process refuses a dependency conflict the first one made poss
   expect((await call(one, 'POST', '/api/plugins/beta/disable')).status).toBe(200)
   expect((await call(two, 'POST', '/api/plugins/alpha/disable')).status).toBe(200)
   const refused = await call(one, 'POST', '/api/plugins/beta/enable')
-  expectProblem(refused, 409, 'conflict')
-  expect(refused.body.detail).toContain('depends on alpha')
+  expect(expectProblem(refused, 409, 'conflict').detail).toContain('depends on alpha')
   await call(two, 'POST', '/api/plugins/alpha/enable')
   await call(two, 'POST', '/api/plugins/beta/enable')
 })

@@ -431,7 +431,7 @@ async function messagesOf(conversation: string, user: Principal): Promise<Array<
 async function emailState(agentId = agent) {
   const reply = await p.call('GET', `/api/agents/${agentId}/channels`)
   expect(reply.status).toBe(200)
-  return reply.body.data.find((state: { platform: string }) => state.platform === 'email')
+  return reply.body.data.find((state) => state.platform === 'email')!
 }
 
 describe('a mail in the agent’s mailbox', () => {

@@ -7,6 +7,7 @@ import { appMention, directMessage, eventCallback, signedEvent, SLACK_APP, slack
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
+import type { OpenApiDocument } from '../helpers/openapi.ts'
 
 const TOKEN = 'xoxb-1111-2222-switchboard-tests'
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5'
@@ -279,7 +280,7 @@ describe('sending', () => {
       what: 'the reply with a revoked token to be given up on',
     })
     expect(postCallsTo('D0REVOKED').map((call) => call.error)).toEqual(['invalid_auth'])
-    const [state] = (await p.call('GET', `/api/agents/${revoked}/channels`)).body.data
+    const state = (await p.call('GET', `/api/agents/${revoked}/channels`)).body.data[0]!
     expect(state.reachable_detail).toContain('invalid_auth')
   })
 })
@@ -338,7 +339,7 @@ describe('the console and the API document', () => {
   test('the channel state names the Request URL, the team the token works for, and the last signed request', async () => {
     const reply = await p.call('GET', `/api/agents/${agent}/channels`)
     expect(reply.status).toBe(200)
-    const [state] = reply.body.data
+    const state = reply.body.data[0]!
     expect(state).toMatchObject({ platform: 'slack', configured: true, plugin: { name: 'channel-slack', enabled: true }, reachable: true })
     expect(state.webhook_url).toEndWith(`/channels/slack/${agent}`)
     expect(state.reachable_detail).toContain(`valid for team ${SLACK_APP.team}`)
@@ -346,8 +347,8 @@ describe('the console and the API document', () => {
   })
 
   test('/api/openapi.json lists the Events API route', async () => {
-    const document = (await p.call('GET', '/api/openapi.json', { as: null })).body
-    const route = document.paths['/channels/slack/{agent_id}']
+    const document = (await p.call('GET', '/api/openapi.json', { as: null })).body as OpenApiDocument
+    const route = document.paths['/channels/slack/{agent_id}']!
     expect(route.post.operationId).toBe('receiveSlackEvents')
     expect(route.post.parameters).toEqual([expect.objectContaining({ name: 'agent_id', in: 'path' })])
     expect(Object.keys(route.post.responses).sort()).toEqual(['200', '400', '401', '404'])

@@ -4,6 +4,7 @@ import { startFakeTelegram } from '../fixtures/channels/telegram-api.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
+import type { OpenApiDocument } from '../helpers/openapi.ts'
 
 const BASE_URL = 'https://switchboard.example.com'
 const TOKEN = '7000000001:AAH-helpdesk_token-0123456789abcdefghij'
@@ -46,7 +47,7 @@ function deliver(update: ReturnType<typeof fake.update>, forged: Parameters<type
 const texts = (chatId: number, token = TOKEN) => fake.sent(token, chatId).map((m) => m.text)
 const answered = (chatId: number, text: string) => until(() => texts(chatId).includes(text), { what: `"${text}" to reach chat ${chatId}` })
 const inbox = (agentId: string) => p.store.db.selectFrom('channel_inbox').select(['delivery_id', 'message']).where('agent_id', '=', agentId).execute()
-const channelState = async (agentId: string) => (await p.call('GET', `/api/agents/${agentId}/channels`)).body.data.find((s: { platform: string }) => s.platform === 'telegram')
+const channelState = async (agentId: string) => (await p.call('GET', `/api/agents/${agentId}/channels`)).body.data.find((s) => s.platform === 'telegram')!
 
 beforeAll(async () => {
   p = await startTestPlatform({
@@ -342,7 +343,7 @@ describe('documents', () => {
 })
 
 test('the webhook is described in the OpenAPI document', async () => {
-  const document = (await p.call('GET', '/api/openapi.json')).body
+  const document = (await p.call('GET', '/api/openapi.json')).body as OpenApiDocument
   const operation = document.paths['/channels/telegram/{agent_id}']?.post
   expect(operation).toMatchObject({ operationId: 'telegramWebhook' })
   expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '404'])

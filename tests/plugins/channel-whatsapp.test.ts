@@ -5,6 +5,7 @@ import { newWamid, signedWebhook, startFakeWhatsApp, statusNotification, textNot
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
+import type { OpenApiDocument } from '../helpers/openapi.ts'
 
 const PHONE_NUMBER_ID = '106540352242922'
 /** Another number of the same Meta app: its messages reach the same webhook, and are not this agent's. */
@@ -361,12 +362,12 @@ describe('sending through the Graph API', () => {
 })
 
 test('the OpenAPI document describes both webhook routes as public, with the notification’s schema', async () => {
-  const document = (await p.call('GET', '/api/openapi.json', { as: null })).body
-  const item = document.paths['/channels/whatsapp/{agent_id}']
+  const document = (await p.call('GET', '/api/openapi.json', { as: null })).body as OpenApiDocument
+  const item = document.paths['/channels/whatsapp/{agent_id}']!
   expect(Object.keys(item).sort()).toEqual(['get', 'post'])
   expect(item.get.security).toEqual([])
   expect(item.post.security).toEqual([])
   expect(item.get.parameters.map((param: { name: string }) => param.name)).toEqual(expect.arrayContaining(['agent_id', 'hub.mode', 'hub.verify_token', 'hub.challenge']))
   expect(item.post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/WhatsAppNotification' })
-  expect(document.components.schemas.WhatsAppNotification.properties).toHaveProperty('entry')
+  expect(document.components?.schemas?.WhatsAppNotification?.properties).toHaveProperty('entry')
 })

@@ -65,7 +65,7 @@ describe('an agent works a plan through the tools', () => {
     // Retry the failed task, finish, and the plan completes by itself.
     for (const status of ['pending', 'in_progress', 'completed']) await tool('plan_task_update', { task: 2, status }, conversation)
     await tool('plan_task_update', { task: 3, status: 'in_progress' }, conversation)
-    const last = await tool('plan_task_update', { task: plan.tasks[2].id, status: 'completed' }, conversation)
+    const last = await tool('plan_task_update', { task: plan.tasks[2]!.id, status: 'completed' }, conversation)
     expect(last.result).toContain('(completed)')
     plan = await planOf(conversation)
     expect(plan.status).toBe('completed')

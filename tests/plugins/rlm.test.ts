@@ -82,7 +82,7 @@ test('each query is recorded for the caller’s company, which only its admins r
   expect(listed.body.data).toEqual([
     expect.objectContaining({ company_id: company, user_id: member.userId, source: 'rlm', runner: 'openai', model: 'fast', input_tokens: 1000, output_tokens: 500 }),
   ])
-  const record = listed.body.data[0]
+  const record = listed.body.data[0]!
   expect(record.cost_usd).toBeCloseTo(0.002, 12)
 
   expect((await p.call('GET', '/api/v1/UsageRecord', { as: otherAdmin })).body.data).toEqual([])
