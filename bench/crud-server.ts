@@ -131,4 +131,6 @@ else {
   console.error('usage: bun bench/crud-server.ts switchboard | open | baseline <company-id> <token-sha256>')
   process.exit(2)
 }
+// Ends cleanly when the benchmark stops it, so a CPU profile asked for (BENCH_CPU_PROF_DIR) is written.
+process.once('SIGTERM', () => process.exit(0))
 console.log(server.port)

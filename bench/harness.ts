@@ -184,11 +184,20 @@ export async function workloadsOf(
   )
 }
 
-/** Starts a bench/crud-server.ts process and waits for the port it prints. */
+/**
+ * Bun's flags that make a server write a CPU profile of its life (as markdown, grep-friendly) into
+ * BENCH_CPU_PROF_DIR when it exits; none when that is unset.
+ */
+export function profileFlags(label: string): string[] {
+  const dir = process.env.BENCH_CPU_PROF_DIR
+  if (!dir) return []
+  return ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${label}-${Date.now()}`]
+}
+
 /** Starts a bench/crud-server.ts process and waits for the port it prints. */
 export async function startServer(server: Server, env: Env) {
   const script = new URL('./crud-server.ts', import.meta.url).pathname
-  const proc = spawn([process.execPath, script, server.mode, ...(server.args ?? [])], env)
+  const proc = spawn([process.execPath, ...profileFlags(server.label), script, server.mode, ...(server.args ?? [])], env)
   const reader = proc.stdout.getReader()
   const decoder = new TextDecoder()
   let text = ''

@@ -48,7 +48,7 @@ declare module 'hono' {
 export function createAdminApp(services: Services, api: ApiClient, signIn: readonly Hono<any>[], chat: WebChat): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>()
   const apiBaseUrl = services.config.baseUrl
-  app.use(securityHeaders(PAGE_POLICY))
+  app.use(securityHeaders(PAGE_POLICY, { pages: true }))
 
   // htmx comes from the installed package and changes only with an upgrade, so browsers may keep it a day.
   const aDay = { onFound: (_: unknown, c: Context) => c.header('cache-control', 'public, max-age=86400') }

@@ -35,6 +35,9 @@ test('a JSON answer and a problem answer may load nothing and may not be framed'
   const missing = await p().call('GET', '/no/such/path')
   expect(missing.status).toBe(404)
   expectHardened(missing.headers)
+  // Another site may not embed the data; headers no current browser acts on are not sent, since each costs every answer.
+  expect(json.headers.get('cross-origin-resource-policy')).toBe('same-origin')
+  for (const legacy of ['x-xss-protection', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-dns-prefetch-control']) expect(json.headers.get(legacy)).toBeNull()
 })
 
 test('the console’s pages and static files run only scripts and styles served from the console', async () => {
@@ -44,6 +47,7 @@ test('the console’s pages and static files run only scripts and styles served 
     expect(policy.get('script-src'), path).toEqual(["'self'"])
     expect(policy.get('style-src'), path).toEqual(["'self'"])
     expect(policy.get('form-action'), path).toEqual(["'self'"])
+    expect(reply.headers.get('cross-origin-opener-policy'), path).toBe('same-origin')
   }
   // The login page holds no inline script or style for the policy to break.
   const login = await (await p().admin.request('/login')).text()
