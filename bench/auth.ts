@@ -47,5 +47,5 @@ await withDatabase(`${AGENTS} agents`, async (env) => {
     { label: 'auth on', mode: 'switchboard', header },
   ]
   const results = await measure(servers, seeded.workloads, env)
-  report(seeded.workloads, servers, results, { reference: 'auth off', subject: 'auth on', target: 0.9 })
+  report(seeded.workloads, servers, results, { reference: 'auth off', subject: 'auth on', target: 0.9 }, 'auth')
 })

@@ -2,6 +2,7 @@
  * What bench/crud.ts and bench/auth.ts share: the BENCH_* settings, a throwaway database, seeding through the api,
  * server processes (bench/crud-server.ts), wrk, and the report table. Not a benchmark by itself.
  */
+import { recordFigure } from './results.ts'
 import postgres from 'postgres'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { ApiEnv } from '../src/http/env.ts'
@@ -315,7 +316,7 @@ export interface Comparison {
  * The table (a row per workload and server, the subject's with its ratio to the reference) and a verdict per
  * workload; with a single workload the verdict does not name it.
  */
-export function report(workloads: readonly Workload[], servers: readonly Server[], results: Map<string, Result>, comparison: Comparison): void {
+export function report(workloads: readonly Workload[], servers: readonly Server[], results: Map<string, Result>, comparison: Comparison, bench = 'crud'): void {
   const { reference, subject, target } = comparison
   console.log()
   console.log(`median of ${ROUNDS} round(s):`)
@@ -334,6 +335,16 @@ export function report(workloads: readonly Workload[], servers: readonly Server[
           `${prefix}${subject} ${r.requestsPerSecond.toFixed(0)} req/s ÷ ${reference} ${base.requestsPerSecond.toFixed(0)} req/s = ` +
             `${ratio.toFixed(2)}× (same run); target ≥ ${target}×: ${ratio >= target ? 'met' : 'not met'}`,
         )
+        recordFigure({
+          bench,
+          path: workload.name,
+          figure: r.requestsPerSecond,
+          baseline: base.requestsPerSecond,
+          unit: 'req/s',
+          ratio: `${ratio.toFixed(2)}×`,
+          target: `≥ ${target}×`,
+          met: ratio >= target,
+        })
       }
       if (r.socketErrors) cells.push(`socket errors: ${r.socketErrors}`)
       console.log(row(cells))

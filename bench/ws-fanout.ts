@@ -58,6 +58,7 @@
  *   BENCH_INTERVAL_MS        pause after a message reached every socket [50]
  *   BENCH_OPEN_CONCURRENCY   handshakes in flight while opening sockets [8]
  */
+import { recordFigure } from './results.ts'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -657,6 +658,7 @@ function verdicts(prepared: Prepared[], floor: Prepared): void {
       const p99 = percentile(l.deliveries, 99)
       const met = p99 <= TARGET_P99_MS && l.lost === 0
       console.log(`${name}: p99 ${ms(p99)} (bare ${ms(floorP99)}, ${(p99 / floorP99).toFixed(1)}×), ${l.lost} lost; target ≤ ${TARGET_P99_MS} ms: ${met ? 'met' : 'NOT met'}`)
+      recordFigure({ bench: 'ws-fanout', path: `${name}, answer to every socket (p99)`, figure: p99, baseline: floorP99, unit: 'ms', ratio: `${(p99 / floorP99).toFixed(1)}×`, target: `≤ ${TARGET_P99_MS} ms, none lost`, met })
     }
     const kb = perSocket(p.memory.rss, p.memory.opened).all
     console.log(`${p.name}: ${kb.toFixed(1)} KB per idle socket (bare ${floorKb.toFixed(1)} KB, ${(kb / floorKb).toFixed(1)}×); target ≤ ${TARGET_KB_PER_SOCKET} KB: ${kb <= TARGET_KB_PER_SOCKET ? 'met' : 'NOT met'}`)
