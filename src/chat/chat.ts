@@ -12,6 +12,7 @@ import { systemClock } from '../clock.ts'
 import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, type ConversationSummary } from './conversations.ts'
 import type { ChatEvent, FeedEvent } from './events.ts'
 import type { ChatFeed } from './feed.ts'
+import { documentContext } from '../documents/context.ts'
 import { mentions } from './mention.ts'
 import { history, insertMessage } from './messages.ts'
 import { runTurn, type Turn, type TurnDeps } from './turn.ts'
@@ -75,6 +76,9 @@ export class Chat {
     // read alongside; if the conversation turns out not to be the caller's, it is never used.
     const agentRead = request.agent_id ? getRecord(db, actor, AgentConfigRecord, request.agent_id) : undefined
     agentRead?.catch(() => {})
+    // A new conversation has no documents yet.
+    const documents = conversation_id ? documentContext(db, conversation_id) : Promise.resolve({ text: '', truncated: false })
+    documents.catch(() => {})
     const [existing, earlier, sender, attachments] = await Promise.all([
       conversation_id ? getRecord(db, actor, WebchatConversation, conversation_id) : undefined,
       conversation_id ? history(db, conversation_id) : [],
@@ -110,14 +114,13 @@ export class Chat {
       await this.#announce(conversation, said, text)
       return quietTurn(conversation.id, `Stored. In a shared conversation ${agent.name} answers only when mentioned (@${agent.name}).`)
     }
-
     const controller = await turns.start(conversation.id, actor.userId)
     // Published once the turn is admitted (a refused one stores nothing); the turn stores it under this id.
     await this.#announce(conversation, said, text, !existing).catch((error) => {
       void turns.finish(conversation.id, controller)
       throw error
     })
-    return this.#run({ actor, agent, conversation, history: earlier, text, message: { id: said.message_id, attachments }, signal: controller.signal }, controller)
+    return this.#run({ actor, agent, conversation, history: earlier, documents, text, message: { id: said.message_id, attachments }, signal: controller.signal }, controller)
   }
 
   /**

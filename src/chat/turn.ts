@@ -5,7 +5,7 @@ import type { RunnerModels } from '../runners/registry.ts'
 import type { ChatMessage, ModelEntry, Runner, RunnerEvent } from '../runners/contract.ts'
 import type { Attachment, ChatEvent } from './events.ts'
 import { expiredSessionEnd, history, insertMessage, type MessageStatus } from './messages.ts'
-import { documentContext } from '../documents/context.ts'
+import { documentContext, type DocumentContext } from '../documents/context.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 import { unlessAborted, untilAborted } from './abortable.ts'
 
@@ -25,6 +25,8 @@ export interface Turn {
   conversation: { id: string; context_prompt: string }
   /** The conversation so far, read while the agent and conversation were; empty for a new conversation. */
   history: ChatMessage[]
+  /** The conversation's documents, where they were read with the history; else the turn reads them. */
+  documents?: Promise<DocumentContext>
   text: string
   /**
    * The user's message: its id (published before it is stored) and the documents it attaches. A `system` message is
@@ -128,7 +130,7 @@ async function prepareTurn(deps: TurnDeps, turn: Turn, signal: AbortSignal, answ
       throw error instanceof ToolSetupError ? failure(error.message, `agent ${agent.id}`, 'tool_setup') : error
     }),
     // Every document of the conversation, on every turn: what was attached earlier stays in view.
-    documentContext(db, conversation.id),
+    turn.documents ?? documentContext(db, conversation.id),
   ])
   if (!model) {
     const known = (await deps.models.list(runner.name)).map((m) => m.id)
