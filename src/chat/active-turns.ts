@@ -8,6 +8,14 @@ import type { TurnLocks } from './turn-locks.ts'
  * admits one turn per conversation across processes, and an abort for a turn running elsewhere travels on the bus
  * to the process that runs it.
  */
+/** A conversation's lock taken ahead of its turn (see ActiveTurns.reserve). */
+export interface Reservation {
+  conversationId: string
+  taken: Promise<boolean>
+  /** Handed to start() or given back: either way no longer the reserver's. */
+  used: boolean
+}
+
 export class ActiveTurns {
   readonly #turns = new Map<string, AbortController>()
 
@@ -20,11 +28,33 @@ export class ActiveTurns {
   }
 
   /**
+   * Takes the conversation's lock ahead of `start`, so that the round trip runs beside the turn's reads: true when it
+   * was free. A reservation is handed to `start`, or given back with `unreserve`.
+   */
+  reserve(conversationId: string): Reservation {
+    const taken = this.#turns.has(conversationId) ? Promise.resolve(false) : this.locks.acquire(conversationId)
+    taken.catch(() => {})
+    return { conversationId, taken, used: false }
+  }
+
+  /** Gives back a reservation no turn used (the reads refused the caller, or nothing was to be answered). */
+  async unreserve(reservation: Reservation): Promise<void> {
+    if (reservation.used) return
+    reservation.used = true
+    if (await reservation.taken.catch(() => false)) await this.locks.release(reservation.conversationId)
+  }
+
+  /**
    * Admits a turn, or refuses with 409 when one runs in the conversation (in any process). A turn a person asked
    * for (`userId`) also takes one of their places: 429 when they have as many running as one person may.
+   * `reserved` is the conversation's lock when `reserve` took it already; from here on it is this turn's to release.
    */
-  async start(conversationId: string, userId?: string): Promise<AbortController> {
-    if (this.#turns.has(conversationId) || !(await this.locks.acquire(conversationId))) {
+  async start(conversationId: string, userId?: string, reserved?: Reservation): Promise<AbortController> {
+    if (reserved) {
+      if (reserved.conversationId !== conversationId || reserved.used) throw new Error('a reservation serves one start of its own conversation')
+      reserved.used = true
+    }
+    if (this.#turns.has(conversationId) || !(await (reserved?.taken ?? this.locks.acquire(conversationId)))) {
       throw new ApiError('conflict', 'A turn is already running in this conversation; wait for it or abort it.')
     }
     if (userId && this.cap) {

@@ -6,7 +6,8 @@ import { AgentConfigRecord } from '../models/agent-config.ts'
 import { createRecord, getRecord } from '../models/records.ts'
 import { WebchatConversation, WebchatParticipant } from '../models/webchat.ts'
 import type { Writes } from '../events/writes.ts'
-import type { ActiveTurns } from './active-turns.ts'
+import type { ActiveTurns, Reservation } from './active-turns.ts'
+import { LRUCache } from 'lru-cache'
 import { TtlCache } from '../cache.ts'
 import { systemClock } from '../clock.ts'
 import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, type ConversationSummary } from './conversations.ts'
@@ -54,11 +55,23 @@ export class Chat {
   readonly #turnEnded = new Set<(conversationId: string, outcome: TurnOutcome) => void>()
   // The TTL only backs up the events that drop an entry, for rows changed behind the API's back.
   readonly #participants = new TtlCache<string, ReadonlySet<string>>(systemClock, 60_000, 10_000)
+  /**
+   * Who had a turn admitted in a conversation lately: their next turn there takes the conversation's lock beside its
+   * reads instead of after them. Only a hint (the reads still decide who may speak); it is dropped with the
+   * participants, so a person removed from a conversation cannot hold its lock even for a round trip.
+   */
+  readonly #recentSpeakers = new LRUCache<string, Set<string>>({ max: 10_000, ttl: 60_000 })
 
   constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus; writes: Writes }) {
     deps.events.subscribe('chat.resume', ({ conversation_id, socket }) => this.#resend(conversation_id, socket))
-    deps.events.subscribe('chat.participants', ({ conversation_id }) => this.#participants.delete(conversation_id))
-    deps.events.onMissed(() => this.#participants.clear())
+    deps.events.subscribe('chat.participants', ({ conversation_id }) => {
+      this.#participants.delete(conversation_id)
+      this.#recentSpeakers.delete(conversation_id)
+    })
+    deps.events.onMissed(() => {
+      this.#participants.clear()
+      this.#recentSpeakers.clear()
+    })
   }
 
   /**
@@ -67,6 +80,22 @@ export class Chat {
    * by the message.
    */
   async start(actor: Actor, request: TurnRequest): Promise<StartedTurn> {
+    const reserved = request.conversation_id && this.#recentSpeakers.get(request.conversation_id.toLowerCase())?.has(actor.userId)
+      ? this.deps.turns.reserve(request.conversation_id.toLowerCase())
+      : undefined
+    if (!reserved) return this.#start(actor, request)
+    try {
+      const started = await this.#start(actor, request, reserved)
+      // A message the agent is not asked to answer runs no turn.
+      if (started.quiet) await this.deps.turns.unreserve(reserved)
+      return started
+    } catch (error) {
+      await this.deps.turns.unreserve(reserved)
+      throw error
+    }
+  }
+
+  async #start(actor: Actor, request: TurnRequest, reserved?: Reservation): Promise<StartedTurn & { quiet?: true }> {
     const { db, turns, agents, feed } = this.deps
     const { conversation_id, text } = request
     if (!conversation_id && request.attachments?.length) {
@@ -112,9 +141,10 @@ export class Chat {
       const base = { company_id: conversation.company_id, conversation_id: conversation.id, agent_id: null, role: 'user', status: 'complete' } as const
       await insertMessage(db, { ...base, sender_id: actor.userId, text, attachments }, said.message_id)
       await this.#announce(conversation, said, text)
-      return quietTurn(conversation.id, `Stored. In a shared conversation ${agent.name} answers only when mentioned (@${agent.name}).`)
+      return { ...quietTurn(conversation.id, `Stored. In a shared conversation ${agent.name} answers only when mentioned (@${agent.name}).`), quiet: true }
     }
-    const controller = await turns.start(conversation.id, actor.userId)
+    const controller = await turns.start(conversation.id, actor.userId, reserved)
+    this.#spoke(conversation.id, actor.userId)
     // Published once the turn is admitted (a refused one stores nothing); the turn stores it under this id.
     await this.#announce(conversation, said, text, !existing).catch((error) => {
       void turns.finish(conversation.id, controller)
@@ -266,6 +296,13 @@ export class Chat {
     this.#typedAt.set(key, now)
     const display_name = await displayName(this.deps.db, actor.userId)
     await this.deps.feed.publish(record.id, { type: 'user_typing', sender: actor.userId, display_name }, { exceptUser: actor.userId })
+  }
+
+  /** Notes that `userId` may speak in the conversation, so their next turn there reserves its lock early. */
+  #spoke(conversationId: string, userId: string): void {
+    const speakers = this.#recentSpeakers.get(conversationId)
+    if (speakers) speakers.add(userId)
+    else this.#recentSpeakers.set(conversationId, new Set([userId]))
   }
 
   /** The user's message to everyone in the conversation, and its first title where it had none. */
