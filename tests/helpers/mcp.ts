@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { expect } from 'bun:test'
 import type { Clock } from '../../src/clock.ts'
+import type { Store } from '../../src/db/connect.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from './platform.ts'
 
 /** Real MCP servers: server-everything from npm, and a small fixture that counts its starts. */
@@ -85,10 +86,12 @@ export async function startMcpPlatform(setup: {
   clock?: Clock
   servers?: Array<Record<string, unknown>>
   rules?: Array<Record<string, unknown>>
+  /** A store of its own by default; a shared one makes it one of several processes on a database. */
+  store?: Store
 }): Promise<McpTestPlatform> {
   const http = loopbackApi()
   // The suites' remote servers listen on loopback, which the outbound-address policy refuses unless allowed.
-  const p = await startTestPlatform({ SWITCHBOARD_BASE_URL: http.base, SWITCHBOARD_OUTBOUND_ALLOW: '127.0.0.0/8,::1/128', ...setup.env }, setup.clock)
+  const p = await startTestPlatform({ SWITCHBOARD_BASE_URL: http.base, SWITCHBOARD_OUTBOUND_ALLOW: '127.0.0.0/8,::1/128', ...setup.env }, setup.clock, setup.store)
   http.attach(p)
   for (const { program, ...server } of setup.servers ?? []) {
     const json = program ? { ...server, command_id: await addProgram(p, program as Record<string, unknown>) } : server
