@@ -4747,7 +4747,7 @@ export interface components {
             /** @description Total matching rows; present with count=exact. */
             count?: number;
         };
-        /** @description What one model call outside a chat turn (an /rlm-query) cost the company: runner, model, tokens and USD, and who made it. The platform writes these; company admins read their own company’s. */
+        /** @description What a chat turn (all its model calls) or one model call outside a turn (an /rlm-query) cost the company: runner, model, tokens and USD, and who made it. The platform writes these; company admins read their own company’s. */
         UsageRecord: {
             /**
              * Format: uuid
@@ -4764,7 +4764,7 @@ export interface components {
              * @description Who made the call; null once that user is deleted.
              */
             user_id: string | null;
-            /** @description What made the call: the plugin’s name. */
+            /** @description What made the call: `chat` for a chat turn, else the plugin’s name. */
             source: string;
             runner: string;
             /** @description The runner’s model id. */
@@ -4772,6 +4772,16 @@ export interface components {
             input_tokens: number;
             output_tokens: number;
             cost_usd: number;
+            /**
+             * Format: uuid
+             * @description The conversation of a chat turn; null for other calls, or once it is deleted.
+             */
+            conversation_id: string | null;
+            /**
+             * @description How a chat turn ended: answered, stopped (its tokens are what the provider had reported by then), or failed or out of time.
+             * @enum {string|null}
+             */
+            outcome: "complete" | "aborted" | "error" | null;
             /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
@@ -4801,7 +4811,7 @@ export interface components {
              * @default null
              */
             user_id?: string | null;
-            /** @description What made the call: the plugin’s name. */
+            /** @description What made the call: `chat` for a chat turn, else the plugin’s name. */
             source: string;
             runner: string;
             /** @description The runner’s model id. */
@@ -4812,6 +4822,18 @@ export interface components {
             output_tokens?: number;
             /** @default 0 */
             cost_usd?: number;
+            /**
+             * Format: uuid
+             * @description The conversation of a chat turn; null for other calls, or once it is deleted.
+             * @default null
+             */
+            conversation_id?: string | null;
+            /**
+             * @description How a chat turn ended: answered, stopped (its tokens are what the provider had reported by then), or failed or out of time.
+             * @default null
+             * @enum {string|null}
+             */
+            outcome?: "complete" | "aborted" | "error" | null;
         };
         /** @description A JSON merge patch (RFC 7396): fields present are changed, `null` resets a field to its default. */
         UsageRecordPatch: {
@@ -4829,6 +4851,10 @@ export interface components {
             output_tokens?: unknown;
             /** @description Merged into cost_usd (see UsageRecordCreate); null resets it. */
             cost_usd?: unknown;
+            /** @description Merged into conversation_id (see UsageRecordCreate); null resets it. */
+            conversation_id?: unknown;
+            /** @description Merged into outcome (see UsageRecordCreate); null resets it. */
+            outcome?: unknown;
         };
         OAuthClientList: {
             data: components["schemas"]["OAuthClient"][];
@@ -22231,6 +22257,10 @@ export interface operations {
                 output_tokens?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 cost_usd?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                conversation_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                outcome?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 created_at?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */

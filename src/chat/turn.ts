@@ -8,6 +8,7 @@ import { expiredSessionEnd, history, insertMessage, type MessageStatus } from '.
 import { documentContext, type DocumentContext } from '../documents/context.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 import { unlessAborted, untilAborted } from './abortable.ts'
+import { recordTurnUsage, type TurnUsage } from './turn-usage.ts'
 
 /** How many times one turn may go back to the model with tool results. */
 const MAX_TOOL_ROUNDS = 8
@@ -62,11 +63,13 @@ function failure(text: string, details: string, error_type: string): TurnFailure
 export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatEvent> {
   const timeout = AbortSignal.timeout(turn.agent.timeout_seconds * 1000)
   const answer = new Answer(deps.db, turn)
+  let outcome: TurnUsage['outcome'] = 'error'
   yield { type: 'typing' }
   try {
     const prepared = await prepareTurn(deps, turn, AbortSignal.any([turn.signal, timeout]), answer)
     for (const text of prepared.notices) yield { type: 'notice', text }
     for await (const event of toolRounds(prepared, answer)) yield event
+    outcome = timeout.aborted ? 'error' : turn.signal.aborted ? 'aborted' : 'complete'
     yield* settleTurn(turn, answer, timeout)
   } catch (error) {
     if (!(error instanceof TurnFailure)) deps.log.error('chat turn failed', { conversation_id: turn.conversation.id, error: String((error as Error)?.stack ?? error) })
@@ -74,12 +77,19 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
     const event = error instanceof TurnFailure ? error.event : failure('The turn failed on our side.', `conversation ${turn.conversation.id}`, 'internal_error').event
     await answer.save('error', answer.text || event.text)
     yield event
+  } finally {
+    // The turn's cost record is closed however it ended, by the process that ran it, after its last word was sent.
+    await recordTurnUsage(deps.db, turn, { ...answer.usage, outcome }).catch((error) =>
+      deps.log.error('a chat turn’s usage was not recorded', { conversation_id: turn.conversation.id, error: String(error) }),
+    )
   }
 }
 
 /** The agent's answer as it grows, and how it is stored once the turn settles. */
 class Answer {
   text = ''
+  /** What the provider reported the turn's model calls cost, summed over its tool rounds. */
+  usage = { input_tokens: 0, output_tokens: 0, cost_usd: 0 }
   /** The user's message, stored while the model answers; the answer is stored after it. */
   stored: Promise<unknown> = Promise.resolve()
 
@@ -170,6 +180,10 @@ async function* toolRounds(prepared: PreparedTurn, answer: Answer): AsyncGenerat
         yield { type: 'stream', text: event.text }
       } else if (event.type === 'tool_call') {
         calls.push(event.call)
+      } else if (event.type === 'usage') {
+        answer.usage.input_tokens += event.input_tokens
+        answer.usage.output_tokens += event.output_tokens
+        answer.usage.cost_usd += event.cost_usd
       } else if (event.type === 'error') {
         throw failure(event.text, event.details ?? '', event.error_type)
       }

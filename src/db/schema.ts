@@ -242,6 +242,8 @@ export interface UsageRecordsTable extends Stored {
   input_tokens: Generated<number>
   output_tokens: Generated<number>
   cost_usd: Generated<number>
+  conversation_id: Generated<string | null>
+  outcome: Generated<'complete' | 'aborted' | 'error' | null>
 }
 
 /** Where each user has signed in from: failed sign-ins there do not count against the account's hourly cap. */

@@ -1,18 +1,13 @@
 import type { Context } from 'hono'
 import type { ApiEnv } from '../http/env.ts'
 import { scoped } from '../db/scoped.ts'
-import { MAX_COUNT, UsageRecord } from '../models/usage.ts'
+import { costOf, tokenCount, UsageRecord } from '../models/usage.ts'
 import type { Services } from '../services.ts'
 import { requireMember, type PluginEnv, type UsageReport } from './sdk.ts'
 
 /** The kernel services of the api app a plugin's route runs in; the plugin's own code never sees them. */
 function servicesOf(c: Context<PluginEnv>): Services {
   return (c as unknown as Context<ApiEnv>).get('services')
-}
-
-/** A runner's count as the column takes it: whole, not negative, in range. */
-function count(n: number): number {
-  return Number.isFinite(n) ? Math.min(MAX_COUNT, Math.max(0, Math.round(n))) : 0
 }
 
 /** One UsageRecord in the caller's company (the scoped builder sets it), made by the plugin `source`. */
@@ -25,9 +20,9 @@ export async function recordUsage(c: Context<PluginEnv>, source: string, usage: 
       source,
       runner: usage.runner,
       model: usage.model,
-      input_tokens: count(usage.input_tokens),
-      output_tokens: count(usage.output_tokens),
-      cost_usd: Number.isFinite(usage.cost_usd) ? Math.max(0, usage.cost_usd) : 0,
+      input_tokens: tokenCount(usage.input_tokens),
+      output_tokens: tokenCount(usage.output_tokens),
+      cost_usd: costOf(usage.cost_usd),
     })
     .execute()
 }

@@ -4,10 +4,16 @@
  * Each request takes the next scripted answer; what was asked, and when a client hung up, is recorded.
  */
 export type Script =
-  | { text: string[]; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
-  | { toolCall: { name: string; argumentChunks: string[] } }
+  | { text: string[]; delayMs?: number; usage?: Usage }
+  | { toolCall: { name: string; argumentChunks: string[] }; usage?: Usage }
   /** An HTTP error instead of an answer, to this many requests in a row (default 1): how retries are tested. */
   | { status: number; body: string; headers?: Record<string, string>; times?: number }
+
+/** What an answer's last chunk reports it cost, as `stream_options.include_usage` asks. */
+interface Usage {
+  prompt_tokens: number
+  completion_tokens: number
+}
 
 export interface Received {
   body: any
@@ -61,8 +67,8 @@ export function startFakeOpenAI(options: { fallback?: Script } = {}) {
                 if (req.signal.aborted) return
                 send(chunk({ content: piece }))
               }
-              if (script.usage) send(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: script.usage })}\n\n`)
             }
+            if (script.usage) send(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: script.usage })}\n\n`)
             send('data: [DONE]\n\n')
             controller.close()
           } catch {
