@@ -6,16 +6,18 @@
  *   gateway    Switchboard's /mcp/everything over Streamable HTTP, with a bearer token
  *   mcp-proxy  the npm peer: `mcp-proxy -- mcp-server-everything` over Streamable HTTP at /mcp
  *
- * Targets: the gateway adds at most 1 ms at p50 over direct at c=1, and answers more calls/s than mcp-proxy.
+ * Targets: the gateway adds at most 0.3 ms at p50 over direct at c=1, and answers at least twice the calls/s of
+ * mcp-proxy at c=1 and at c=16.
  *
  * Concurrency c is c clients (c sessions) on a path, each calling in a closed loop. The gateway (one upstream per
  * user and server, and all sessions are the same user) and mcp-proxy (one upstream for all sessions) each
  * multiplex them onto a single server-everything process; direct has a process per client, so at c=16 it is a
  * ceiling rather than a like-for-like baseline.
  *
- * The platform runs in this process on PGlite, as the test suites start it (TEST_DATABASE_URL runs it on
- * PostgreSQL instead), with the MCP throttle configured out of the way. Its event loop is shared with the
- * clients, which are also in this process; mcp-proxy has a process of its own.
+ * The platform runs in a process of its own (bench/mcp-server.ts) on PGlite, as the test suites start it
+ * (TEST_DATABASE_URL runs it on PostgreSQL instead), with the MCP throttle configured out of the way; mcp-proxy
+ * has a process of its own too, and the clients of every path are in this one. BENCH_CPU_PROF_DIR has the
+ * gateway write a CPU profile.
  *
  * Run:  node_modules/.bin/bun bench/mcp.ts
  * Environment (defaults in brackets): BENCH_DURATION  seconds measured per path and round [5];
@@ -26,8 +28,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { startTestPlatform } from '../tests/helpers/platform.ts'
-import { ROUNDS, fail } from './harness.ts'
+import { ROUNDS, fail, profileFlags } from './harness.ts'
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION?.replace(/s$/, '') || 5)
 if (!(DURATION_SECONDS > 0)) fail(`BENCH_DURATION=${process.env.BENCH_DURATION} is not a number of seconds (e.g. 5)`)
@@ -71,24 +72,24 @@ function median(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 }
 
-/** The platform with an `everything` stdio server everyone may use; answers the gateway's URL and a token. */
+/** The gateway in a process of its own (bench/mcp-server.ts); answers its URL, a token, and its store. */
 async function startGateway() {
-  // Every session is the same user, so the per-user bucket would throttle the whole benchmark.
-  const p = await startTestPlatform({ SWITCHBOARD_MCP_RATE_BURST: '1000000000', SWITCHBOARD_MCP_RATE_PER_SECOND: '1000000000' })
-  stops.push(() => p.close())
-  stops.push(() => p.services.upstreams.closeAll())
-  // As src/main.ts: Bun's longest idle timeout, so the clients' idle SSE streams are not cut mid-run.
-  const http = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 255, fetch: (request, server) => p.api.fetch(request, server) })
-  stops.push(() => http.stop(true))
-  const post = async (path: string, json: Record<string, unknown>) => {
-    const reply = await p.call('POST', path, { json })
-    if (reply.status !== 201) throw new Error(`POST ${path} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
-    return reply.body as { id: string }
+  const script = join(import.meta.dir, 'mcp-server.ts')
+  const proc = Bun.spawn([process.execPath, ...profileFlags('gateway'), script], { stdout: 'pipe', stderr: 'inherit' })
+  stops.push(async () => {
+    proc.kill('SIGTERM')
+    await proc.exited
+  })
+  const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader()
+  let text = ''
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error('the gateway process exited before it was ready')
+    text += value
   }
-  const program = await post('/api/v1/McpCommand', { name: 'everything', command: EVERYTHING })
-  await post('/api/v1/McpServer', { name: 'everything', transport: 'stdio', command_id: program.id })
-  await post('/api/v1/McpPermission', { server: 'everything', tool: '*', effect: 'allow' })
-  return { url: new URL(`http://127.0.0.1:${http.port}/mcp/everything`), token: p.root.token, database: p.store.kind }
+  reader.releaseLock()
+  const ready = JSON.parse(text.slice(0, text.indexOf('\n'))) as { port: number; token: string; database: string }
+  return { url: new URL(`http://127.0.0.1:${ready.port}/mcp/everything`), token: ready.token, database: ready.database }
 }
 
 /** Starts mcp-proxy on a free port and waits until it answers HTTP (it listens once its upstream is up). */

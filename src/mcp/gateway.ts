@@ -1,6 +1,7 @@
 import { execute } from '../db/templates.ts'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -20,6 +21,8 @@ import type { Db } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
 import { isUuid } from '../models/fields.ts'
+import { flushCaches, flushOn } from '../events/caches.ts'
+import { LRUCache } from 'lru-cache'
 import type { McpCatalog } from './catalog.ts'
 import { errorResult, type Provider } from './providers.ts'
 
@@ -33,6 +36,7 @@ const SESSIONS_PER_USER = 32
 const SESSION_IDLE = '1 hour'
 /** A session's last use is written at most this often, as sign-in sessions are. */
 const TOUCH_AFTER = '1 minute'
+const TOUCH_AFTER_MS = 60_000
 const SWEEP_EVERY_MS = 60_000
 /** Cancellations one HTTP request may announce, and the longest request id: each one is an event to every process. */
 const CANCELS_PER_REQUEST = 16
@@ -40,6 +44,14 @@ const REQUEST_ID_MAX = 128
 
 /** What a request to the gateway is: a session's, or the initialize that opens one. */
 export type Admission = { kind: 'open' } | { kind: 'session'; id: string } | { kind: 'refused'; response: Response }
+
+/** Whose a session is, as its row says (which never changes), and when this process last noted its use. */
+interface SessionOwner {
+  user_id: string
+  company_id: string | null
+  server: string
+  touchedAt: number
+}
 
 /** The request-scoped pieces a handler gets from the SDK, as far as cancellation needs them. */
 interface HandlerExtra {
@@ -61,7 +73,14 @@ interface HandlerExtra {
 export class Gateway {
   /** Requests this process is serving, by session and JSON-RPC id, to stop when their host cancels them. */
   readonly #running = new Map<string, AbortController>()
+  /**
+   * Sessions this process has seen, so that a request costs no query: a row's owner never changes, and every
+   * process drops what it holds when any closes a session (`mcp-sessions` flush). Only sessions found are kept, so
+   * made-up ids cannot crowd out real ones.
+   */
+  readonly #sessions = new LRUCache<string, SessionOwner>({ max: 10_000, ttl: 10 * 60_000 })
   #swept = 0
+  #validator: AjvJsonSchemaValidator | undefined
 
   constructor(
     private readonly catalog: McpCatalog,
@@ -71,6 +90,7 @@ export class Gateway {
     events.subscribe('mcp.cancel', ({ session_id, request_id, reason }) => {
       this.#running.get(runningKey(session_id, request_id))?.abort(new Error(reason ?? 'cancelled by the MCP host'))
     })
+    flushOn(events, 'mcp-sessions', () => this.#sessions.clear())
   }
 
   /**
@@ -83,6 +103,7 @@ export class Gateway {
     if (sessionId === null && request.method !== 'POST') throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
     if (request.method === 'DELETE') {
       await this.db.deleteFrom('mcp_sessions').where('id', '=', sessionId).execute()
+      await flushCaches(this.events, 'mcp-sessions')
       return new Response(null, { status: 200 })
     }
     if (request.method === 'GET') {
@@ -119,14 +140,24 @@ export class Gateway {
   /** Whether the session exists and is this user's on this server in this company; its last use is noted. */
   async #owns(id: string, actor: Actor, server: string): Promise<boolean> {
     if (!isUuid(id)) return false
-    const row = await this.db
-      .selectFrom('mcp_sessions')
-      .select(['user_id', 'company_id', 'server', sql<boolean>`last_seen_at < now() - ${TOUCH_AFTER}::interval`.as('stale')])
-      .where('id', '=', id.toLowerCase())
-      .executeTakeFirst()
-    if (!row || row.user_id !== actor.userId || row.company_id !== actor.companyId || row.server !== server) return false
-    // Not awaited, so on the direct path (see #sweep).
-    if (row.stale) void execute(this.db, this.db.updateTable('mcp_sessions').set({ last_seen_at: sql`now()` }).where('id', '=', id)).catch(() => {})
+    const key = id.toLowerCase()
+    let owner = this.#sessions.get(key)
+    if (!owner) {
+      const row = await this.db
+        .selectFrom('mcp_sessions')
+        .select(['user_id', 'company_id', 'server', sql<boolean>`last_seen_at < now() - ${TOUCH_AFTER}::interval`.as('stale')])
+        .where('id', '=', key)
+        .executeTakeFirst()
+      if (!row) return false
+      owner = { user_id: row.user_id, company_id: row.company_id, server: row.server, touchedAt: row.stale ? 0 : Date.now() }
+      this.#sessions.set(key, owner)
+    }
+    if (owner.user_id !== actor.userId || owner.company_id !== actor.companyId || owner.server !== server) return false
+    if (Date.now() - owner.touchedAt >= TOUCH_AFTER_MS) {
+      owner.touchedAt = Date.now()
+      // Not awaited, so on the direct path (see #sweep).
+      void execute(this.db, this.db.updateTable('mcp_sessions').set({ last_seen_at: sql`now()` }).where('id', '=', key)).catch(() => {})
+    }
     return true
   }
 
@@ -134,13 +165,14 @@ export class Gateway {
   async #open(id: string, actor: Actor, server: string): Promise<void> {
     this.#sweep()
     await this.db.insertInto('mcp_sessions').values({ id, user_id: actor.userId, company_id: actor.companyId, server, last_seen_at: sql`now()` as never }).execute()
-    await this.db
+    const [trimmed] = await this.db
       .deleteFrom('mcp_sessions')
       .where('user_id', '=', actor.userId)
       .where('id', 'in', (eb) =>
         eb.selectFrom('mcp_sessions').select('id').where('user_id', '=', actor.userId).orderBy('last_seen_at', 'desc').orderBy('created_at', 'desc').offset(SESSIONS_PER_USER),
       )
       .execute()
+    if (trimmed && trimmed.numDeletedRows > 0n) await flushCaches(this.events, 'mcp-sessions')
   }
 
   /**
@@ -163,7 +195,11 @@ export class Gateway {
 
   /** The MCP server that answers one HTTP request of a session, connected to a transport made for it alone. */
   async #serverFor(actor: Actor, name: string, sessionId: string): Promise<WebStandardStreamableHTTPServerTransport> {
-    const mcp = new Server({ name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' }, { capabilities: { tools: {}, resources: {}, prompts: {} } })
+    const mcp = new Server(
+      { name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' },
+      // One validator for every request's server: the SDK would otherwise build a JSON Schema compiler per request.
+      { capabilities: { tools: {}, resources: {}, prompts: {} }, jsonSchemaValidator: (this.#validator ??= new AjvJsonSchemaValidator()) },
+    )
     const running = this.#running
     /**
      * The request's signal, which also aborts when the host cancels the request through another HTTP request, on
@@ -261,7 +297,9 @@ export class Gateway {
     this.#swept = now
     // Not awaited, so on the direct path: a query of Kysely's own still waiting for a connection when the store
     // closes would hold the close up.
-    void execute(this.db, this.db.deleteFrom('mcp_sessions').where('last_seen_at', '<', sql<Date>`now() - ${SESSION_IDLE}::interval`)).catch(() => {})
+    void execute(this.db, this.db.deleteFrom('mcp_sessions').where('last_seen_at', '<', sql<Date>`now() - ${SESSION_IDLE}::interval`).returning('id'))
+      .then((swept) => (swept.length > 0 ? flushCaches(this.events, 'mcp-sessions') : undefined))
+      .catch(() => {})
   }
 }
 
