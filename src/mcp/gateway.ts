@@ -121,7 +121,7 @@ export class Gateway {
     if (!initialize && sessionId === null) throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
     if (sessionId !== null) await this.#announceCancellations(sessionId, messages)
     const id = sessionId ?? crypto.randomUUID()
-    const response = await (await this.#serverFor(actor, server, id)).handleRequest(request, { parsedBody: body })
+    const response = await (await this.#serverFor(actor, server, id, !messages.some(wantsProgress))).handleRequest(request, { parsedBody: body })
     // Recorded once the initialize succeeded (one refused for its headers leaves nothing behind), and before the
     // host learns the id.
     if (initialize && response.ok) {
@@ -193,8 +193,12 @@ export class Gateway {
     }
   }
 
-  /** The MCP server that answers one HTTP request of a session, connected to a transport made for it alone. */
-  async #serverFor(actor: Actor, name: string, sessionId: string): Promise<WebStandardStreamableHTTPServerTransport> {
+  /**
+   * The MCP server that answers one HTTP request of a session, connected to a transport made for it alone. `json`:
+   * the answer is one JSON body (the transport allows either); a request that asks for progress is answered as an
+   * event stream instead, since only a stream carries the notifications before the result.
+   */
+  async #serverFor(actor: Actor, name: string, sessionId: string, json: boolean): Promise<WebStandardStreamableHTTPServerTransport> {
     const mcp = new Server(
       { name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' },
       // One validator for every request's server: the SDK would otherwise build a JSON Schema compiler per request.
@@ -285,7 +289,7 @@ export class Gateway {
     })
 
     // Stateless as far as the SDK knows: the session is ours to keep (above), and this transport serves one request.
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined })
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: json })
     await mcp.connect(transport)
     return transport
   }
@@ -301,6 +305,12 @@ export class Gateway {
       .then((swept) => (swept.length > 0 ? flushCaches(this.events, 'mcp-sessions') : undefined))
       .catch(() => {})
   }
+}
+
+/** Whether a JSON-RPC message asks to hear its progress (a `progressToken` in its `_meta`). */
+function wantsProgress(message: unknown): boolean {
+  const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta
+  return meta?.progressToken !== undefined
 }
 
 function runningKey(sessionId: string, requestId: string | number): string {

@@ -286,6 +286,26 @@ test('the upstream’s progress notifications reach the host during a long tool 
   }
 })
 
+test('an answer is one JSON body, unless the request asks for progress: then an event stream carries the notifications too', async () => {
+  const client = await connect(p.root)
+  try {
+    const session = (client.transport as StreamableHTTPClientTransport).sessionId!
+    const ask = (params: Record<string, unknown>) =>
+      p.call('POST', '/mcp/everything', {
+        json: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hi' }, ...params } },
+        headers: { 'mcp-session-id': session, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      })
+    const plain = await ask({})
+    expect(plain.headers.get('content-type')).toStartWith('application/json')
+    expect(plain.body).toMatchObject({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'Echo: hi' }] } })
+    const streamed = await ask({ _meta: { progressToken: 'p1' } })
+    expect(streamed.headers.get('content-type')).toStartWith('text/event-stream')
+    expect(String(streamed.body)).toContain('"text":"Echo: hi"')
+  } finally {
+    await client.close()
+  }
+})
+
 test('a user holds at most 32 sessions: opening one more closes their least recently used', async () => {
   const fay = await p.createUser()
   const clients: Client[] = []
