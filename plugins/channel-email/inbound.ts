@@ -1,4 +1,4 @@
-import { simpleParser, type Attachment, type ParsedMail } from 'mailparser'
+import type { Attachment, ParsedMail } from 'mailparser'
 import type { ChannelEndpoint, InboundAttachment, InboundMessage } from '../../src/plugin-host/sdk.ts'
 import { senderVerified } from './authentication.ts'
 import { newText } from './new-text.ts'
@@ -83,6 +83,8 @@ function attachmentsOf(parsed: ParsedMail, truncatedFrom: number | undefined): {
  * very large): its text is read, its attachments are not.
  */
 export async function readMail(source: Buffer, email: AgentEmail, truncatedFrom?: number): Promise<ReadMail> {
+  // Loaded with the first mail read, not at start-up: most deployments never receive mail.
+  const { simpleParser } = await import('mailparser')
   const parsed = await simpleParser(source, { skipImageLinks: true, skipTextToHtml: true })
   const senders = (parsed.from?.value ?? []).filter((sender) => sender.address)
   const sender = senders[0]

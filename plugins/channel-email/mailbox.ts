@@ -1,4 +1,4 @@
-import { ImapFlow } from 'imapflow'
+import type { ImapFlow } from 'imapflow'
 import type { ChannelEndpoint, ChannelKernel, Logger } from '../../src/plugin-host/sdk.ts'
 import { readMail } from './inbound.ts'
 import { mailServer } from './servers.ts'
@@ -32,6 +32,8 @@ function imapProblem(error: unknown, user: string): string {
  */
 export async function pollMailbox(kernel: ChannelKernel, log: Logger, endpoint: ChannelEndpoint<'email'>): Promise<void> {
   const server = await mailServer(kernel, endpoint, 'imap')
+  // Loaded on the first look into a mailbox: the IMAP client is a large module most deployments never use.
+  const { ImapFlow } = await import('imapflow')
   const client = new ImapFlow({
     host: server.address,
     port: server.port,

@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer'
 import type Mail from 'nodemailer/lib/mailer'
 import type { SMTPError } from 'nodemailer/lib/smtp-connection'
 import { ChannelSendError, type ChannelDriver, type ChannelEndpoint, type ChannelKernel } from '../../src/plugin-host/sdk.ts'
@@ -48,6 +47,8 @@ async function send(kernel: ChannelKernel, endpoint: ChannelEndpoint<'email'>, r
   try {
     const mail = composeAnswer(endpoint, readTarget(rawTarget), text)
     const server = await mailServer(kernel, endpoint, 'smtp')
+    // Loaded with the first answer sent by mail, not at start-up.
+    const { createTransport } = await import('nodemailer')
     const transport = createTransport({
       host: server.address,
       port: server.port,

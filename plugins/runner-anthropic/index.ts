@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk'
+import type Anthropic from '@anthropic-ai/sdk'
 import type { ContentBlockParam, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages'
 import {
   clientPerKey,
@@ -47,8 +47,13 @@ function wire(messages: ChatMessage[]): { system: string; messages: MessageParam
   return { system, messages: turns }
 }
 
+/** The SDK, loaded with the first request to Anthropic rather than at start-up. */
+let sdk: Promise<typeof Anthropic> | undefined
+const loadSdk = () => (sdk ??= import('@anthropic-ai/sdk').then((module) => module.default))
+
 /** Anthropic's client for a key. Every credential is named, so the SDK never looks for one in the platform's environment or files. */
-function clientFor(settings: Settings, key: string | undefined): Anthropic {
+async function clientFor(settings: Settings, key: string | undefined): Promise<Anthropic> {
+  const Anthropic = await loadSdk()
   return new Anthropic({
     baseURL: settings.baseUrl,
     // Without a key the SDK would search the machine for credentials; a placeholder stops it, and no header carries it.
@@ -88,7 +93,7 @@ async function* stream(client: Anthropic, settings: Settings, request: RunnerReq
       }
     }
   } catch (error) {
-    yield* providerFailure(Anthropic, error, request.signal, started)
+    yield* providerFailure(await loadSdk(), error, request.signal, started)
     return
   }
   if (request.signal.aborted) return
@@ -109,10 +114,10 @@ export default definePlugin({
     context.registerRunner({
       name: 'anthropic',
       models: () => settings.models,
-      catalogue: async (signal) => catalogue(client(await settings.apiKey()), signal),
+      catalogue: async (signal) => catalogue(await client(await settings.apiKey()), signal),
       auth: { method: 'api_key', configured: async () => Boolean(await settings.apiKey()) },
       stream: async function* (request) {
-        yield* stream(client(await settings.apiKey()), settings, request)
+        yield* stream(await client(await settings.apiKey()), settings, request)
       },
     })
   },

@@ -1,4 +1,4 @@
-import { createTransport, type Transporter } from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 
 /** A mail the platform sends a person of its own accord (not an agent's answer, which the email channel sends). */
 export interface Mail {
@@ -13,15 +13,22 @@ export interface Mailer {
 
 /** Through the operator's SMTP server (SWITCHBOARD_SMTP_URL). The operator set it, so no outbound policy applies. */
 export class SmtpMailer implements Mailer {
-  readonly #transport: Transporter
+  readonly #server: URL
+  /** Made with the first mail: nodemailer is loaded then, not at start-up. */
+  #transport: Promise<Transporter> | undefined
 
   constructor(
     url: string,
     private readonly from: string,
   ) {
-    const server = new URL(url)
+    this.#server = new URL(url)
+  }
+
+  async #connect(): Promise<Transporter> {
+    const { createTransport } = await import('nodemailer')
+    const server = this.#server
     const secure = server.protocol === 'smtps:'
-    this.#transport = createTransport({
+    return createTransport({
       host: server.hostname.replace(/^\[|\]$/g, ''),
       port: server.port ? Number(server.port) : secure ? 465 : 587,
       secure,
@@ -34,11 +41,12 @@ export class SmtpMailer implements Mailer {
   }
 
   async send({ to, subject, text }: Mail): Promise<void> {
-    await this.#transport.sendMail({ from: this.from, to, subject, text })
+    this.#transport ??= this.#connect()
+    await (await this.#transport).sendMail({ from: this.from, to, subject, text })
   }
 
   close(): void {
-    this.#transport.close()
+    void this.#transport?.then((transport) => transport.close()).catch(() => {})
   }
 }
 
