@@ -62,26 +62,22 @@ function failure(text: string, details: string, error_type: string): TurnFailure
  */
 export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatEvent> {
   const timeout = AbortSignal.timeout(turn.agent.timeout_seconds * 1000)
-  const answer = new Answer(deps.db, turn)
-  let outcome: TurnUsage['outcome'] = 'error'
+  const answer = new Answer(deps, turn)
   yield { type: 'typing' }
   try {
     const prepared = await prepareTurn(deps, turn, AbortSignal.any([turn.signal, timeout]), answer)
     for (const text of prepared.notices) yield { type: 'notice', text }
     for await (const event of toolRounds(prepared, answer)) yield event
-    outcome = timeout.aborted ? 'error' : turn.signal.aborted ? 'aborted' : 'complete'
     yield* settleTurn(turn, answer, timeout)
   } catch (error) {
     if (!(error instanceof TurnFailure)) deps.log.error('chat turn failed', { conversation_id: turn.conversation.id, error: String((error as Error)?.stack ?? error) })
     // An unexpected failure is logged in full; the client learns that it happened, not the internals.
     const event = error instanceof TurnFailure ? error.event : failure('The turn failed on our side.', `conversation ${turn.conversation.id}`, 'internal_error').event
-    await answer.save('error', answer.text || event.text)
+    await answer.settle('error', answer.text || event.text)
     yield event
   } finally {
-    // The turn's cost record is closed however it ended, by the process that ran it, after its last word was sent.
-    await recordTurnUsage(deps.db, turn, { ...answer.usage, outcome }).catch((error) =>
-      deps.log.error('a chat turn’s usage was not recorded', { conversation_id: turn.conversation.id, error: String(error) }),
-    )
+    // A reader that went away mid-turn ends this generator early: the cost record is closed all the same.
+    await answer.settle('aborted')
   }
 }
 
@@ -92,16 +88,37 @@ class Answer {
   usage = { input_tokens: 0, output_tokens: 0, cost_usd: 0 }
   /** The user's message, stored while the model answers; the answer is stored after it. */
   stored: Promise<unknown> = Promise.resolve()
+  #settled: Promise<string | null> | undefined
 
   constructor(
-    private readonly db: Db,
+    private readonly deps: Pick<TurnDeps, 'db' | 'log'>,
     private readonly turn: Turn,
   ) {}
 
-  async save(status: MessageStatus, text = this.text): Promise<string> {
+  /**
+   * Ends the turn's record, once: the answer stored with how the turn ended (a stop before any word stores nothing)
+   * and, beside it in the same round trip, the turn's cost record closed. Both are done before the last event goes
+   * out, so the conversation is free for the next message as soon as the person sees the answer end. Answers the
+   * stored message's id.
+   */
+  settle(outcome: 'complete' | 'error', text?: string): Promise<string>
+  settle(outcome: 'aborted'): Promise<string | null>
+  settle(outcome: TurnUsage['outcome'], text = this.text): Promise<string | null> {
+    // Settled already (the turn ended, then its reader went away): the same record, not a second one.
+    this.#settled ??= Promise.all([outcome === 'aborted' && !text ? null : this.#save(outcome, text), this.#closeCost(outcome)]).then(([id]) => id)
+    return this.#settled
+  }
+
+  async #save(status: MessageStatus, text: string): Promise<string> {
     await this.stored
     const { agent, conversation } = this.turn
-    return insertMessage(this.db, { company_id: agent.company_id, conversation_id: conversation.id, sender_id: null, agent_id: agent.id, role: 'agent', text, status })
+    return insertMessage(this.deps.db, { company_id: agent.company_id, conversation_id: conversation.id, sender_id: null, agent_id: agent.id, role: 'agent', text, status })
+  }
+
+  async #closeCost(outcome: TurnUsage['outcome']): Promise<void> {
+    await recordTurnUsage(this.deps.db, this.turn, { ...this.usage, outcome }).catch((error) =>
+      this.deps.log.error('a chat turn’s usage was not recorded', { conversation_id: this.turn.conversation.id, error: String(error) }),
+    )
   }
 }
 
@@ -209,14 +226,14 @@ async function* toolRounds(prepared: PreparedTurn, answer: Answer): AsyncGenerat
 /** Step three: stores the answer with how the turn ended (complete, aborted, timed out) and says so. */
 async function* settleTurn(turn: Turn, answer: Answer, timeout: AbortSignal): AsyncGenerator<ChatEvent> {
   if (timeout.aborted) {
-    const id = await answer.save('error')
+    const id = await answer.settle('error')
     yield { type: 'error', text: `The agent did not finish within ${turn.agent.timeout_seconds} s.`, details: `message ${id} keeps what it had written`, error_type: 'timeout' }
     return
   }
   if (turn.signal.aborted) {
-    yield { type: 'aborted', message_id: answer.text ? await answer.save('aborted') : null }
+    yield { type: 'aborted', message_id: await answer.settle('aborted') }
     return
   }
   yield { type: 'stream_end' }
-  yield { type: 'message', text: answer.text, agent: turn.agent.name, message_id: await answer.save('complete') }
+  yield { type: 'message', text: answer.text, agent: turn.agent.name, message_id: await answer.settle('complete') }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startFakeOpenAI } from '../helpers/fake-openai.ts'
-import { chatTurn } from '../helpers/chat.ts'
+import { chatTurn, startChatTurn } from '../helpers/chat.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -77,4 +77,19 @@ test('another company’s admin sees none of it, and a member of the company is 
   const theirs = await p.client(outsider).GET('/api/v1/UsageRecord', { params: { query: { conversation_id: `eq.${conversation}` } as never } })
   expect(theirs.data!.data).toEqual([])
   expectProblem(await p.client(await p.createUser()).GET('/api/v1/UsageRecord', {}), 403, 'forbidden')
+})
+
+test('the cost record is closed before the answer’s last event: the next message, sent on seeing it, is admitted', async () => {
+  let conversation: string | undefined
+  for (let i = 0; i < 10; i++) {
+    fake.scripts.push({ text: ['ok'], usage: { prompt_tokens: 10, completion_tokens: 1 } })
+    const turn = await startChatTurn(p, { agent_id: agent, text: `message ${i}`, ...(conversation ? { conversation_id: conversation } : {}) })
+    expect(turn.response.status).toBe(200)
+    for await (const event of turn.events()) {
+      conversation ??= event.conversation_id
+      // As a person would: the answer is there, so the next message goes at once, before the stream has closed.
+      if (event.type === 'message') break
+    }
+  }
+  expect(await usageOf(conversation!)).toHaveLength(10)
 })
