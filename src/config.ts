@@ -68,6 +68,8 @@ export interface Config {
   channelRetryMs: number
   /** How the platform mails people (reset links, address checks): unset smtpUrl, it cannot. */
   mail: { smtpUrl: string | undefined; from: string }
+  /** The bearer token /metrics answers to; without it, /metrics is not served (404). */
+  metricsToken: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -133,6 +135,8 @@ const env = z.object({
   SWITCHBOARD_CHANNEL_RETRY_MS: z.coerce.number().int().min(1).max(3_600_000).default(2000),
   SWITCHBOARD_SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   SWITCHBOARD_MAIL_FROM: z.email().default('no-reply@switchboard.local'),
+  // Long enough not to be guessed: it opens the process's figures, which name agents, servers and routes.
+  SWITCHBOARD_METRICS_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
 })
 
 function ranges(list: string): string[] {
@@ -196,6 +200,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     planContinuationDelayMs: e.SWITCHBOARD_PLAN_CONTINUATION_DELAY_MS,
     channelRetryMs: e.SWITCHBOARD_CHANNEL_RETRY_MS,
     mail: { smtpUrl: e.SWITCHBOARD_SMTP_URL, from: e.SWITCHBOARD_MAIL_FROM },
+    metricsToken: e.SWITCHBOARD_METRICS_TOKEN,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

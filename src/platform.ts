@@ -25,6 +25,7 @@ import { SmtpMailer } from './mail/mailer.ts'
 import { TurnCap } from './chat/turn-cap.ts'
 import { serveVaultSocket } from './vault/socket.ts'
 import type { Services } from './services.ts'
+import { Metrics } from './metrics/metrics.ts'
 import { MemoryBucketStore, type BucketStore } from './throttle/buckets.ts'
 import { PostgresBucketStore } from './throttle/postgres.ts'
 import { LeasedBucketStore } from './throttle/leased.ts'
@@ -108,6 +109,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   let apiApp: ReturnType<typeof createApiApp> | undefined
   const vaultSocket = serveVaultSocket(() => apiApp!)
   const scheduler = new Scheduler(log)
+  const metrics = new Metrics()
   const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
   const writes = new Writes(store.db, outboundChecks(outbound), log)
   flushAfterWrites(writes, events)
@@ -134,11 +136,11 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const isEnabled = (plugin: string) => plugins.isEnabled(plugin)
   const policy = sessionPolicy(config)
   const authenticator = new Authenticator(store.db, clock, policy, events)
-  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections)
+  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, metrics)
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)
-  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, turns, agents, events, feed, writes })
+  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, turns, agents, events, feed, writes })
   const channels = new Channels({
     db: store.db,
     vault,
@@ -190,6 +192,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const services: Services = {
     config,
     db: store.db,
+    metrics,
     models,
     writes,
     outbound,

@@ -1,4 +1,5 @@
 import type { AgentSupervisor } from './agents/supervisor.ts'
+import type { Metrics } from './metrics/metrics.ts'
 import type { AccessPolicy } from './auth/access.ts'
 import type { Chat } from './chat/chat.ts'
 import type { ToolExecutor } from './chat/tools.ts'
@@ -38,6 +39,8 @@ import type { Scheduler } from './scheduler.ts'
 export interface Services {
   config: Config
   db: Db
+  /** This process's Prometheus metrics, served at /metrics to whoever holds SWITCHBOARD_METRICS_TOKEN. */
+  metrics: Metrics
   models: ModelRegistry
   /** Where every write is made and its consequences heard (caches, live agents, chat feeds), whatever its door. */
   writes: Writes

@@ -20,6 +20,8 @@ import { mountDocs } from './docs/index.ts'
 import { ApiError } from '../errors.ts'
 import { renderProblems } from './hooks.ts'
 import { createRouter } from './router.ts'
+import { mountOperations } from './operations/index.ts'
+import { httpMetrics } from '../metrics/http.ts'
 import { mountInternal } from './internal/index.ts'
 import { mountEmailChange } from './me/email.ts'
 import { mountMe } from './me/index.ts'
@@ -39,8 +41,11 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const { config } = services
   const app = createRouter()
 
+  app.use(httpMetrics(services.metrics))
   app.use(securityHeaders(DATA_POLICY))
   app.use(requestIds())
+  // Probes answer before sign-in, the origin guard and the rate limits: they are the operator's, not a tenant's.
+  mountOperations(app, services)
   app.use(async (c, next) => {
     c.set('services', services)
     await next()

@@ -9,6 +9,7 @@ import { documentContext, type DocumentContext } from '../documents/context.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 import { unlessAborted, untilAborted } from './abortable.ts'
 import { recordTurnUsage, type TurnUsage } from './turn-usage.ts'
+import { bounded, type Metrics } from '../metrics/metrics.ts'
 
 /** How many times one turn may go back to the model with tool results. */
 const MAX_TOOL_ROUNDS = 8
@@ -44,6 +45,7 @@ export interface TurnDeps {
   models: RunnerModels
   tools: ToolExecutor
   log: Logger
+  metrics: Metrics
 }
 
 class TurnFailure extends Error {
@@ -89,9 +91,17 @@ class Answer {
   /** The user's message, stored while the model answers; the answer is stored after it. */
   stored: Promise<unknown> = Promise.resolve()
   #settled: Promise<string | null> | undefined
+  readonly #startedAt = performance.now()
+  #firstWordAt: number | undefined
+
+  /** The answer grows by a piece the runner streamed. */
+  add(text: string): void {
+    this.#firstWordAt ??= performance.now()
+    this.text += text
+  }
 
   constructor(
-    private readonly deps: Pick<TurnDeps, 'db' | 'log'>,
+    private readonly deps: Pick<TurnDeps, 'db' | 'log' | 'metrics'>,
     private readonly turn: Turn,
   ) {}
 
@@ -116,9 +126,23 @@ class Answer {
   }
 
   async #closeCost(outcome: TurnUsage['outcome']): Promise<void> {
+    this.#count(outcome)
     await recordTurnUsage(this.deps.db, this.turn, { ...this.usage, outcome }).catch((error) =>
       this.deps.log.error('a chat turn’s usage was not recorded', { conversation_id: this.turn.conversation.id, error: String(error) }),
     )
+  }
+
+  /** The turn in this process's metrics: its outcome, how long it took, its first word, its tokens and cost. */
+  #count(outcome: TurnUsage['outcome']): void {
+    const { metrics } = this.deps
+    const runner = bounded(this.turn.agent.runner)
+    const model = bounded(this.turn.agent.model)
+    metrics.turns.inc({ agent: bounded(this.turn.agent.id), runner, model, outcome })
+    metrics.turnDuration.observe({ runner, model, outcome }, (performance.now() - this.#startedAt) / 1000)
+    if (this.#firstWordAt !== undefined) metrics.turnFirstToken.observe({ runner, model }, (this.#firstWordAt - this.#startedAt) / 1000)
+    metrics.turnTokens.inc({ runner, model, direction: 'input' }, this.usage.input_tokens)
+    metrics.turnTokens.inc({ runner, model, direction: 'output' }, this.usage.output_tokens)
+    metrics.turnCost.inc({ runner, model }, this.usage.cost_usd)
   }
 }
 
@@ -193,7 +217,7 @@ async function* toolRounds(prepared: PreparedTurn, answer: Answer): AsyncGenerat
     for await (const event of untilAborted(runner.stream({ messages, tools: tools.specs, model, signal }), signal)) {
       if (signal.aborted) return
       if (event.type === 'text') {
-        answer.text += event.text
+        answer.add(event.text)
         yield { type: 'stream', text: event.text }
       } else if (event.type === 'tool_call') {
         calls.push(event.call)

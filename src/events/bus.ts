@@ -65,6 +65,8 @@ export interface EventBus {
    * back): whoever keeps state that events keep fresh should start over, as caches do by flushing.
    */
   onMissed(handler: () => void): () => void
+  /** Whether this process hears the other processes' events now (false while it reconnects, or once closed). */
+  listening(): boolean
   close(): Promise<void>
 }
 

@@ -9,6 +9,11 @@ export class MemoryBus implements EventBus {
     this.#subscribers = new Subscribers(log)
   }
 
+  /** One process: there are no others to hear. */
+  listening(): boolean {
+    return true
+  }
+
   async publish<T extends EventType>(type: T, payload: Events[T]): Promise<void> {
     this.#subscribers.deliver(type, payload, 'here')
   }

@@ -89,6 +89,10 @@ export class PostgresBus implements EventBus {
     return this.#subscribers.addMissed(handler)
   }
 
+  listening(): boolean {
+    return !this.#relistening && !this.#closing
+  }
+
   async close(): Promise<void> {
     this.#closing = true
     await this.#listener.end({ timeout: 1 })

@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { bounded, type Metrics } from '../metrics/metrics.ts'
 import type {
   CallToolRequest,
   CallToolResult,
@@ -94,6 +95,20 @@ export interface Provider {
   getPrompt(user: ToolUser, params: GetPromptRequest['params']): Promise<GetPromptResult>
 }
 
+/** Counts a tool call by how it ended: answered, answered with an error, or failed outright. */
+async function counted(metrics: Metrics | undefined, server: string, tool: string, call: Promise<CallToolResult>): Promise<CallToolResult> {
+  if (!metrics) return call
+  const labels = { server: bounded(server), tool: bounded(tool) }
+  try {
+    const result = await call
+    metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'error' : 'ok' })
+    return result
+  } catch (error) {
+    metrics.toolCalls.inc({ ...labels, outcome: 'error' })
+    throw error
+  }
+}
+
 /** An upstream MCP server, reached through the user's own connection. */
 export class UpstreamProvider implements Provider {
   readonly kind = 'upstream'
@@ -101,6 +116,7 @@ export class UpstreamProvider implements Provider {
   constructor(
     readonly server: ServerDefinition,
     private readonly upstreams: Upstreams,
+    private readonly metrics?: Metrics,
   ) {}
 
   get name(): string {
@@ -119,7 +135,7 @@ export class UpstreamProvider implements Provider {
       maxTotalTimeout: TOOL_CALL_MAX_MS,
       ...(onProgress ? { onprogress: onProgress } : {}),
     }
-    return this.#call(user, (c) => c.callTool(params, undefined, options) as Promise<CallToolResult>, signal)
+    return counted(this.metrics, this.name, params.name, this.#call(user, (c) => c.callTool(params, undefined, options) as Promise<CallToolResult>, signal))
   }
 
   // An upstream without resources or prompts simply has none to offer, rather than an error.
@@ -156,6 +172,7 @@ export class VirtualProvider implements Provider {
   constructor(
     readonly name: string,
     tools: readonly VirtualTool[],
+    private readonly metrics?: Metrics,
   ) {
     this.#tools = new Map(tools.map((t) => [t.name, t]))
   }
@@ -164,7 +181,11 @@ export class VirtualProvider implements Provider {
     return { tools: [...this.#tools.values()].map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) }
   }
 
-  async callTool(user: ToolUser, params: CallToolRequest['params'], { signal = new AbortController().signal, turn }: CallOptions = {}): Promise<CallToolResult> {
+  callTool(user: ToolUser, params: CallToolRequest['params'], options: CallOptions = {}): Promise<CallToolResult> {
+    return counted(this.metrics, this.name, params.name, this.#run(user, params, options))
+  }
+
+  async #run(user: ToolUser, params: CallToolRequest['params'], { signal = new AbortController().signal, turn }: CallOptions): Promise<CallToolResult> {
     const tool = this.#tools.get(params.name)
     if (!tool) return errorResult(`${this.name} has no tool ${params.name}.`)
     try {

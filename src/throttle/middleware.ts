@@ -2,18 +2,20 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { ApiError } from '../errors.ts'
 import type { Clock } from '../clock.ts'
 import type { BucketStore, Rate } from './buckets.ts'
+import type { Metrics } from '../metrics/metrics.ts'
 
 /**
  * Token-bucket throttle: a 429 with Retry-After once the bucket is empty, and the RateLimit headers of the
  * IETF draft on every answer so clients can pace themselves.
  */
-export function throttle(name: string, store: BucketStore, rate: Rate, clock: Clock, keyOf: (c: Context) => string): MiddlewareHandler {
+export function throttle(name: string, store: BucketStore, rate: Rate, clock: Clock, keyOf: (c: Context) => string, metrics?: Metrics): MiddlewareHandler {
   const policy = `"${name}";q=${rate.burst};w=${Math.ceil(rate.burst / rate.perSecond)}`
   return async (c, next) => {
     const take = await store.take(`${name}:${keyOf(c)}`, rate, clock.now())
     c.header('RateLimit-Policy', policy)
     c.header('RateLimit', `"${name}";r=${take.remaining};t=${take.reset}`)
     if (!take.allowed) {
+      metrics?.throttleRefusals.inc({ limit: name })
       throw new ApiError('rate_limited', `Too many requests; try again in ${take.retryAfter} s.`, {
         headers: { 'Retry-After': String(take.retryAfter) },
       })

@@ -57,7 +57,7 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
   app.use('/mcp/*', open)
   const serverOf = (c: Context<ApiEnv>) => c.req.param('server') ?? AGGREGATE
   // A token bucket per user and server: one busy host cannot starve an upstream for everyone else.
-  const bucket = throttle('mcp', throttles.mcp, config.mcpRate, clock, (c) => `${c.get('actor')?.userId}:${serverOf(c)}`)
+  const bucket = throttle('mcp', throttles.mcp, config.mcpRate, clock, (c) => `${c.get('actor')?.userId}:${serverOf(c)}`, services.metrics)
 
   const handle = async (c: Context<ApiEnv>) => {
     const actor = requireActor(c.var.actor)

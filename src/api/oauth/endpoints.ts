@@ -40,7 +40,7 @@ function caught(c: Context) {
 export function mountOAuthEndpoints(app: OpenAPIHono<ApiEnv>, services: Services): void {
   const { oauth, throttles, config, clock } = services
   // Registration is anonymous and writes a row: held to the sign-in rate per address.
-  const registrations = throttle('oauth-register', throttles.login, config.loginRate, clock, (c) => clientAddress(c))
+  const registrations = throttle('oauth-register', throttles.login, config.loginRate, clock, (c) => clientAddress(c), services.metrics)
 
   app.post('/oauth/token', (c) =>
     (async () => {

@@ -1,0 +1,21 @@
+import type { MiddlewareHandler } from 'hono'
+import type { Metrics } from './metrics.ts'
+
+/**
+ * Counts and times every answer of the app it is mounted first on, labelled by the route's template
+ * (`/api/v1/AgentConfigRecord/:id`), never the path as sent: a path carries ids and whatever a client makes up.
+ */
+export function httpMetrics(metrics: Metrics): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now()
+    try {
+      await next()
+    } finally {
+      // The last route that is not middleware is the one that answered; none is a path nothing serves.
+      const route = c.req.matchedRoutes.findLast((r) => r.method !== 'ALL')?.path ?? 'unmatched'
+      const labels = { route, method: c.req.method, status: String(c.res.status) }
+      metrics.httpRequests.inc(labels)
+      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000)
+    }
+  }
+}

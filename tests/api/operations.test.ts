@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { chatTurn } from '../helpers/chat.ts'
+import { NOTES_PLUGIN } from '../helpers/mcp.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { expectProblem } from '../helpers/problem.ts'
+import { parsePrometheus, seriesKey } from '../helpers/prometheus.ts'
+
+const METRICS_TOKEN = 'metrics-token-for-the-tests-0123456789'
+
+describe('probes', () => {
+  let p: TestPlatform
+  beforeAll(async () => {
+    p = await startTestPlatform()
+  })
+  afterAll(() => p.close())
+
+  test('/healthz answers that the process is alive, to anyone', async () => {
+    const reply = await p.call('GET', '/healthz', { as: null })
+    expect(reply.status).toBe(200)
+    expect(reply.body).toEqual({ status: 'ok' })
+  })
+
+  test('/readyz says the store answers, every migration is applied and the event bus listens', async () => {
+    const reply = await p.call('GET', '/readyz', { as: null })
+    expect(reply.status).toBe(200)
+    expect(reply.body).toEqual({ status: 'ready', checks: { store: true, migrations: true, events: true } })
+  })
+
+  test('/readyz is 503 once the store is gone', async () => {
+    const doomed = await startTestPlatform()
+    try {
+      await doomed.store.close()
+      const reply = await doomed.call('GET', '/readyz', { as: null })
+      expect(reply.status).toBe(503)
+      expect(reply.body).toMatchObject({ status: 'not ready', checks: { store: false, migrations: false } })
+    } finally {
+      await doomed.close().catch(() => {})
+    }
+  })
+
+  test('without SWITCHBOARD_METRICS_TOKEN there is no /metrics: 404, whoever asks', async () => {
+    expectProblem(await p.call('GET', '/metrics', { as: null }), 404, 'not_found')
+    expectProblem(await p.call('GET', '/metrics'), 404, 'not_found')
+  })
+})
+
+describe('/metrics', () => {
+  let p: TestPlatform
+  beforeAll(async () => {
+    p = await startTestPlatform({ ...NOTES_PLUGIN, SWITCHBOARD_METRICS_TOKEN: METRICS_TOKEN })
+    // Everyone may use the notes plugin's tools.
+    expect((await p.call('POST', '/api/v1/McpPermission', { json: { server: 'notes', tool: '*', effect: 'allow' } })).status).toBe(201)
+  })
+  afterAll(() => p.close())
+
+  const scrape = async () => {
+    const reply = await p.call('GET', '/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    expect(reply.status).toBe(200)
+    expect(reply.headers.get('content-type')).toStartWith('text/plain; version=0.0.4')
+    return parsePrometheus(String(reply.body))
+  }
+
+  test('answers only the metrics token: a missing, wrong or platform token is 401', async () => {
+    for (const authorization of [undefined, 'Bearer wrong', `Bearer ${p.root.token}`]) {
+      const reply = await p.call('GET', '/metrics', { as: null, headers: authorization ? { authorization } : {} })
+      expectProblem(reply, 401, 'unauthorized')
+    }
+  })
+
+  test('a turn with a tool call and a refused request move the counters by exactly what happened', async () => {
+    const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'counted', runner: 'echo', model: 'echo-1', plugins: { enabled: ['notes'] } } })).body
+    const before = await scrape()
+    const events = await chatTurn(p, { agent_id: agent.id, text: '/tool notes__whoami' })
+    expect(events.at(-1)).toMatchObject({ type: 'message' })
+    expectProblem(await p.call('GET', '/api/v1/AgentConfigRecord', { as: null }), 401, 'unauthorized')
+    const after = await scrape()
+    const moved = (key: string) => (after.get(key) ?? 0) - (before.get(key) ?? 0)
+
+    expect(moved(seriesKey("switchboard_chat_turns_total", { agent: agent.id, runner: 'echo', model: agent.model, outcome: 'complete' }))).toBe(1)
+    expect(moved(seriesKey('switchboard_chat_turn_duration_seconds_count', { runner: 'echo', model: agent.model, outcome: 'complete' }))).toBe(1)
+    expect(moved(seriesKey('switchboard_chat_turn_first_token_seconds_count', { runner: 'echo', model: agent.model }))).toBe(1)
+    expect(moved(seriesKey('switchboard_mcp_tool_calls_total', { server: 'notes', tool: 'whoami', outcome: 'ok' }))).toBe(1)
+    expect(moved(seriesKey('switchboard_http_requests_total', { route: '/api/chat', method: 'POST', status: '200' }))).toBe(1)
+    expect(moved(seriesKey('switchboard_http_requests_total', { route: '/api/v1/AgentConfigRecord', method: 'GET', status: '401' }))).toBe(1)
+    // The first scrape is counted too, under its route: nothing else moved the request counters.
+    const requests = [...after.keys()].filter((key) => key.startsWith('switchboard_http_requests_total{'))
+    expect(requests.reduce((sum, key) => sum + moved(key), 0)).toBe(3)
+    // Process figures come with it.
+    expect(after.get('switchboard_process_resident_memory_bytes')).toBeGreaterThan(0)
+  })
+
+  test('labels carry route templates, never the paths as sent', async () => {
+    const id = crypto.randomUUID()
+    expectProblem(await p.call('GET', `/api/v1/AgentConfigRecord/${id}`), 404, 'not_found')
+    expectProblem(await p.call('GET', `/no/such/${id}`), 404, 'not_found')
+    const text = await p.call('GET', '/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    expect(String(text.body)).not.toContain(id)
+    const after = parsePrometheus(String(text.body))
+    expect(after.get(seriesKey('switchboard_http_requests_total', { route: '/api/v1/AgentConfigRecord/:id', method: 'GET', status: '404' }))).toBeGreaterThanOrEqual(1)
+    expect(after.get(seriesKey('switchboard_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }))).toBeGreaterThanOrEqual(1)
+  })
+})
+
+test('a request the rate limit refuses is counted under its limit', async () => {
+  const p = await startTestPlatform({ SWITCHBOARD_METRICS_TOKEN: METRICS_TOKEN, SWITCHBOARD_API_RATE_BURST: '2', SWITCHBOARD_API_RATE_PER_SECOND: '0.001' })
+  try {
+    const statuses = []
+    for (let i = 0; i < 3; i++) statuses.push((await p.call('GET', '/api/v1/AgentConfigRecord')).status)
+    expect(statuses).toEqual([200, 200, 429])
+    const metrics = parsePrometheus(String((await p.call('GET', '/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body))
+    expect(metrics.get(seriesKey('switchboard_throttle_refusals_total', { limit: 'api' }))).toBe(1)
+  } finally {
+    await p.close()
+  }
+})
