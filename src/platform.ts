@@ -25,7 +25,7 @@ import { SmtpMailer } from './mail/mailer.ts'
 import { TurnCap } from './chat/turn-cap.ts'
 import { serveVaultSocket } from './vault/socket.ts'
 import type { Services } from './services.ts'
-import { Metrics } from './metrics/metrics.ts'
+import { NoMetrics, PrometheusMetrics, type Metrics } from './metrics/metrics.ts'
 import { MemoryBucketStore, type BucketStore } from './throttle/buckets.ts'
 import { PostgresBucketStore } from './throttle/postgres.ts'
 import { LeasedBucketStore } from './throttle/leased.ts'
@@ -109,7 +109,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   let apiApp: ReturnType<typeof createApiApp> | undefined
   const vaultSocket = serveVaultSocket(() => apiApp!)
   const scheduler = new Scheduler(log)
-  const metrics = new Metrics()
+  const metrics: Metrics = config.metricsToken ? new PrometheusMetrics() : new NoMetrics()
   const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
   const writes = new Writes(store.db, outboundChecks(outbound), log)
   flushAfterWrites(writes, events)

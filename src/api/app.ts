@@ -41,7 +41,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const { config } = services
   const app = createRouter()
 
-  app.use(httpMetrics(services.metrics))
+  if (services.metrics.enabled) app.use(httpMetrics(services.metrics))
   app.use(securityHeaders(DATA_POLICY))
   app.use(requestIds())
   // Probes answer before sign-in, the origin guard and the rate limits: they are the operator's, not a tenant's.

@@ -9,7 +9,7 @@ import { documentContext, type DocumentContext } from '../documents/context.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 import { unlessAborted, untilAborted } from './abortable.ts'
 import { recordTurnUsage, type TurnUsage } from './turn-usage.ts'
-import { bounded, type Metrics } from '../metrics/metrics.ts'
+import type { Metrics } from '../metrics/metrics.ts'
 
 /** How many times one turn may go back to the model with tool results. */
 const MAX_TOOL_ROUNDS = 8
@@ -134,15 +134,18 @@ class Answer {
 
   /** The turn in this process's metrics: its outcome, how long it took, its first word, its tokens and cost. */
   #count(outcome: TurnUsage['outcome']): void {
-    const { metrics } = this.deps
-    const runner = bounded(this.turn.agent.runner)
-    const model = bounded(this.turn.agent.model)
-    metrics.turns.inc({ agent: bounded(this.turn.agent.id), runner, model, outcome })
-    metrics.turnDuration.observe({ runner, model, outcome }, (performance.now() - this.#startedAt) / 1000)
-    if (this.#firstWordAt !== undefined) metrics.turnFirstToken.observe({ runner, model }, (this.#firstWordAt - this.#startedAt) / 1000)
-    metrics.turnTokens.inc({ runner, model, direction: 'input' }, this.usage.input_tokens)
-    metrics.turnTokens.inc({ runner, model, direction: 'output' }, this.usage.output_tokens)
-    metrics.turnCost.inc({ runner, model }, this.usage.cost_usd)
+    const { agent } = this.turn
+    this.deps.metrics.turn({
+      agent: agent.id,
+      runner: agent.runner,
+      model: agent.model,
+      outcome,
+      seconds: (performance.now() - this.#startedAt) / 1000,
+      ...(this.#firstWordAt === undefined ? {} : { firstWordSeconds: (this.#firstWordAt - this.#startedAt) / 1000 }),
+      inputTokens: this.usage.input_tokens,
+      outputTokens: this.usage.output_tokens,
+      costUsd: this.usage.cost_usd,
+    })
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { bounded, type Metrics } from '../metrics/metrics.ts'
+import type { Metrics } from '../metrics/metrics.ts'
 import type {
   CallToolRequest,
   CallToolResult,
@@ -98,13 +98,12 @@ export interface Provider {
 /** Counts a tool call by how it ended: answered, answered with an error, or failed outright. */
 async function counted(metrics: Metrics | undefined, server: string, tool: string, call: Promise<CallToolResult>): Promise<CallToolResult> {
   if (!metrics) return call
-  const labels = { server: bounded(server), tool: bounded(tool) }
   try {
     const result = await call
-    metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'error' : 'ok' })
+    metrics.toolCall(server, tool, result.isError ? 'error' : 'ok')
     return result
   } catch (error) {
-    metrics.toolCalls.inc({ ...labels, outcome: 'error' })
+    metrics.toolCall(server, tool, 'error')
     throw error
   }
 }

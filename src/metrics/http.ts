@@ -13,9 +13,7 @@ export function httpMetrics(metrics: Metrics): MiddlewareHandler {
     } finally {
       // The last route that is not middleware is the one that answered; none is a path nothing serves.
       const route = c.req.matchedRoutes.findLast((r) => r.method !== 'ALL')?.path ?? 'unmatched'
-      const labels = { route, method: c.req.method, status: String(c.res.status) }
-      metrics.httpRequests.inc(labels)
-      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000)
+      metrics.request(route, c.req.method, c.res.status, (performance.now() - started) / 1000)
     }
   }
 }

@@ -1,95 +1,168 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
-/** Seconds, from a quarter of a millisecond (a cached read) to a minute (a long turn). */
-const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
-/** A turn runs from a fraction of a second to the agent's timeout (15 minutes by default). */
-const TURN_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900]
-
 /** A label value from something a tenant or an upstream names: kept when it is a short plain name, else `other`. */
 export function bounded(value: string | undefined): string {
   return value !== undefined && /^[\w.:/-]{1,64}$/.test(value) ? value : 'other'
 }
 
-/**
- * This process's Prometheus metrics, made once at boot on a registry of their own (never the library's global one,
- * so two platforms in one process, as the tests run them, keep their figures apart). Every label is bounded:
- * route templates, not paths; agent, server and tool names only when they are short plain names; no user ids.
- */
-export class Metrics {
-  readonly registry = new Registry()
+/** How a chat turn ended, and what it took. */
+export interface TurnFigures {
+  agent: string
+  runner: string
+  model: string
+  outcome: 'complete' | 'aborted' | 'error'
+  seconds: number
+  /** From the turn's admission to its first word; none when it said nothing. */
+  firstWordSeconds?: number
+  inputTokens: number
+  outputTokens: number
+  costUsd: number
+}
 
-  readonly httpRequests = new Counter({
+/**
+ * What the kernel tells operators, whatever collects it: Prometheus where /metrics is served, nothing otherwise.
+ * Label values are bounded by the implementation (route templates, short plain names), never raw input.
+ */
+export interface Metrics {
+  /** Whether anything is collected: where nothing is, the request path need not even time its requests. */
+  readonly enabled: boolean
+  request(route: string, method: string, status: number, seconds: number): void
+  turn(figures: TurnFigures): void
+  toolCall(server: string, tool: string, outcome: 'ok' | 'error'): void
+  /** A request a rate limit refused, by the limit's name. */
+  refused(limit: string): void
+  /** Channel deliveries in a queue and state, as read from the store at a scrape. */
+  queueDepth(queue: 'inbox' | 'outbox', state: 'pending' | 'failed', count: number): void
+  /** The exposition text, after `refresh` has brought the figures read from the store up to date. */
+  scrape(refresh: () => Promise<void>): Promise<{ contentType: string; text: string }>
+}
+
+/** No /metrics to serve (SWITCHBOARD_METRICS_TOKEN unset): nothing is counted, so nothing is paid for. */
+export class NoMetrics implements Metrics {
+  readonly enabled = false
+  request(): void {}
+  turn(): void {}
+  toolCall(): void {}
+  refused(): void {}
+  queueDepth(): void {}
+  async scrape(): Promise<{ contentType: string; text: string }> {
+    return { contentType: 'text/plain', text: '' }
+  }
+}
+
+/** Seconds, from a quarter of a millisecond (a cached read) to a minute. */
+const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+/** A turn runs from a fraction of a second to the agent's timeout (15 minutes by default). */
+const TURN_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900]
+
+/**
+ * This process's Prometheus metrics, on a registry of its own (never the library's global one, so two platforms in
+ * one process, as the tests run them, keep their figures apart), with Bun's process figures beside them.
+ */
+export class PrometheusMetrics implements Metrics {
+  readonly enabled = true
+  readonly #registry = new Registry()
+  readonly #registers = [this.#registry]
+
+  readonly #requests = new Counter({
     name: 'switchboard_http_requests_total',
     help: 'HTTP requests answered by the API, by route template, method and status.',
     labelNames: ['route', 'method', 'status'] as const,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly httpDuration = new Histogram({
+  readonly #requestSeconds = new Histogram({
     name: 'switchboard_http_request_duration_seconds',
-    help: 'Time from a request reaching the API to its answer being ready (a stream: until it starts).',
+    help: 'Time from a request reaching the API to its answer being ready (for a stream: to its start).',
     labelNames: ['route', 'method', 'status'] as const,
     buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly turns = new Counter({
+  readonly #turns = new Counter({
     name: 'switchboard_chat_turns_total',
     help: 'Chat turns ended, by agent, runner, model and outcome (complete, aborted, error).',
     labelNames: ['agent', 'runner', 'model', 'outcome'] as const,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly turnFirstToken = new Histogram({
+  readonly #firstWordSeconds = new Histogram({
     name: 'switchboard_chat_turn_first_token_seconds',
     help: 'Time from a turn being admitted to the first word of its answer.',
     labelNames: ['runner', 'model'] as const,
     buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly turnDuration = new Histogram({
+  readonly #turnSeconds = new Histogram({
     name: 'switchboard_chat_turn_duration_seconds',
     help: 'Time from a turn being admitted to its end, by outcome.',
     labelNames: ['runner', 'model', 'outcome'] as const,
     buckets: TURN_BUCKETS,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly turnTokens = new Counter({
+  readonly #tokens = new Counter({
     name: 'switchboard_chat_turn_tokens_total',
     help: 'Tokens the providers reported for chat turns, by runner, model and direction (input, output).',
     labelNames: ['runner', 'model', 'direction'] as const,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly turnCost = new Counter({
+  readonly #cost = new Counter({
     name: 'switchboard_chat_turn_cost_usd_total',
     help: 'What chat turns cost, in US dollars, as priced by the runner settings.',
     labelNames: ['runner', 'model'] as const,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly toolCalls = new Counter({
+  readonly #toolCalls = new Counter({
     name: 'switchboard_mcp_tool_calls_total',
-    help: 'MCP tool calls, from agents and through the gateway, by server, tool and outcome (ok, error, refused).',
+    help: 'MCP tool calls, from agents, tasks and through the gateway, by server, tool and outcome (ok, error).',
     labelNames: ['server', 'tool', 'outcome'] as const,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly throttleRefusals = new Counter({
+  readonly #refusals = new Counter({
     name: 'switchboard_throttle_refusals_total',
     help: 'Requests a rate limit refused (429), by limit.',
     labelNames: ['limit'] as const,
-    registers: [this.registry],
+    registers: this.#registers,
   })
-  readonly queueDepth = new Gauge({
+  readonly #queues = new Gauge({
     name: 'switchboard_channel_queue_depth',
-    help: 'Channel deliveries not yet done, by queue (inbox, outbox) and state (waiting, failed).',
+    help: 'Channel deliveries not yet done, by queue (inbox, outbox) and state (pending, failed).',
     labelNames: ['queue', 'state'] as const,
-    registers: [this.registry],
+    registers: this.#registers,
   })
 
   constructor() {
     // Bun's process figures: CPU, memory, open descriptors, event-loop delay.
-    collectDefaultMetrics({ register: this.registry, prefix: 'switchboard_' })
+    collectDefaultMetrics({ register: this.#registry, prefix: 'switchboard_' })
   }
 
-  /** The exposition text, after `refresh` has brought the gauges read from the store up to date. */
-  async scrape(refresh: () => Promise<void>): Promise<string> {
+  request(route: string, method: string, status: number, seconds: number): void {
+    const labels = { route, method, status: String(status) }
+    this.#requests.inc(labels)
+    this.#requestSeconds.observe(labels, seconds)
+  }
+
+  turn(f: TurnFigures): void {
+    const [runner, model] = [bounded(f.runner), bounded(f.model)]
+    this.#turns.inc({ agent: bounded(f.agent), runner, model, outcome: f.outcome })
+    this.#turnSeconds.observe({ runner, model, outcome: f.outcome }, f.seconds)
+    if (f.firstWordSeconds !== undefined) this.#firstWordSeconds.observe({ runner, model }, f.firstWordSeconds)
+    this.#tokens.inc({ runner, model, direction: 'input' }, f.inputTokens)
+    this.#tokens.inc({ runner, model, direction: 'output' }, f.outputTokens)
+    this.#cost.inc({ runner, model }, f.costUsd)
+  }
+
+  toolCall(server: string, tool: string, outcome: 'ok' | 'error'): void {
+    this.#toolCalls.inc({ server: bounded(server), tool: bounded(tool), outcome })
+  }
+
+  refused(limit: string): void {
+    this.#refusals.inc({ limit })
+  }
+
+  queueDepth(queue: 'inbox' | 'outbox', state: 'pending' | 'failed', count: number): void {
+    this.#queues.set({ queue, state }, count)
+  }
+
+  async scrape(refresh: () => Promise<void>): Promise<{ contentType: string; text: string }> {
     await refresh()
-    return this.registry.metrics()
+    return { contentType: this.#registry.contentType, text: await this.#registry.metrics() }
   }
 }

@@ -15,7 +15,7 @@ export function throttle(name: string, store: BucketStore, rate: Rate, clock: Cl
     c.header('RateLimit-Policy', policy)
     c.header('RateLimit', `"${name}";r=${take.remaining};t=${take.reset}`)
     if (!take.allowed) {
-      metrics?.throttleRefusals.inc({ limit: name })
+      metrics?.refused(name)
       throw new ApiError('rate_limited', `Too many requests; try again in ${take.retryAfter} s.`, {
         headers: { 'Retry-After': String(take.retryAfter) },
       })

@@ -37,8 +37,8 @@ export function mountOperations(app: Hono<ApiEnv>, services: Services): void {
         headers: { 'WWW-Authenticate': 'Bearer realm="switchboard-metrics"' },
       })
     }
-    const text = await services.metrics.scrape(() => queueDepths(services))
-    return c.body(text, 200, { 'content-type': services.metrics.registry.contentType })
+    const { contentType, text } = await services.metrics.scrape(() => queueDepths(services))
+    return c.body(text, 200, { 'content-type': contentType })
   })
 }
 
@@ -56,6 +56,6 @@ async function queueDepths({ db, metrics }: Services): Promise<void> {
       .where('status', 'in', ['pending', 'failed'])
       .groupBy('status')
       .execute()
-    for (const state of ['pending', 'failed'] as const) metrics.queueDepth.set({ queue, state }, Number(rows.find((r) => r.status === state)?.n ?? 0))
+    for (const state of ['pending', 'failed'] as const) metrics.queueDepth(queue, state, Number(rows.find((r) => r.status === state)?.n ?? 0))
   }
 }
