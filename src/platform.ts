@@ -84,9 +84,9 @@ export interface Platform {
  * What several processes on one PostgreSQL must share: the event bus, the turn locks and (unless configured
  * otherwise) the throttles' buckets live in the database. The embedded store has one process, and keeps them in memory.
  */
-async function sharedState(config: Config, store: Store, log: Logger, onLost: (conversationId: string) => void) {
+async function sharedState(config: Config, store: Store, log: Logger, metrics: Metrics, onLost: (conversationId: string) => void) {
   const url = store.kind === 'postgres' ? store.url : undefined
-  const events: EventBus = url ? await PostgresBus.connect(url, store.db, log) : new MemoryBus(log)
+  const events: EventBus = url ? await PostgresBus.connect(url, store.db, log, metrics) : new MemoryBus(log)
   const locks: TurnLocks = url ? new PostgresTurnLocks(url, log, onLost) : new MemoryTurnLocks()
   const sharedBuckets = (config.throttleStore ?? (url ? 'shared' : 'memory')) === 'shared'
   const buckets = (): BucketStore => (sharedBuckets ? new PostgresBucketStore(store.db) : new MemoryBucketStore())
@@ -102,14 +102,14 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   // Before anything reads the store: the first start seeds the default company and its agents here.
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
   let turns: ActiveTurns | undefined
-  const { events, locks, throttles } = await sharedState(config, store, log, (id) => turns?.lost(id))
+  const metrics: Metrics = config.metricsToken ? new PrometheusMetrics() : new NoMetrics()
+  const { events, locks, throttles } = await sharedState(config, store, log, metrics, (id) => turns?.lost(id))
   turns = new ActiveTurns(locks, events, new TurnCap(store.db, clock, config.turnsPerUser))
   const self = new SelfAddress(config.host, config.apiPort)
   // The api app is made further down; the socket hands it requests once there are any.
   let apiApp: ReturnType<typeof createApiApp> | undefined
   const vaultSocket = serveVaultSocket(() => apiApp!)
   const scheduler = new Scheduler(log)
-  const metrics: Metrics = config.metricsToken ? new PrometheusMetrics() : new NoMetrics()
   const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
   const writes = new Writes(store.db, outboundChecks(outbound), log)
   flushAfterWrites(writes, events)

@@ -1,4 +1,5 @@
 import postgres from 'postgres'
+import { NoMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { Db } from '../db/schema.ts'
 import { run } from '../db/templates.ts'
 import type { Logger } from '../logger.ts'
@@ -19,6 +20,8 @@ const RELISTEN_MAX_MS = 5_000
 /** A notification: who sent it (so a process skips its own), the type, and the payload or the id of its row. */
 interface Wire {
   o: string
+  /** When it was published (ms since the epoch, on the publisher's clock). */
+  s?: number
   t: string
   p?: unknown
   r?: string
@@ -44,6 +47,7 @@ export class PostgresBus implements EventBus {
     url: string,
     private readonly db: Db,
     private readonly log: Logger,
+    private readonly metrics: Metrics,
   ) {
     this.#subscribers = new Subscribers(log)
     // postgres.js hands notifications to `onnotify`, the option its own listen() is built on, which its types leave
@@ -61,19 +65,20 @@ export class PostgresBus implements EventBus {
   }
 
   /** Listens before it returns: an event published after start-up is heard. */
-  static async connect(url: string, db: Db, log: Logger): Promise<PostgresBus> {
-    const bus = new PostgresBus(url, db, log)
+  static async connect(url: string, db: Db, log: Logger, metrics: Metrics = new NoMetrics()): Promise<PostgresBus> {
+    const bus = new PostgresBus(url, db, log, metrics)
     await bus.#listen()
     return bus
   }
 
   async publish<T extends EventType>(type: T, payload: Events[T]): Promise<void> {
     this.#subscribers.deliver(type, payload, 'here')
-    let wire = JSON.stringify({ o: this.#origin, t: type, p: payload } satisfies Wire)
+    const sent = Date.now()
+    let wire = JSON.stringify({ o: this.#origin, s: sent, t: type, p: payload } satisfies Wire)
     if (Buffer.byteLength(wire) > INLINE_BYTES) {
       const id = Bun.randomUUIDv7()
       await run(this.db, 'INSERT INTO event_payloads (id, type, payload) VALUES ($1, $2, $3::text::jsonb)', [id, type, JSON.stringify(payload)])
-      wire = JSON.stringify({ o: this.#origin, t: type, r: id } satisfies Wire)
+      wire = JSON.stringify({ o: this.#origin, s: sent, t: type, r: id } satisfies Wire)
       this.#sweep()
     }
     // The direct path: publishers may not wait (the chat feed publishes in the background), and a Kysely query still
@@ -110,6 +115,7 @@ export class PostgresBus implements EventBus {
       return
     }
     if (wire.o === this.#origin) return
+    if (typeof wire.s === 'number') this.metrics.eventLag((Date.now() - wire.s) / 1000)
     this.#incoming = this.#incoming.then(async () => {
       try {
         const payload = wire.r === undefined ? wire.p : await this.#payloadOf(wire.r)

@@ -168,6 +168,13 @@ export class Upstreams {
       .map((b) => ({ company_id: b.companyId, server: b.server, user_id: b.userId, delegated: b.delegated, ...b.breaker.status() }))
   }
 
+  /** This process's breakers by state, for the metrics. */
+  breakerStates(): Record<'closed' | 'open' | 'half-open', number> {
+    const counts = { closed: 0, open: 0, 'half-open': 0 }
+    for (const { breaker } of this.#breakers.values()) counts[breaker.state]++
+    return counts
+  }
+
   /** How many connections are open (for tests and the log). */
   get size(): number {
     return this.#connections.size

@@ -33,6 +33,12 @@ export interface Metrics {
   refused(limit: string): void
   /** Channel deliveries in a queue and state, as read from the store at a scrape. */
   queueDepth(queue: 'inbox' | 'outbox', state: 'pending' | 'failed', count: number): void
+  /** This process's MCP upstream breakers by state, at a scrape. */
+  breakers(counts: Record<'closed' | 'open' | 'half-open', number>): void
+  /** Background tasks this process is running, at a scrape. */
+  tasksRunning(count: number): void
+  /** How long an event of another process took to arrive here (their clocks' difference included). */
+  eventLag(seconds: number): void
   /** The exposition text, after `refresh` has brought the figures read from the store up to date. */
   scrape(refresh: () => Promise<void>): Promise<{ contentType: string; text: string }>
 }
@@ -45,6 +51,9 @@ export class NoMetrics implements Metrics {
   toolCall(): void {}
   refused(): void {}
   queueDepth(): void {}
+  breakers(): void {}
+  tasksRunning(): void {}
+  eventLag(): void {}
   async scrape(): Promise<{ contentType: string; text: string }> {
     return { contentType: 'text/plain', text: '' }
   }
@@ -128,6 +137,24 @@ export class PrometheusMetrics implements Metrics {
     registers: this.#registers,
   })
 
+  readonly #breakers = new Gauge({
+    name: 'switchboard_mcp_breakers',
+    help: 'This process\'s circuit breakers on MCP upstreams (one per user and server), by state.',
+    labelNames: ['state'] as const,
+    registers: this.#registers,
+  })
+  readonly #tasks = new Gauge({
+    name: 'switchboard_background_tasks_running',
+    help: 'Background tasks (async_run_tool) this process is running.',
+    registers: this.#registers,
+  })
+  readonly #eventLag = new Histogram({
+    name: 'switchboard_event_bus_lag_seconds',
+    help: 'Time from another process publishing an event to this one hearing it (the hosts\' clock difference included).',
+    buckets: LATENCY_BUCKETS,
+    registers: this.#registers,
+  })
+
   constructor() {
     // Bun's process figures: CPU, memory, open descriptors, event-loop delay.
     collectDefaultMetrics({ register: this.#registry, prefix: 'switchboard_' })
@@ -159,6 +186,18 @@ export class PrometheusMetrics implements Metrics {
 
   queueDepth(queue: 'inbox' | 'outbox', state: 'pending' | 'failed', count: number): void {
     this.#queues.set({ queue, state }, count)
+  }
+
+  breakers(counts: Record<'closed' | 'open' | 'half-open', number>): void {
+    for (const [state, count] of Object.entries(counts)) this.#breakers.set({ state }, count)
+  }
+
+  tasksRunning(count: number): void {
+    this.#tasks.set(count)
+  }
+
+  eventLag(seconds: number): void {
+    this.#eventLag.observe(Math.max(0, seconds))
   }
 
   async scrape(refresh: () => Promise<void>): Promise<{ contentType: string; text: string }> {

@@ -219,6 +219,11 @@ export class BackgroundTasks {
     return { cancelled: ended !== undefined, task: await this.status(user, before.id) }
   }
 
+  /** How many tasks this process is running now. */
+  get running(): number {
+    return this.#running.size
+  }
+
   /**
    * Refreshes the heartbeat of the tasks this process runs. One whose row has ended meanwhile (cancelled while the
    * event was lost, or judged gone by another process) is stopped here too.

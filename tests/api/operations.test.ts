@@ -2,6 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { chatTurn } from '../helpers/chat.ts'
 import { NOTES_PLUGIN } from '../helpers/mcp.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { systemClock } from '../../src/clock.ts'
+import { openPostgres } from '../../src/db/connect.ts'
+import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
+import { until } from '../helpers/until.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { parsePrometheus, seriesKey } from '../helpers/prometheus.ts'
 
@@ -113,3 +118,24 @@ test('a request the rate limit refuses is counted under its limit', async () => 
     await p.close()
   }
 })
+
+const onPostgres = TEST_DATABASE_URL ? test : test.skip
+onPostgres(`with two processes on one database, each measures how late the other's events reach it${TEST_DATABASE_URL ? '' : ` (${CLUSTER_NEEDS_POSTGRES})`}`, async () => {
+  const database = await createPostgresDatabase()
+  const env = { SWITCHBOARD_METRICS_TOKEN: METRICS_TOKEN, SWITCHBOARD_MASTER_KEY: 'c'.repeat(64) }
+  const [one, two] = [await startTestPlatform(env, systemClock, openPostgres(database.url, 4)), await startTestPlatform(env, systemClock, openPostgres(database.url, 4))]
+  try {
+    const lagCount = async (p: TestPlatform) =>
+      parsePrometheus(String((await p.call('GET', '/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body)).get('switchboard_event_bus_lag_seconds_count') ?? 0
+    const before = await lagCount(two)
+    // A write on one process is an event every other process hears.
+    expect((await one.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'heard-elsewhere' } })).status).toBe(201)
+    await until(async () => (await lagCount(two)) > before, { what: 'the second process to hear the first one’s event' })
+    const text = String((await two.call('GET', '/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body)
+    expect(parsePrometheus(text).get('switchboard_background_tasks_running')).toBe(0)
+  } finally {
+    await one.close()
+    await two.close()
+    await database.drop()
+  }
+}, 30_000)

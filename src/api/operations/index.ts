@@ -37,7 +37,11 @@ export function mountOperations(app: Hono<ApiEnv>, services: Services): void {
         headers: { 'WWW-Authenticate': 'Bearer realm="switchboard-metrics"' },
       })
     }
-    const { contentType, text } = await services.metrics.scrape(() => queueDepths(services))
+    const { contentType, text } = await services.metrics.scrape(async () => {
+      services.metrics.breakers(services.upstreams.breakerStates())
+      services.metrics.tasksRunning(services.tasks.running)
+      await queueDepths(services)
+    })
     return c.body(text, 200, { 'content-type': contentType })
   })
 }
