@@ -70,6 +70,8 @@ export interface Config {
   mail: { smtpUrl: string | undefined; from: string }
   /** The bearer token /metrics answers to; without it, /metrics is not served (404). */
   metricsToken: string | undefined
+  /** The least important log lines written; `silent` writes none. */
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
 }
 
 export class ConfigError extends Error {
@@ -137,6 +139,7 @@ const env = z.object({
   SWITCHBOARD_MAIL_FROM: z.email().default('no-reply@switchboard.local'),
   // Long enough not to be guessed: it opens the process's figures, which name agents, servers and routes.
   SWITCHBOARD_METRICS_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
+  SWITCHBOARD_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 })
 
 function ranges(list: string): string[] {
@@ -201,6 +204,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     channelRetryMs: e.SWITCHBOARD_CHANNEL_RETRY_MS,
     mail: { smtpUrl: e.SWITCHBOARD_SMTP_URL, from: e.SWITCHBOARD_MAIL_FROM },
     metricsToken: e.SWITCHBOARD_METRICS_TOKEN,
+    logLevel: e.SWITCHBOARD_LOG_LEVEL,
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

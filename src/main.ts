@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     if (error instanceof ConfigError) return fail(error.message)
     throw error
   }
-  const log = createLogger()
+  const log = createLogger(config.logLevel)
   let store: Store
   try {
     store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })

@@ -22,6 +22,7 @@ import { renderProblems } from './hooks.ts'
 import { createRouter } from './router.ts'
 import { mountOperations } from './operations/index.ts'
 import { httpMetrics } from '../metrics/http.ts'
+import { requestLog } from '../http/request-log.ts'
 import { mountInternal } from './internal/index.ts'
 import { mountEmailChange } from './me/email.ts'
 import { mountMe } from './me/index.ts'
@@ -44,6 +45,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   if (services.metrics.enabled) app.use(httpMetrics(services.metrics))
   app.use(securityHeaders(DATA_POLICY))
   app.use(requestIds())
+  app.use(requestLog(services.log))
   // Probes answer before sign-in, the origin guard and the rate limits: they are the operator's, not a tenant's.
   mountOperations(app, services)
   app.use(async (c, next) => {

@@ -83,7 +83,7 @@ export async function setUpPlugin(found: FoundPlugin, loaded: LoadedPlugin, cont
     await module.default.setup({
       manifest,
       settings: liveView(loaded),
-      log: prefixed(log, manifest.name),
+      log: log.child({ plugin: manifest.name }),
       router: loaded.router,
       onStartup: (hook) => loaded.startup.push(hook),
       runner: (name) => registry.runners.get(name),
@@ -123,12 +123,3 @@ export async function setUpPlugin(found: FoundPlugin, loaded: LoadedPlugin, cont
   }
 }
 
-function prefixed(log: Logger, plugin: string): Logger {
-  const add = (fields?: Record<string, unknown>) => ({ plugin, ...fields })
-  return {
-    debug: (message, fields) => log.debug(message, add(fields)),
-    info: (message, fields) => log.info(message, add(fields)),
-    warn: (message, fields) => log.warn(message, add(fields)),
-    error: (message, fields) => log.error(message, add(fields)),
-  }
-}

@@ -1,0 +1,28 @@
+import type { MiddlewareHandler } from 'hono'
+import type { Logger } from '../logger.ts'
+import type { ApiEnv } from './env.ts'
+
+/**
+ * One line per answered request: its id (also in the X-Request-Id header), who made it, the route it matched, the
+ * path without its query (which may carry a token), the status and how long it took. Bodies are never logged.
+ */
+export function requestLog(log: Logger): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    const started = performance.now()
+    try {
+      await next()
+    } finally {
+      const actor = c.get('actor')
+      log.info('request', {
+        request_id: c.get('requestId'),
+        method: c.req.method,
+        route: c.req.matchedRoutes.findLast((r) => r.method !== 'ALL')?.path ?? null,
+        path: c.req.path,
+        status: c.res.status,
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        user_id: actor?.userId ?? null,
+        company_id: actor?.companyId ?? null,
+      })
+    }
+  }
+}

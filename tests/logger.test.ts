@@ -1,0 +1,33 @@
+import { expect, test } from 'bun:test'
+import { createLogger, REDACTED_FIELDS } from '../src/logger.ts'
+
+function capture(level?: Parameters<typeof createLogger>[0]) {
+  const lines: string[] = []
+  return { log: createLogger(level, (line) => lines.push(line)), lines, parsed: () => lines.map((line) => JSON.parse(line)) }
+}
+
+test('one JSON line per event: time, level, message and the fields', () => {
+  const { log, parsed } = capture()
+  log.info('started', { port: 8000 })
+  expect(parsed()).toEqual([{ time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: 'info', message: 'started', port: 8000 }])
+})
+
+test('every secret-bearing field is redacted, at the top and nested, whatever the caller passed', () => {
+  const { log, lines } = capture()
+  const secrets = Object.fromEntries(REDACTED_FIELDS.map((field, i) => [field, `leak-${i}-${field}`]))
+  log.error('careless', { ...secrets, body: { ...secrets, deeper: { ...secrets, deepest: secrets } }, headers: { authorization: 'Bearer sb_leak', cookie: 'switchboard_session_token=leak' } })
+  const line = lines.join('')
+  expect(line).not.toContain('leak')
+  expect(line).toContain('[redacted]')
+  expect(JSON.parse(line).body.deeper.password).toBe('[redacted]')
+})
+
+test('a child logger carries its bindings; levels below the minimum and a silent logger write nothing', () => {
+  const { log, parsed } = capture('warn')
+  log.child({ plugin: 'channel-email' }).warn('mailbox unreachable', { agent: 'a' })
+  log.info('not written')
+  expect(parsed()).toEqual([expect.objectContaining({ level: 'warn', plugin: 'channel-email', agent: 'a', message: 'mailbox unreachable' })])
+  const silent = capture('silent')
+  silent.log.error('nothing')
+  expect(silent.lines).toEqual([])
+})
