@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.ts'
+import { NoMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
 import type { Job, Scheduler } from '../scheduler.ts'
@@ -58,6 +59,7 @@ export class ChannelWorker {
     private readonly retryMs: number,
     private readonly handlers: QueueHandlers,
     private readonly scheduler: Scheduler,
+    private readonly metrics: Metrics = new NoMetrics(),
   ) {}
 
   start(): void {
@@ -119,6 +121,8 @@ export class ChannelWorker {
       })
       const now = new Date(this.clock.now())
       const spent = outcome.retryAt !== undefined && outcome.countAttempt !== false && row.attempts >= MAX_ATTEMPTS
+      const queue = table === 'channel_inbox' ? 'inbox' : 'outbox'
+      this.metrics.channelWork(queue, outcome.failed || spent ? 'failed' : outcome.retryAt ? 'retry' : 'done')
       if (outcome.failed || spent) {
         const error = outcome.error ?? 'failed'
         if ((await settle(this.db, claim, 'failed', now, error)) && spent) await this.handlers.gaveUp(table, row, error)

@@ -31,6 +31,8 @@ export interface Metrics {
   toolCall(server: string, tool: string, outcome: 'ok' | 'error'): void
   /** A request a rate limit refused, by the limit's name. */
   refused(limit: string): void
+  /** A try at a channel delivery or reply, by how it ended: done, to be tried again, or failed for good. */
+  channelWork(queue: 'inbox' | 'outbox', outcome: 'done' | 'retry' | 'failed'): void
   /** Channel deliveries in a queue and state, as read from the store at a scrape. */
   queueDepth(queue: 'inbox' | 'outbox', state: 'pending' | 'failed', count: number): void
   /** This process's MCP upstream breakers by state, at a scrape. */
@@ -50,6 +52,7 @@ export class NoMetrics implements Metrics {
   turn(): void {}
   toolCall(): void {}
   refused(): void {}
+  channelWork(): void {}
   queueDepth(): void {}
   breakers(): void {}
   tasksRunning(): void {}
@@ -130,6 +133,12 @@ export class PrometheusMetrics implements Metrics {
     labelNames: ['limit'] as const,
     registers: this.#registers,
   })
+  readonly #channelWork = new Counter({
+    name: 'switchboard_channel_work_total',
+    help: 'Tries at channel deliveries (inbox) and replies (outbox), by how each ended: done, retry or failed.',
+    labelNames: ['queue', 'outcome'] as const,
+    registers: this.#registers,
+  })
   readonly #queues = new Gauge({
     name: 'switchboard_channel_queue_depth',
     help: 'Channel deliveries not yet done, by queue (inbox, outbox) and state (pending, failed).',
@@ -182,6 +191,10 @@ export class PrometheusMetrics implements Metrics {
 
   refused(limit: string): void {
     this.#refusals.inc({ limit })
+  }
+
+  channelWork(queue: 'inbox' | 'outbox', outcome: 'done' | 'retry' | 'failed'): void {
+    this.#channelWork.inc({ queue, outcome })
   }
 
   queueDepth(queue: 'inbox' | 'outbox', state: 'pending' | 'failed', count: number): void {

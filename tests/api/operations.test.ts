@@ -106,14 +106,23 @@ describe('/metrics', () => {
   })
 })
 
-test('a request the rate limit refuses is counted under its limit', async () => {
-  const p = await startTestPlatform({ SWITCHBOARD_METRICS_TOKEN: METRICS_TOKEN, SWITCHBOARD_API_RATE_BURST: '2', SWITCHBOARD_API_RATE_PER_SECOND: '0.001' })
+test('a request a rate limit refuses is counted under its limit: the API’s, and sign-in’s', async () => {
+  const p = await startTestPlatform({
+    SWITCHBOARD_METRICS_TOKEN: METRICS_TOKEN,
+    SWITCHBOARD_API_RATE_BURST: '2',
+    SWITCHBOARD_API_RATE_PER_SECOND: '0.001',
+    SWITCHBOARD_LOGIN_RATE_BURST: '1',
+    SWITCHBOARD_LOGIN_RATE_PER_MINUTE: '0.001',
+  })
   try {
     const statuses = []
     for (let i = 0; i < 3; i++) statuses.push((await p.call('GET', '/api/v1/AgentConfigRecord')).status)
     expect(statuses).toEqual([200, 200, 429])
+    const signIn = () => p.call('POST', '/auth/login', { as: null, json: { username: 'admin', password: 'not-the-password-1' }, headers: { accept: 'application/json' } })
+    expect([(await signIn()).status, (await signIn()).status]).toEqual([401, 429])
     const metrics = parsePrometheus(String((await p.call('GET', '/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body))
     expect(metrics.get(seriesKey('switchboard_throttle_refusals_total', { limit: 'api' }))).toBe(1)
+    expect(metrics.get(seriesKey('switchboard_throttle_refusals_total', { limit: 'login' }))).toBe(1)
   } finally {
     await p.close()
   }

@@ -15,6 +15,8 @@ test('Prometheus metrics count what they are told, on a registry of their own; t
   one.toolCall('notes', 'tool"} 1\ninjected{x="y', 'error')
   one.refused('api')
   one.breakers({ closed: 2, open: 1, 'half-open': 0 })
+  one.channelWork('outbox', 'retry')
+  one.channelWork('outbox', 'retry')
   const read = async (m: PrometheusMetrics) => parsePrometheus((await m.scrape(async () => {})).text)
   const [first, second] = [await read(one), await read(two)]
   expect(first.get(seriesKey('switchboard_mcp_tool_calls_total', { server: 'notes', tool: 'whoami', outcome: 'ok' }))).toBe(1)
@@ -23,6 +25,7 @@ test('Prometheus metrics count what they are told, on a registry of their own; t
   expect(first.get(seriesKey('switchboard_throttle_refusals_total', { limit: 'api' }))).toBe(1)
   expect(second.get(seriesKey('switchboard_throttle_refusals_total', { limit: 'api' }))).toBeUndefined()
   expect(first.get(seriesKey('switchboard_mcp_breakers', { state: 'open' }))).toBe(1)
+  expect(first.get(seriesKey('switchboard_channel_work_total', { queue: 'outbox', outcome: 'retry' }))).toBe(2)
   expect(first.get(seriesKey('switchboard_mcp_breakers', { state: 'closed' }))).toBe(2)
   const none = new NoMetrics()
   none.refused()

@@ -53,6 +53,7 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
     }
     const reservation = await reserve(throttles.login, claims, now)
     if (!reservation.allowed) {
+      services.metrics.refused('login')
       const { retryAfter } = reservation.refused
       if (!wantsJson(c)) return backToLogin(c, 'throttled', redirect)
       throw new ApiError('rate_limited', `Too many failed sign-ins; try again in ${retryAfter} s.`, {
