@@ -45,9 +45,10 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   if (services.metrics.enabled) app.use(httpMetrics(services.metrics))
   app.use(securityHeaders(DATA_POLICY))
   app.use(requestIds())
-  app.use(requestLog(services.log))
   // Probes answer before sign-in, the origin guard and the rate limits: they are the operator's, not a tenant's.
   mountOperations(app, services)
+  // After the probes, which a balancer asks every few seconds: the log is for requests people and scripts make.
+  app.use(requestLog(services.log))
   app.use(async (c, next) => {
     c.set('services', services)
     await next()

@@ -47,3 +47,10 @@ test('each request is one line: its id (as the header says), method, route, path
   ])
   expect(lines.slice(mark).join('')).not.toContain('query-secret')
 })
+
+test('the probes a balancer asks every few seconds are not logged', async () => {
+  const mark = lines.length
+  expect((await p.call('GET', '/healthz', { as: null })).status).toBe(200)
+  expect((await p.call('GET', '/readyz', { as: null })).status).toBe(200)
+  expect(lines.slice(mark)).toEqual([])
+})
