@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
+import type { TracingConfig } from './tracing/tracing.ts'
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import { parseAllowList } from './net/address-ranges.ts'
@@ -72,6 +73,8 @@ export interface Config {
   metricsToken: string | undefined
   /** The least important log lines written; `silent` writes none. */
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  /** Where traces go: off without an OTLP endpoint. */
+  tracing: TracingConfig
 }
 
 export class ConfigError extends Error {
@@ -140,7 +143,25 @@ const env = z.object({
   // Long enough not to be guessed: it opens the process's figures, which name agents, servers and routes.
   SWITCHBOARD_METRICS_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
   SWITCHBOARD_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  // OpenTelemetry's own variables, as every OTLP-speaking program reads them (traces only, OTLP over HTTP).
+  OTEL_SDK_DISABLED: z.enum(['true', 'false']).optional(),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none']).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).default('switchboard'),
 })
+
+/** OTEL_EXPORTER_OTLP_HEADERS: `key=value` pairs, comma-separated, values percent-encoded (the specification's form). */
+function otlpHeaders(text: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const pair of (text ?? '').split(',')) {
+    const eq = pair.indexOf('=')
+    if (eq > 0) headers[pair.slice(0, eq).trim()] = decodeURIComponent(pair.slice(eq + 1).trim())
+  }
+  return headers
+}
 
 function ranges(list: string): string[] {
   return list.split(',').map((range) => range.trim()).filter(Boolean)
@@ -205,6 +226,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     mail: { smtpUrl: e.SWITCHBOARD_SMTP_URL, from: e.SWITCHBOARD_MAIL_FROM },
     metricsToken: e.SWITCHBOARD_METRICS_TOKEN,
     logLevel: e.SWITCHBOARD_LOG_LEVEL,
+    tracing: {
+      endpoint:
+        e.OTEL_SDK_DISABLED === 'true' || e.OTEL_TRACES_EXPORTER === 'none'
+          ? undefined
+          : (e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT ? `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined)),
+      headers: { ...otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), ...otlpHeaders(e.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+      serviceName: e.OTEL_SERVICE_NAME,
+    },
     pluginEnv: Object.fromEntries(
       Object.entries(source).filter(
         (entry): entry is [string, string] => entry[0].startsWith('SWITCHBOARD_PLUGIN_') && entry[0] !== 'SWITCHBOARD_PLUGIN_PATHS' && typeof entry[1] === 'string',

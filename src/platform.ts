@@ -26,6 +26,8 @@ import { TurnCap } from './chat/turn-cap.ts'
 import { serveVaultSocket } from './vault/socket.ts'
 import type { Services } from './services.ts'
 import { NoMetrics, PrometheusMetrics, type Metrics } from './metrics/metrics.ts'
+import { Tracing } from './tracing/tracing.ts'
+import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import { MemoryBucketStore, type BucketStore } from './throttle/buckets.ts'
 import { PostgresBucketStore } from './throttle/postgres.ts'
 import { LeasedBucketStore } from './throttle/leased.ts'
@@ -96,13 +98,14 @@ async function sharedState(config: Config, store: Store, log: Logger, metrics: M
 }
 
 /** Builds the kernel services and both apps on an open store. Servers and signals are main.ts's business. */
-export async function createPlatform(config: Config, store: Store, log: Logger, clock: Clock = systemClock): Promise<Platform> {
+export async function createPlatform(config: Config, store: Store, log: Logger, clock: Clock = systemClock, traceExporter?: SpanExporter): Promise<Platform> {
   const applied = await migrate(store.db)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   // Before anything reads the store: the first start seeds the default company and its agents here.
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
   let turns: ActiveTurns | undefined
   const metrics: Metrics = config.metricsToken ? new PrometheusMetrics() : new NoMetrics()
+  const tracing = Tracing.create(config.tracing, traceExporter)
   const { events, locks, throttles } = await sharedState(config, store, log, metrics, (id) => turns?.lost(id))
   turns = new ActiveTurns(locks, events, new TurnCap(store.db, clock, config.turnsPerUser))
   const self = new SelfAddress(config.host, config.apiPort)
@@ -140,7 +143,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)
-  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, turns, agents, events, feed, writes })
+  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, turns, agents, events, feed, writes })
   const channels = new Channels({
     db: store.db,
     vault,
@@ -194,6 +197,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     config,
     db: store.db,
     metrics,
+    tracing,
     models,
     writes,
     outbound,
@@ -256,6 +260,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     await Promise.all([events.close(), locks.close()])
     mailer?.close()
     vaultSocket.close()
+    // Last: the spans of everything above are sent before the process goes.
+    await tracing.close()
   }
   return { services, api, admin, adminWebSocket: webChat.websocket, bootstrap, close, closeSockets: () => webChat.close() }
 }

@@ -1,4 +1,5 @@
 import type { AgentSupervisor } from './agents/supervisor.ts'
+import type { Tracing } from './tracing/tracing.ts'
 import type { Metrics } from './metrics/metrics.ts'
 import type { AccessPolicy } from './auth/access.ts'
 import type { Chat } from './chat/chat.ts'
@@ -41,6 +42,8 @@ export interface Services {
   db: Db
   /** This process's Prometheus metrics, served at /metrics to whoever holds SWITCHBOARD_METRICS_TOKEN. */
   metrics: Metrics
+  /** Spans of requests, turns, runner and tool calls, to the OTLP endpoint the OTEL_* variables name (else off). */
+  tracing: Tracing
   models: ModelRegistry
   /** Where every write is made and its consequences heard (caches, live agents, chat feeds), whatever its door. */
   writes: Writes

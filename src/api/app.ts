@@ -23,6 +23,7 @@ import { createRouter } from './router.ts'
 import { mountOperations } from './operations/index.ts'
 import { httpMetrics } from '../metrics/http.ts'
 import { requestLog } from '../http/request-log.ts'
+import { requestSpans } from '../tracing/http.ts'
 import { mountInternal } from './internal/index.ts'
 import { mountEmailChange } from './me/email.ts'
 import { mountMe } from './me/index.ts'
@@ -42,6 +43,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const { config } = services
   const app = createRouter()
 
+  if (services.tracing.enabled) app.use(requestSpans(services.tracing))
   if (services.metrics.enabled) app.use(httpMetrics(services.metrics))
   app.use(securityHeaders(DATA_POLICY))
   app.use(requestIds())

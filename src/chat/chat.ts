@@ -209,7 +209,8 @@ export class Chat {
       let outcome: TurnOutcome = 'aborted'
       try {
         yield { type: 'conversation', conversation_id: conversation.id }
-        for await (const event of runTurn(deps, turn)) {
+        const turning = deps.tracing.spanned('chat turn', { 'switchboard.agent': turn.agent.id, 'switchboard.conversation': conversation.id }, () => runTurn(deps, turn))
+        for await (const event of turning) {
           if (event.type === 'stream') {
             void feed.publish(conversation.id, { type: 'stream', text: event.text, offset: streamed.length })
             streamed += event.text

@@ -10,6 +10,7 @@ import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 import { unlessAborted, untilAborted } from './abortable.ts'
 import { recordTurnUsage, type TurnUsage } from './turn-usage.ts'
 import type { Metrics } from '../metrics/metrics.ts'
+import type { Tracing } from '../tracing/tracing.ts'
 
 /** How many times one turn may go back to the model with tool results. */
 const MAX_TOOL_ROUNDS = 8
@@ -46,6 +47,7 @@ export interface TurnDeps {
   tools: ToolExecutor
   log: Logger
   metrics: Metrics
+  tracing: Tracing
 }
 
 class TurnFailure extends Error {
@@ -150,6 +152,7 @@ class Answer {
 }
 
 interface PreparedTurn {
+  tracing: Tracing
   runner: Runner
   model: ModelEntry
   messages: ChatMessage[]
@@ -195,7 +198,7 @@ async function prepareTurn(deps: TurnDeps, turn: Turn, signal: AbortSignal, answ
   const system = [agent.personality, conversation.context_prompt, attached].filter(Boolean).join('\n\n')
   const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...earlier, { role: 'user', content: turn.text }]
   const notices = [sessionEnd ? sessionNotice(db, turn, answer, ttl!) : undefined, documents.notice, ...(tools.notices ?? [])].filter((n) => n !== undefined)
-  return { runner, model, messages, tools, signal, notices }
+  return { tracing: deps.tracing, runner, model, messages, tools, signal, notices }
 }
 
 /**
@@ -214,10 +217,13 @@ function sessionNotice(db: Db, turn: Turn, answer: Answer, ttl: number): string 
 
 /** Step two: streams the model's answer, running the tools it asks for, until it answers without asking. */
 async function* toolRounds(prepared: PreparedTurn, answer: Answer): AsyncGenerator<ChatEvent> {
-  const { runner, model, messages, tools, signal } = prepared
+  const { tracing, runner, model, messages, tools, signal } = prepared
   for (let round = 0; ; round++) {
     const calls: Extract<RunnerEvent, { type: 'tool_call' }>['call'][] = []
-    for await (const event of untilAborted(runner.stream({ messages, tools: tools.specs, model, signal }), signal)) {
+    const answering = tracing.spanned('runner call', { 'switchboard.runner': runner.name, 'gen_ai.request.model': model.api_id, 'switchboard.round': round }, () =>
+      runner.stream({ messages, tools: tools.specs, model, signal }),
+    )
+    for await (const event of untilAborted(answering, signal)) {
       if (signal.aborted) return
       if (event.type === 'text') {
         answer.add(event.text)
@@ -239,7 +245,7 @@ async function* toolRounds(prepared: PreparedTurn, answer: Answer): AsyncGenerat
       yield { type: 'tool_call', tool: call.name }
       let result: string
       try {
-        result = await unlessAborted(tools.call(call.name, call.arguments, signal), signal)
+        result = await unlessAborted(tracing.span('tool call', { 'gen_ai.tool.name': call.name }, () => tools.call(call.name, call.arguments, signal)), signal)
       } catch (error) {
         result = `Error: ${(error as Error).message}`
       }

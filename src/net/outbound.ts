@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises'
+import { context, propagation } from '@opentelemetry/api'
 import { rootCertificates } from 'node:tls'
 import ipaddr from 'ipaddr.js'
 import { parseAllowList, refusalReason } from './address-ranges.ts'
@@ -114,6 +115,8 @@ export class OutboundPolicy {
     target.hostname = address.includes(':') ? `[${address}]` : address
     const headers = new Headers(init?.headers ?? request?.headers)
     headers.set('host', url.host)
+    // The running span's traceparent, when tracing is on (the propagator is registered only then).
+    propagation.inject(context.active(), headers, { set: (h, key, value) => h.set(key, value) })
     const callerTls = (init as BunFetchRequestInit | undefined)?.tls
     const https = url.protocol === 'https:'
     const tls = https ? { ...callerTls, ...(byName ? { serverName: url.hostname.replace(/\.$/, '') } : {}), ...(this.ca ? { ca: this.ca } : {}) } : callerTls

@@ -1,3 +1,4 @@
+import { context, propagation } from '@opentelemetry/api'
 import type { RunnerEvent } from './contract.ts'
 
 /**
@@ -56,7 +57,10 @@ export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promi
  */
 export function patientFetch(base: Fetch = (input, init) => fetch(input, init)): Fetch {
   return async (input, init) => {
-    const response = await base(input, init)
+    // The runner call's traceparent, when tracing is on (the propagator is registered only then).
+    const sent = new Headers(init?.headers)
+    propagation.inject(context.active(), sent, { set: (h, key, value) => h.set(key, value) })
+    const response = await base(input, { ...init, headers: sent })
     const wait = retryWaitMs(response.headers)
     if (response.ok || wait === undefined || wait <= LONGEST_RETRY_WAIT_MS) return response
     const headers = new Headers(response.headers)

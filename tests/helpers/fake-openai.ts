@@ -18,6 +18,8 @@ interface Usage {
 export interface Received {
   body: any
   authorization: string | null
+  /** The W3C trace context the caller sent, if any. */
+  traceparent: string | null
   /** When the request arrived (Date.now()). */
   at: number
   /** Set when the client closed the connection before the answer ended. */
@@ -43,7 +45,7 @@ export function startFakeOpenAI(options: { fallback?: Script } = {}) {
         return Response.json({ object: 'list', data: catalogue.ids.map((id) => ({ id, object: 'model', owned_by: 'fake' })) })
       }
       if (new URL(req.url).pathname !== '/v1/chat/completions' || req.method !== 'POST') return new Response('not found', { status: 404 })
-      const record: Received = { body: await req.json(), authorization: req.headers.get('authorization'), at: Date.now() }
+      const record: Received = { body: await req.json(), authorization: req.headers.get('authorization'), traceparent: req.headers.get('traceparent'), at: Date.now() }
       received.push(record)
       req.signal.addEventListener('abort', () => (record.closedAt ??= Date.now()))
       const script = scripts.shift() ?? options.fallback ?? { text: ['(no script)'] }

@@ -11,6 +11,7 @@ import type { CompanyRole } from '../../src/db/schema.ts'
 import { silentLogger, type Logger } from '../../src/logger.ts'
 import { createPlatform, type Platform } from '../../src/platform.ts'
 import createClient from 'openapi-fetch'
+import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import type { Api } from '../../src/admin/api-client.ts'
 import type { paths } from '../../src/admin/api-types.ts'
 import { freshStore } from './database.ts'
@@ -77,14 +78,20 @@ const unique = () => `${Date.now().toString(36)}${(serial++).toString(36)}`
  * A platform on a fresh database of its own, or on `store` (two platforms on one PostgreSQL database, as two
  * processes behind a balancer are); either way the platform closes its store when it closes.
  */
-export async function startTestPlatform(env: Record<string, string> = {}, clock: Clock = systemClock, given?: Store, log: Logger = silentLogger): Promise<TestPlatform> {
+export async function startTestPlatform(
+  env: Record<string, string> = {},
+  clock: Clock = systemClock,
+  given?: Store,
+  log: Logger = silentLogger,
+  traceExporter?: SpanExporter,
+): Promise<TestPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-test-'))
   const store = given ?? (await freshStore())
   // Suites fire requests far faster than people do; the throttle suite sets its own, tight rate.
   const rate = { SWITCHBOARD_API_RATE_BURST: '100000', SWITCHBOARD_API_RATE_PER_SECOND: '100000' }
   const sandbox = HAS_BWRAP ? {} : { SWITCHBOARD_MCP_SANDBOX: 'none' }
   const config = loadConfig({ SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, ...rate, ...sandbox, ...env })
-  const platform = await createPlatform(config, store, log, clock)
+  const platform = await createPlatform(config, store, log, clock, traceExporter)
   const db = store.db
 
   async function issueToken(userId: string): Promise<string> {
