@@ -158,7 +158,12 @@ function otlpHeaders(text: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const pair of (text ?? '').split(',')) {
     const eq = pair.indexOf('=')
-    if (eq > 0) headers[pair.slice(0, eq).trim()] = decodeURIComponent(pair.slice(eq + 1).trim())
+    if (eq <= 0) continue
+    try {
+      headers[pair.slice(0, eq).trim()] = decodeURIComponent(pair.slice(eq + 1).trim())
+    } catch {
+      throw new ConfigError([`OTEL_EXPORTER_OTLP_HEADERS: the value of ${pair.slice(0, eq).trim()} is not percent-encoded text`])
+    }
   }
   return headers
 }

@@ -69,3 +69,13 @@ test('the throttle store is chosen by name, or left to the store kind when unset
   expect(loadConfig({ SWITCHBOARD_THROTTLE_STORE: 'memory' }).throttleStore).toBe('memory')
   expect(() => loadConfig({ SWITCHBOARD_THROTTLE_STORE: 'redis' })).toThrow(/SWITCHBOARD_THROTTLE_STORE/)
 })
+
+test('OpenTelemetry: traces go to the traces endpoint, or the base endpoint’s /v1/traces, with the headers given; off without one or when told', () => {
+  expect(loadConfig({}).tracing.endpoint).toBeUndefined()
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing.endpoint).toBe('http://collector:4318/v1/traces')
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/traces' }).tracing.endpoint).toBe('http://b:4318/traces')
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing.endpoint).toBeUndefined()
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SDK_DISABLED: 'true' }).tracing.endpoint).toBeUndefined()
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%20b, tenant=t' }).tracing.headers).toEqual({ 'api-key': 'a b', tenant: 't' })
+  expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'api-key=%E0%A4%A' })).toThrow(ConfigError)
+})

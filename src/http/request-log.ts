@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
+import { routeOf } from './route.ts'
 import type { Logger } from '../logger.ts'
 import type { ApiEnv } from './env.ts'
 
@@ -16,7 +17,7 @@ export function requestLog(log: Logger): MiddlewareHandler<ApiEnv> {
       log.info('request', {
         request_id: c.get('requestId'),
         method: c.req.method,
-        route: c.req.matchedRoutes.findLast((r) => r.method !== 'ALL')?.path ?? null,
+        route: routeOf(c) ?? null,
         path: c.req.path,
         status: c.res.status,
         duration_ms: Math.round((performance.now() - started) * 100) / 100,

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
+import { routeOf } from '../http/route.ts'
 import type { Metrics } from './metrics.ts'
 
 /**
@@ -11,8 +12,8 @@ export function httpMetrics(metrics: Metrics): MiddlewareHandler {
     try {
       await next()
     } finally {
-      // The last route that is not middleware is the one that answered; none is a path nothing serves.
-      const route = c.req.matchedRoutes.findLast((r) => r.method !== 'ALL')?.path ?? 'unmatched'
+      // None: a path nothing serves.
+      const route = routeOf(c) ?? 'unmatched'
       metrics.request(route, c.req.method, c.res.status, (performance.now() - started) / 1000)
     }
   }

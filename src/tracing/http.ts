@@ -1,4 +1,5 @@
 import { SpanKind } from '@opentelemetry/api'
+import { routeOf } from '../http/route.ts'
 import type { MiddlewareHandler } from 'hono'
 import type { Tracing } from './tracing.ts'
 
@@ -13,7 +14,7 @@ export function requestSpans(tracing: Tracing): MiddlewareHandler {
       { 'http.request.method': c.req.method, 'url.path': c.req.path },
       async (span) => {
         await next()
-        const route = c.req.matchedRoutes.findLast((r) => r.method !== 'ALL')?.path
+        const route = routeOf(c)
         if (route) {
           span?.updateName(`${c.req.method} ${route}`)
           span?.setAttribute('http.route', route)

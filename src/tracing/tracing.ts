@@ -1,4 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api'
+
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
@@ -11,6 +12,19 @@ export interface TracingConfig {
   endpoint: string | undefined
   headers: Record<string, string>
   serviceName: string
+}
+
+let propagating = false
+
+/**
+ * The context of the running span follows async work through AsyncLocalStorage, and W3C Trace Context crosses
+ * processes: OpenTelemetry makes both process-wide, so they are registered once, by the first platform that traces.
+ */
+function registerPropagation(): void {
+  if (propagating) return
+  propagating = true
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
 }
 
 /**
@@ -35,10 +49,15 @@ export class Tracing {
       ...(config.endpoint ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: config.endpoint, headers: config.headers }) })] : []),
     ]
     if (processors.length === 0) return new Tracing(undefined)
-    // The context of the running span follows async work through AsyncLocalStorage; process-wide, as it must be.
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator())
-    return new Tracing(new TracerProvider({ resource: resourceFromAttributes({ 'service.name': config.serviceName }), spanProcessors: processors }))
+    registerPropagation()
+    return new Tracing(
+      new TracerProvider({
+        resource: resourceFromAttributes({ 'service.name': config.serviceName }),
+        spanProcessors: processors,
+        // Attributes carry names a model or a tenant chose (a tool's): bounded, as everything sent out is.
+        spanLimits: { attributeValueLengthLimit: 256 },
+      }),
+    )
   }
 
   get enabled(): boolean {

@@ -48,6 +48,15 @@ describe('with an exporter', () => {
     expect(new Set(sent)).toEqual(new Set(runnerCalls.map((span) => `00-${traceId}-${span.spanContext().spanId}-01`)))
   })
 
+  test('an attribute a model chose (a tool’s name) is cut to 256 characters', async () => {
+    exporter.reset()
+    const name = `tool_${'x'.repeat(2000)}`
+    fake.scripts.push({ toolCall: { name, argumentChunks: ['{}'] } }, { text: ['ok'] })
+    await chatTurn(p, { agent_id: agent, text: 'call a tool that is not there' })
+    const [tool] = named(exporter.getFinishedSpans(), 'tool call')
+    expect(tool!.attributes['gen_ai.tool.name']).toBe(name.slice(0, 256))
+  })
+
   test('a caller’s traceparent is honoured: the request joins the caller’s trace', async () => {
     exporter.reset()
     const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736'
