@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { jsonArrayFrom } from 'kysely/helpers/postgres'
 import type { Actor } from '../auth/actor.ts'
 import type { ChatFeed } from '../chat/feed.ts'
 import { insertMessage } from '../chat/messages.ts'
@@ -291,10 +292,19 @@ export class Plans {
 
 /** A plan and its tasks, in order, as the view shows them. */
 async function read(db: Executor, planId: string): Promise<PlanView> {
-  const [plan, tasks] = await Promise.all([
-    db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirstOrThrow(),
-    db.selectFrom('plan_tasks').select(['id', 'title', 'description', 'status', 'note']).where('plan_id', '=', planId).orderBy('position').orderBy('id').execute(),
-  ])
+  // One statement, so one snapshot: two reads side by side could show a plan already paused beside the task whose
+  // failure paused it, still in progress, when a write commits between them.
+  const plan = await db
+    .selectFrom('plans')
+    .selectAll()
+    .select((eb) =>
+      jsonArrayFrom(
+        eb.selectFrom('plan_tasks').select(['id', 'title', 'description', 'status', 'note']).whereRef('plan_id', '=', 'plans.id').orderBy('position').orderBy('id'),
+      ).as('tasks'),
+    )
+    .where('id', '=', planId)
+    .executeTakeFirstOrThrow()
+  const { tasks } = plan
   return {
     id: plan.id,
     conversation_id: plan.conversation_id,
