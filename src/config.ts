@@ -20,6 +20,8 @@ export interface Config {
   internalApiSecret: string | undefined
   sessionInactivityHours: number
   sessionMaxDays: number
+  /** Audit events older than this many days are deleted. */
+  auditRetentionDays: number
   /** Largest request body the api app reads, in bytes. */
   bodyLimitBytes: number
   /** Largest document an upload may carry (POST /api/chat/documents), in bytes; that route's own body limit. */
@@ -99,6 +101,7 @@ const env = z.object({
   INTERNAL_API_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SWITCHBOARD_SESSION_INACTIVITY_HOURS: positive.default(72),
   SWITCHBOARD_SESSION_MAX_DAYS: positive.default(30),
+  SWITCHBOARD_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   SWITCHBOARD_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   SWITCHBOARD_DOCUMENT_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   SWITCHBOARD_ADMIN_EMAIL: z.email().default('admin@switchboard.local'),
@@ -206,6 +209,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     internalApiSecret: e.INTERNAL_API_SECRET,
     sessionInactivityHours: e.SWITCHBOARD_SESSION_INACTIVITY_HOURS,
     sessionMaxDays: e.SWITCHBOARD_SESSION_MAX_DAYS,
+    auditRetentionDays: e.SWITCHBOARD_AUDIT_RETENTION_DAYS,
     bodyLimitBytes: e.SWITCHBOARD_BODY_LIMIT_BYTES,
     documentMaxBytes: e.SWITCHBOARD_DOCUMENT_MAX_BYTES,
     initialAdmin: { email: e.SWITCHBOARD_ADMIN_EMAIL, password: e.SWITCHBOARD_ADMIN_PASSWORD },

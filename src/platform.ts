@@ -59,12 +59,15 @@ import type { PluginKernel } from './plugin-host/sdk.ts'
 import { Plans } from './plans/plans.ts'
 import { PlanContinuation } from './plans/continuation.ts'
 import { Artifacts } from './artifacts/artifacts.ts'
+import { sweepAudit } from './audit/trail.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
 import { Channels } from './channels/channels.ts'
 import { Scheduler } from './scheduler.ts'
 
 /** How often expired artifacts are deleted (each process may; whoever comes first does it). */
 const ARTIFACT_SWEEP_MS = 10 * 60_000
+// Several processes may sweep at once: each deletes what is left, which is nothing after the first.
+const AUDIT_SWEEP_MS = 6 * 60 * 60_000
 
 /** The plugins that ship with Switchboard; SWITCHBOARD_PLUGIN_PATHS adds more folders. */
 const PLUGINS_DIR = join(import.meta.dir, '..', 'plugins')
@@ -244,6 +247,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   await plugins.startup()
   await services.agents.startAll()
   scheduler.every('sweeping expired artifacts', ARTIFACT_SWEEP_MS, () => services.artifacts.sweep(), { now: true })
+  scheduler.every('sweeping old audit events', AUDIT_SWEEP_MS, () => sweepAudit(services.db, config.auditRetentionDays, services.clock.now()), { now: true })
   scheduler.every('closing idle MCP connections', upstreams.reapEveryMs, async () => void (await upstreams.reapIdle()))
   channels.start()
   async function close(): Promise<void> {

@@ -80,6 +80,9 @@ export function createApiClient(api: Pick<Hono<any>, 'request'>): ApiClient {
       const value = c.req.header(name)
       if (value !== undefined) headers[name] = value
     }
+    // The api's answer and what it audits carry the console request's id, so one id follows a click end to end.
+    const requestId = c.get('requestId')
+    if (typeof requestId === 'string') headers['x-request-id'] = requestId
     return { headers, address: clientAddress(c) }
   }
 

@@ -2181,6 +2181,40 @@ export interface paths {
         patch: operations["patchUsageRecord"];
         trace?: never;
     };
+    "/api/v1/AuditEvent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List AuditEvent records */
+        get: operations["listAuditEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/AuditEvent/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one AuditEvent */
+        get: operations["getAuditEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/OAuthClient": {
         parameters: {
             query?: never;
@@ -4856,6 +4890,58 @@ export interface components {
             /** @description Merged into outcome (see UsageRecordCreate); null resets it. */
             outcome?: unknown;
         };
+        AuditEventList: {
+            data: components["schemas"]["AuditEvent"][];
+            limit: number;
+            offset: number;
+            /** @description Total matching rows; present with count=exact. */
+            count?: number;
+        };
+        /** @description The audit trail: one event per write an admin would ask about (sign-ins, passwords, roles and memberships, MCP settings, plugins, vault names, OAuth grants, agents, tokens), recorded in the write’s own transaction. Written by the platform only; old events are deleted after SWITCHBOARD_AUDIT_RETENTION_DAYS. */
+        AuditEvent: {
+            /**
+             * Format: uuid
+             * @example 01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The company it happened in; null for a person’s own account (a sign-in).
+             */
+            company_id: string | null;
+            /**
+             * Format: uuid
+             * @description Who did it; null when nobody signed in did (a failed sign-in, a reset link spent).
+             */
+            actor_id: string | null;
+            /** @enum {string} */
+            action: "create" | "update" | "delete" | "sign_in" | "sign_in_failed" | "sign_out" | "password_change" | "password_reset_link" | "password_reset" | "password_force_reset" | "plugin_enable" | "plugin_disable" | "plugin_settings" | "secret_set" | "secret_delete" | "oauth_grant" | "oauth_revoke";
+            /**
+             * @description What was written: a model of this API, or Plugin, VaultSecret, Session.
+             * @example McpServer
+             */
+            model: string;
+            /** @description Its id (a plugin’s or a secret’s name). */
+            record_id: string | null;
+            /** @description Per field `{from, to}` (only `to` on create, only `from` on delete); `"changed"` for a secret, whose value is never recorded. */
+            changes: {
+                [key: string]: unknown;
+            };
+            /** @description The X-Request-Id of the request that made it. */
+            request_id: string | null;
+            /** @description The address the request came from. */
+            address: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            updated_at: string;
+        };
         OAuthClientList: {
             data: components["schemas"]["OAuthClient"][];
             limit: number;
@@ -5034,7 +5120,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
+            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
             /** @enum {string} */
             verb: "list" | "read" | "create" | "update" | "delete";
             /** @enum {string} */
@@ -5059,7 +5145,7 @@ export interface components {
          */
         ModelAclCreate: {
             /** @enum {string} */
-            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
+            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
             /** @enum {string} */
             verb: "list" | "read" | "create" | "update" | "delete";
             /** @enum {string} */
@@ -22887,6 +22973,207 @@ export interface operations {
             };
             /** @description The body breaks the schema; `errors` lists each field. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditEvent: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to return. */
+                select?: string;
+                /** @description Comma-separated field.asc or field.desc; ties are broken by id. */
+                order?: string;
+                /** @description Rows per page, 1 to 500 (default 50). */
+                limit?: string;
+                /** @description Rows to skip (default 0). */
+                offset?: string;
+                /** @description `exact` adds the total number of matching rows as `count`. */
+                count?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                company_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                actor_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                action?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                model?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                record_id?: string;
+                /** @description Filter: is.null only (JSON field). */
+                changes?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                request_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                address?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                created_at?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                updated_at?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of AuditEvent records. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventList"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The AuditEvent. */
+            200: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEvent"];
+                };
+            };
+            /** @description Unchanged since the ETag sent in If-None-Match. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,6 +5,7 @@ import type { Services } from '../services.ts'
 import type { ApiEnv } from '../http/env.ts'
 import { ApiError } from '../errors.ts'
 import { isUuid } from '../models/fields.ts'
+import { originOf } from '../http/origin.ts'
 import { judgeAudience, metadataUrl, targetOfPath } from '../oauth/resources.ts'
 
 export const COMPANY_HEADER = 'x-switchboard-company'
@@ -37,7 +38,8 @@ export function authenticate(services: Services): MiddlewareHandler<ApiEnv> {
           throw new ApiError('forbidden', 'An OAuth access token may not create credentials or change how the account signs in: what it made would outlive the grant. Sign in to do this.')
         }
       }
-      c.set('actor', actor)
+      // Where the request came from travels with who made it, so whatever it writes is audited with both.
+      if (actor) c.set('actor', { ...actor, origin: originOf(c) })
     }
     await next()
   }

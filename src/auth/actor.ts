@@ -1,5 +1,6 @@
 import type { CompanyRole } from '../db/schema.ts'
 import type { Caller } from '../db/scoped.ts'
+import type { Origin } from '../audit/trail.ts'
 
 export type Role = CompanyRole | 'superadmin'
 
@@ -10,6 +11,8 @@ export interface Actor extends Caller {
    * token to that resource and those scopes.
    */
   grant?: { resource: string; scopes: readonly string[] }
+  /** The request acting, for the audit trail; unset for work no request made (a channel message, a plan's next step). */
+  origin?: Origin
 }
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3, superadmin: 4 }

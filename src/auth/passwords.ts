@@ -4,6 +4,9 @@ import type { Announcing } from '../events/writes.ts'
 import type { Actor } from './actor.ts'
 import { mayManageUser } from './ladder.ts'
 import { hashSecret, newSecret } from './secrets.ts'
+import { audit } from '../audit/trail.ts'
+import { CHANGED } from '../audit/changes.ts'
+import { inTransaction } from '../db/transaction.ts'
 
 /** How long a reset link works; it works once. */
 export const RESET_TTL_MS = 24 * 60 * 60 * 1000
@@ -26,39 +29,53 @@ export interface Ending {
  * Ends what someone holding the old password may have made: every session but the one named, the personal API
  * tokens (unless kept) and the OAuth grants of MCP hosts. Callers announce the person's credentials changed.
  */
-export async function endAccess(tx: Executor, userId: string, { keepSession, keepApiTokens = false }: Ending = {}): Promise<void> {
-  await tx
+export async function endAccess(tx: Executor, userId: string, { keepSession, keepApiTokens = false }: Ending = {}): Promise<Ended> {
+  const sessions = await tx
     .deleteFrom('sessions')
     .where('user_id', '=', userId)
     .$if(keepSession !== undefined, (q) => q.where('token_hash', '<>', hashSecret(keepSession!)))
-    .execute()
-  if (!keepApiTokens) await tx.deleteFrom('api_tokens').where('user_id', '=', userId).execute()
-  await tx.deleteFrom('oauth_grants').where('user_id', '=', userId).execute()
+    .executeTakeFirst()
+  const tokens = keepApiTokens ? undefined : await tx.deleteFrom('api_tokens').where('user_id', '=', userId).executeTakeFirst()
+  const grants = await tx.deleteFrom('oauth_grants').where('user_id', '=', userId).executeTakeFirst()
+  return { sessions: Number(sessions.numDeletedRows), api_tokens: Number(tokens?.numDeletedRows ?? 0), oauth_grants: Number(grants.numDeletedRows) }
 }
 
-/** Sets a user's password and ends what the old one may have opened (see endAccess). */
-export async function setPassword(scope: Announcing, userId: string, password: string, ending: Ending = {}): Promise<void> {
+/** How many of each way in a password change ended, as the audit trail records it. */
+export interface Ended {
+  sessions: number
+  api_tokens: number
+  oauth_grants: number
+}
+
+/**
+ * Sets a user's password and ends what the old one may have opened (see endAccess). A change is the person's own
+ * doing; a reset is done by whoever holds the link, who is not signed in.
+ */
+export async function setPassword(scope: Announcing, userId: string, password: string, ending: Ending = {}, action: 'password_change' | 'password_reset' = 'password_change'): Promise<void> {
   const hash = await Bun.password.hash(password)
   await inTransaction(scope.db, async (tx) => {
     await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute()
-    await endAccess(tx, userId, ending)
+    const ended = await endAccess(tx, userId, ending)
     await tx.deleteFrom('password_resets').where('user_id', '=', userId).execute()
+    await audit(tx, scope.origin, { ...accountEvent(userId, action === 'password_change' ? userId : null), action, changes: { password: CHANGED, ended } })
   })
   scope.announce({ type: 'credentials', user_id: userId })
 }
 
-function inTransaction(db: Executor, work: (tx: Executor) => Promise<void>): Promise<void> {
-  return db.isTransaction ? work(db) : db.transaction().execute(work)
+/** An event of a person's account, which belongs to no company: their companies' admins read it. */
+function accountEvent(userId: string, actorId: string | null) {
+  return { model: 'User', recordId: userId, companyId: null, actorId }
 }
 
 /**
  * An admin's forced reset: the password stops working and everything it opened ends, so that only the person, from
  * the link mailed to them, gets back in.
  */
-export async function forceReset(scope: Announcing, userId: string): Promise<void> {
+export async function forceReset(scope: Announcing, userId: string, by: Actor): Promise<void> {
   await inTransaction(scope.db, async (tx) => {
     await tx.updateTable('users').set({ password_hash: null }).where('id', '=', userId).execute()
-    await endAccess(tx, userId)
+    const ended = await endAccess(tx, userId)
+    await audit(tx, scope.origin, { ...accountEvent(userId, by.userId), companyId: by.isSuperadmin ? null : by.companyId, action: 'password_reset_link', changes: { password: 'cleared', link: 'mailed', ended } })
   })
   scope.announce({ type: 'credentials', user_id: userId })
 }
@@ -67,7 +84,7 @@ export async function forceReset(scope: Announcing, userId: string): Promise<voi
 export async function issueReset(db: Executor, userId: string, by: Actor, now: number): Promise<{ token: string; expiresAt: Date }> {
   const token = newSecret('rst_')
   const expiresAt = new Date(now + RESET_TTL_MS)
-  await db.transaction().execute(async (tx) => {
+  await inTransaction(db, async (tx) => {
     await tx.deleteFrom('password_resets').where('user_id', '=', userId).execute()
     await tx
       .insertInto('password_resets')
@@ -116,6 +133,6 @@ export async function useReset(scope: Announcing, token: string, password: strin
       errors: [{ path: 'token', message: 'unknown, used or expired' }],
     })
   }
-  await setPassword(scope, reset.user_id, password)
+  await setPassword(scope, reset.user_id, password, {}, 'password_reset')
   return reset.user_id
 }

@@ -1,6 +1,8 @@
 import type { Announcing } from '../events/writes.ts'
 import type { Executor } from '../db/schema.ts'
 import { hashSecret, newSecret } from './secrets.ts'
+import { audit } from '../audit/trail.ts'
+import { inTransaction } from '../db/transaction.ts'
 
 export interface SessionPolicy {
   inactivityMs: number
@@ -24,7 +26,11 @@ export async function createSession(db: Executor, userId: string, policy: Sessio
 
 /** Ends the session of `token` (signing out); whose it was is read afresh everywhere. */
 export async function deleteSession(scope: Announcing, token: string): Promise<void> {
-  const ended = await scope.db.deleteFrom('sessions').where('token_hash', '=', hashSecret(token)).returning('user_id').executeTakeFirst()
+  const ended = await inTransaction(scope.db, async (tx) => {
+    const ended = await tx.deleteFrom('sessions').where('token_hash', '=', hashSecret(token)).returning('user_id').executeTakeFirst()
+    if (ended) await audit(tx, scope.origin, { action: 'sign_out', model: 'User', recordId: ended.user_id, companyId: null, actorId: ended.user_id })
+    return ended
+  })
   if (ended) scope.announce({ type: 'credentials', user_id: ended.user_id })
 }
 

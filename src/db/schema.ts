@@ -246,6 +246,18 @@ export interface UsageRecordsTable extends Stored {
   outcome: Generated<'complete' | 'aborted' | 'error' | null>
 }
 
+/** One write an admin would ask about (sql/0025_audit_events.sql); never updated. */
+export interface AuditEventsTable extends Stored {
+  company_id: string | null
+  actor_id: string | null
+  action: string
+  model: string
+  record_id: string | null
+  changes: Json<Record<string, unknown>>
+  request_id: string | null
+  address: string | null
+}
+
 /** Where each user has signed in from: failed sign-ins there do not count against the account's hourly cap. */
 export interface KnownLoginAddressesTable {
   user_id: string
@@ -488,6 +500,7 @@ export interface Database {
   mcp_permissions: McpPermissionsTable
   known_login_addresses: KnownLoginAddressesTable
   usage_records: UsageRecordsTable
+  audit_events: AuditEventsTable
   throttle_buckets: ThrottleBucketsTable
   event_payloads: EventPayloadsTable
   mcp_sessions: McpSessionsTable

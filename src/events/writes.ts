@@ -1,4 +1,5 @@
 import type { Actor } from '../auth/actor.ts'
+import type { Origin } from '../audit/trail.ts'
 import type { Db, Executor } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
 import type { VaultScope } from '../db/schema.ts'
@@ -51,6 +52,8 @@ export interface WriteScope extends WriteContext, Announcing {
 export interface Announcing {
   db: Executor
   announce(write: Written): void
+  /** The request making the writes, which the audit trail records. */
+  origin?: Origin
 }
 
 /**
@@ -98,10 +101,10 @@ export class Writes {
   }
 
   /** Runs `work`, which no signed-in person does (a reset link is spent by whoever holds it), as run() does. */
-  async unattended<T>(work: (scope: Announcing) => Promise<T>): Promise<T> {
+  async unattended<T>(work: (scope: Announcing) => Promise<T>, origin?: Origin): Promise<T> {
     const written: Written[] = []
     try {
-      return await work({ db: this.db, announce: (write) => void written.push(write) })
+      return await work({ db: this.db, origin, announce: (write) => void written.push(write) })
     } finally {
       await this.#hear(written)
     }
@@ -113,7 +116,7 @@ export class Writes {
   }
 
   #scope(db: Executor, actor: Actor, written: Written[]): WriteScope {
-    return { db, actor, checkOutbound: (path, url) => this.checks.checkOutbound(path, url), announce: (write) => void written.push(write) }
+    return { db, actor, origin: actor.origin, checkOutbound: (path, url) => this.checks.checkOutbound(path, url), announce: (write) => void written.push(write) }
   }
 
   async #hear(written: Written[]): Promise<void> {

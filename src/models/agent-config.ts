@@ -42,6 +42,7 @@ export const AgentConfigRecord = defineModel({
       if (host) await context.checkOutbound(`email.${server}.host`, `https://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`)
     }
   },
+  audited: true,
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
   example: {
     name: 'helpdesk',

@@ -26,6 +26,7 @@ export const ApiToken = defineModel({
   },
   // Tokens are personal: nobody, not even a superadmin, sees or revokes another user's tokens here.
   recordRule: (eb, actor) => eb('api_tokens.user_id', '=', actor.userId),
+  audited: true,
   access: { list: 'member', read: 'member', create: 'member', update: 'member', delete: 'member' },
   affectsAccess: true,
   example: { name: 'nightly export' },

@@ -23,6 +23,7 @@ export const Company = defineModel({
       eb.selectFrom('company_users as m').select('m.id').whereRef('m.company_id', '=', 'companies.id').where('m.user_id', '=', actor.userId),
     )
   },
+  audited: true,
   access: { list: 'member', read: 'member', create: 'superadmin', update: 'owner', delete: 'superadmin' },
   affectsAccess: true,
   example: { name: 'Acme', slug: 'acme' },
@@ -38,6 +39,7 @@ export const CompanyUser = defineModel({
   },
   references: { user_id: visible(() => User) },
   guard: guardMembership,
+  audited: true,
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
   affectsAccess: true,
   example: { user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', role: 'member' },

@@ -85,6 +85,13 @@ export interface ModelSpec<T extends TableName = any> extends TenantScope<T> {
    * generic create is then left out of the document and answers 405 with this text.
    */
   createdElsewhere?: string
+  /**
+   * Set when no one writes records through the API, saying who does (the platform keeps the audit trail): only
+   * list and read are served and documented, and every write answers 405 with this text.
+   */
+  writtenElsewhere?: string
+  /** Writes are recorded in the audit trail, field by field, in the write's own transaction. */
+  audited?: boolean
   /** The least role allowed per verb; ModelAcl rows may override it. */
   access: Record<Verb, Role>
   /** Turns validated input into column values (hashing a password). */

@@ -59,6 +59,7 @@ export const McpCommand = defineModel({
   // Admins see (and may offer) the programs offered to every company and those offered to theirs.
   recordRule: (eb, actor) => (actor.isSuperadmin ? undefined : offeredTo(eb, actor.companyId)),
   affectsAccess: true,
+  audited: true,
   access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
   example: { name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], variables: ['API_TOKEN'], network: true },
 })
@@ -130,6 +131,7 @@ export const McpServer = defineModel({
     }
     if (after.transport === 'streamable-http' && typeof after.url === 'string') await context.checkOutbound('url', after.url)
   },
+  audited: true,
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },
   example: { name: 'everything', transport: 'stdio', command_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', env: { API_TOKEN: { secret: 'everything/token' } } },
 })
@@ -152,6 +154,7 @@ export const McpPermission = defineModel({
   },
   references: { user_id: companyMember },
   affectsAccess: true,
+  audited: true,
   access: { list: 'admin', read: 'admin', create: 'admin', update: 'admin', delete: 'admin' },
   example: { server: 'everything', tool: 'echo', effect: 'allow' },
 })

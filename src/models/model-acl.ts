@@ -17,6 +17,7 @@ export function defineModelAcl(others: readonly Model[]): Model {
       verb: z.enum(VERBS as [string, ...string[]]),
       min_role: z.enum(['member', 'admin', 'owner', 'superadmin']),
     },
+    audited: true,
     access: { list: 'superadmin', read: 'superadmin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
     affectsAccess: true,
     example: { model: 'WebchatMessage', verb: 'delete', min_role: 'owner' },

@@ -43,6 +43,7 @@ export const OAuthClient = defineModel({
       return { columns: { client_id: newSecret(CLIENT_ID_PREFIX).slice(0, CLIENT_ID_PREFIX.length + 22), secret_hash: hashSecret(secret) }, shown: { client_secret: secret } }
     },
   },
+  audited: true,
   access: { list: 'superadmin', read: 'superadmin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
   affectsAccess: true,
   example: { client_name: 'Build server', redirect_uris: ['https://ci.example.com/oauth/callback'], token_endpoint_auth_method: 'client_secret_basic' },
@@ -80,6 +81,7 @@ export const OAuthGrant = defineModel({
     hasRole(actor, 'admin') && actor.companyId !== null
       ? eb.or([eb('oauth_grants.user_id', '=', actor.userId), eb('oauth_grants.company_id', '=', actor.companyId)])
       : eb('oauth_grants.user_id', '=', actor.userId),
+  audited: true,
   access: { list: 'member', read: 'member', create: 'superadmin', update: 'superadmin', delete: 'member' },
   affectsAccess: true,
   example: {},

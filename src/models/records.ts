@@ -9,6 +9,8 @@ import type { WriteScope } from '../events/writes.ts'
 import type { Model, RecordOf } from './define.ts'
 import type { Filter, ListQuery } from './list-query.ts'
 import { mergePatch } from './merge-patch.ts'
+import { audit } from '../audit/trail.ts'
+import { recordChanges } from '../audit/changes.ts'
 import { validationError } from './validation.ts'
 
 export type ApiRecord = Record<string, unknown>
@@ -145,9 +147,23 @@ async function checkReferences(db: Executor, actor: Actor, model: Model, input: 
   if (errors.length > 0) throw new ApiError('validation_error', 'A referenced record does not exist.', { errors })
 }
 
-/** Runs a write in a transaction when the model has steps that must share one (its guard, afterCreate). */
+/** Runs a write in a transaction when the model has steps that must share one (its guard, afterCreate, audit). */
 function inTransaction<T>(db: Executor, model: Model, write: (tx: Executor) => Promise<T>): Promise<T> {
-  return (model.guard || model.afterCreate) && !db.isTransaction ? db.transaction().execute(write) : write(db)
+  return (model.guard || model.afterCreate || model.audited) && !db.isTransaction ? db.transaction().execute(write) : write(db)
+}
+
+/** Records an audited model's write in its transaction, with the fields it changed. */
+function audited(tx: Executor, scope: WriteScope, model: Model, action: 'create' | 'update' | 'delete', change: { before?: ApiRecord; after?: ApiRecord; input?: ApiRecord }) {
+  const record = (change.after ?? change.before)!
+  const companyId = model.tenantColumn ? (record[model.tenantColumn] as string | null) : scope.actor.companyId
+  return audit(tx, scope.actor.origin, {
+    action,
+    model: model.name,
+    recordId: String(record.id),
+    companyId,
+    actorId: scope.actor.userId,
+    changes: recordChanges(model, change.before, change.after, change.input),
+  })
 }
 
 export async function createRecord<T extends TableName>(scope: WriteScope, model: Model<T>, input: ApiRecord): Promise<Versioned<RecordOf<T>>> {
@@ -162,6 +178,7 @@ export async function createRecord<T extends TableName>(scope: WriteScope, model
     await guarded.guard?.(tx, actor, { after: { ...input, ...stamps } }, scope)
     const created = split<T>(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
     await model.afterCreate?.(tx, created.record, actor)
+    if (model.audited) await audited(tx, scope, model, 'create', { after: created.record, input })
     return created
   })
   const record: ApiRecord = created.record
@@ -179,13 +196,16 @@ export async function replaceRecord(scope: WriteScope, model: Model, id: string,
   if (model.references) await getRecord(db, actor, model, id)
   await checkReferences(db, actor, model, input)
   if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
-  const replaced = !model.guard
-    ? await updateRow(db, actor, model, id, input, expected)
-    : await inTransaction(db, model, async (tx) => {
-        const before = await getRecord(tx, actor, model, id, { forUpdate: true })
-        await model.guard!(tx, actor, { before: before.record, after: input }, scope)
-        return updateRow(tx, actor, model, id, input, expected)
-      })
+  const replaced =
+    !model.guard && !model.audited
+      ? await updateRow(db, actor, model, id, input, expected)
+      : await inTransaction(db, model, async (tx) => {
+          const before = await getRecord(tx, actor, model, id, { forUpdate: true })
+          await model.guard?.(tx, actor, { before: before.record, after: input }, scope)
+          const after = await updateRow(tx, actor, model, id, input, expected)
+          if (model.audited) await audited(tx, scope, model, 'update', { before: before.record, after: after.record, input })
+          return after
+        })
   scope.announce({ type: 'record', model, verb: 'update', id, record: replaced.record, actor })
   return replaced
 }
@@ -233,7 +253,9 @@ export async function deleteRecord(scope: WriteScope, model: Model, id: string, 
       .returning(selection(model))
       .executeTakeFirst()
     if (!row) throw await staleOrMissing(tx, actor, model, id)
-    return split(row)
+    const removed = split(row)
+    if (model.audited) await audited(tx, scope, model, 'delete', { before: removed.record })
+    return removed
   })
   scope.announce({ type: 'record', model, verb: 'delete', id, record: removed.record, actor })
 }

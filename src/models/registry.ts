@@ -9,6 +9,7 @@ import { defineModelAcl } from './model-acl.ts'
 import { SystemConfig } from './system.ts'
 import { User, UserPlatform } from './user.ts'
 import { UsageRecord } from './usage.ts'
+import { AuditEvent } from './audit-event.ts'
 import { WebchatConversation, WebchatDocument, WebchatMessage, WebchatParticipant } from './webchat.ts'
 import { Plan, PlanTask } from './plan.ts'
 import { BackgroundTask } from './background-task.ts'
@@ -31,6 +32,7 @@ const OTHERS: readonly Model[] = [
   McpServer,
   McpPermission,
   UsageRecord,
+  AuditEvent,
   OAuthClient,
   OAuthGrant,
   Artifact,

@@ -17,6 +17,7 @@ export const SystemConfig = defineModel({
     description: z.string().max(2000).default(''),
   },
   // Platform-wide, so no company's admins read it.
+  audited: true,
   access: { list: 'superadmin', read: 'superadmin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
   example: { key: 'chat.max_attachments', value: 20, description: 'Attachments allowed per message.' },
 })

@@ -57,6 +57,7 @@ export const User = defineModel({
     return eb.or([self, eb.and([inMyCompany, eb.not(elsewhere), eb('users.is_superadmin', '=', false)])])
   },
   guard: guardUser,
+  audited: true,
   access: { list: 'member', read: 'member', create: 'admin', update: 'member', delete: 'admin' },
   affectsAccess: true,
   async toRow({ password, ...row }) {
@@ -84,6 +85,7 @@ export const UserPlatform = defineModel({
   references: { user_id: companyMember },
   // A link lets whoever holds the platform account speak as the person: only the person makes one, by sending the
   // link code from /me/channels from that account. An admin may unlink; only the operator links by hand.
+  audited: true,
   access: { list: 'member', read: 'member', create: 'superadmin', update: 'superadmin', delete: 'admin' },
   example: { user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', platform: 'slack', platform_user_id: 'U024BE7LH' },
 })

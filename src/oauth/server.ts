@@ -1,3 +1,4 @@
+import { audit } from '../audit/trail.ts'
 import { sql } from 'kysely'
 import type { Actor } from '../auth/actor.ts'
 import { hashSecret, newSecret } from '../auth/secrets.ts'
@@ -129,6 +130,14 @@ export class AuthorizationServer {
     const scope = scopes.join(' ')
     await this.db.transaction().execute(async (tx) => {
       const grantId = await this.#grant(tx, client, actor, resource, scope)
+      await audit(tx, actor.origin, {
+        action: 'oauth_grant',
+        model: 'OAuthGrant',
+        recordId: grantId,
+        companyId: actor.companyId,
+        actorId: actor.userId,
+        changes: { client: client.client_name || client.client_id, resource, scope },
+      })
       await tx
         .insertInto('oauth_codes')
         .values({ code_hash: hashSecret(code), grant_id: grantId, redirect_uri: redirectUri, code_challenge: request.code_challenge!, expires_at: new Date(this.clock.now() + CODE_TTL_MS), used_at: null })
@@ -150,7 +159,7 @@ export class AuthorizationServer {
       const reused = await this.db.selectFrom('oauth_codes').select('grant_id').where('code_hash', '=', hash).executeTakeFirst()
       if (reused) {
         // A code presented twice may have been stolen: everything issued under its grant goes (RFC 6749 §4.1.2).
-        await this.#revokeGrant(reused.grant_id)
+        await this.#revokeGrant(reused.grant_id, 'a used authorization code was presented again')
         throw new OAuthError('invalid_grant', 'The code was used already; the grant it came from is revoked.')
       }
       throw new OAuthError('invalid_grant', 'Unknown code.')
@@ -196,7 +205,7 @@ export class AuthorizationServer {
     if ('access_token' in outcome) return outcome
     // A spent refresh token presented again means two parties hold it: one of them is not the client. Everything
     // issued under the grant goes, and the person approves the host again.
-    await this.#revokeGrant(outcome.reusedBy)
+    await this.#revokeGrant(outcome.reusedBy, 'a used refresh token was presented again')
     throw new OAuthError('invalid_grant', 'The refresh token was used already; the grant is revoked.')
   }
 
@@ -212,7 +221,7 @@ export class AuthorizationServer {
       .where('t.token_hash', '=', hashSecret(token))
       .executeTakeFirst()
     if (!row || row.client_ref !== client.id) return
-    if (row.kind === 'refresh') return this.#revokeGrant(row.grant_id)
+    if (row.kind === 'refresh') return this.#revokeGrant(row.grant_id, 'the client revoked its refresh token')
     await this.db.deleteFrom('oauth_tokens').where('token_hash', '=', row.token_hash).execute()
     await this.writes.announced({ type: 'credentials', user_id: row.user_id })
   }
@@ -243,8 +252,12 @@ export class AuthorizationServer {
   }
 
   /** Ends a grant and all it issued, in every process at once (access tokens are cached briefly once seen). */
-  async #revokeGrant(id: string): Promise<void> {
-    const ended = await this.db.deleteFrom('oauth_grants').where('id', '=', id).returning('user_id').executeTakeFirst()
+  async #revokeGrant(id: string, reason: string): Promise<void> {
+    const ended = await this.db.transaction().execute(async (tx) => {
+      const ended = await tx.deleteFrom('oauth_grants').where('id', '=', id).returning(['user_id', 'company_id', 'resource', 'scope']).executeTakeFirst()
+      if (ended) await audit(tx, undefined, { action: 'oauth_revoke', model: 'OAuthGrant', recordId: id, companyId: ended.company_id, actorId: null, changes: { reason, resource: ended.resource, scope: ended.scope } })
+      return ended
+    })
     if (ended) await this.writes.announced({ type: 'credentials', user_id: ended.user_id })
   }
 

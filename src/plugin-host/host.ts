@@ -20,7 +20,8 @@ import { createPluginRouter } from './openapi.ts'
 import { PluginSettings, type PluginSettingsView } from './plugin-settings.ts'
 import type { Channels } from '../channels/channels.ts'
 import type { PluginKernel } from './sdk.ts'
-import { lockStates, readStates, writeState, type PluginState } from './states.ts'
+import { auditPlugin, lockStates, readStates, writeState, type PluginState } from './states.ts'
+import type { Actor } from '../auth/actor.ts'
 
 export type { LoadedPlugin } from './loader.ts'
 export type { PluginSettingsView as PluginSettings } from './plugin-settings.ts'
@@ -210,7 +211,7 @@ export class PluginHost {
    * Switches a plugin on or off in every process. On: its dependencies must be on (409 naming them), and a theme
    * switches the other theme off. Off: no plugin that is on may depend on it (409 naming them).
    */
-  async setEnabled(name: string, enabled: boolean): Promise<PluginInfo> {
+  async setEnabled(name: string, enabled: boolean, by: Actor): Promise<PluginInfo> {
     const plugin = this.#plugin(name)
     const changed = await this.#db().transaction().execute(async (tx) => {
       await lockStates(tx)
@@ -226,12 +227,14 @@ export class PluginHost {
           const needing = onDependents(other)
           if (needing.length > 0) throw new ApiError('conflict', `Enabling the theme ${name} disables the theme ${other.manifest.name}, which ${needing.join(', ')} ${needing.length > 1 ? 'need' : 'needs'}.`)
           await writeState(tx, other.manifest.name, { ...state(other), enabled: false })
+          await auditPlugin(tx, by, other.manifest.name, 'plugin_disable', { enabled: { from: true, to: false }, because: `the theme ${name} was enabled` })
         }
       } else {
         const needing = onDependents(plugin)
         if (needing.length > 0) throw new ApiError('conflict', `${needing.join(', ')} ${needing.length > 1 ? 'depend' : 'depends'} on the plugin ${name} and ${needing.length > 1 ? 'are' : 'is'} enabled: disable ${needing.length > 1 ? 'them' : 'it'} first.`)
       }
       await writeState(tx, name, { ...state(plugin), enabled })
+      await auditPlugin(tx, by, name, enabled ? 'plugin_enable' : 'plugin_disable', { enabled: { from: !enabled, to: enabled } })
       return true
     })
     if (changed) await this.#announce(name)
@@ -244,8 +247,8 @@ export class PluginHost {
   }
 
   /** Replaces a plugin's settings and secrets (see PluginSettings.write); the plugin follows in every process. */
-  writeSettings(name: string, body: Record<string, unknown>, expected?: number[]): Promise<PluginSettingsView> {
-    return this.#settings.write(name, body, expected)
+  writeSettings(name: string, body: Record<string, unknown>, by: Actor, expected?: number[]): Promise<PluginSettingsView> {
+    return this.#settings.write(name, body, by, expected)
   }
 
   /**

@@ -8,7 +8,9 @@ import type { Vault } from '../vault/vault.ts'
 import { isSecret, storedValues, validateSettings, type ConfigSchema } from './config-schema.ts'
 import { environmentSettings } from './live-settings.ts'
 import type { LoadedPlugin } from './loader.ts'
-import { lockStates, readStates, writeState, type PluginState } from './states.ts'
+import { auditPlugin, lockStates, readStates, writeState, type PluginState } from './states.ts'
+import { CHANGED } from '../audit/changes.ts'
+import type { Actor } from '../auth/actor.ts'
 
 /** A plugin's settings as GET /api/plugins/{name}/settings shows them; secrets only say whether they are set. */
 export interface PluginSettingsView {
@@ -73,7 +75,7 @@ export class PluginSettings {
    * Replaces a plugin's settings: non-secret ones as given (a key left out falls back to its default), secrets set
    * when given and deleted when null. 422 with a problem per key; 412 when `expected` does not name the version.
    */
-  async write(name: string, body: Record<string, unknown>, expected?: number[]): Promise<PluginSettingsView> {
+  async write(name: string, body: Record<string, unknown>, by: Actor, expected?: number[]): Promise<PluginSettingsView> {
     const plugin = this.plugin(name)
     const schema: ConfigSchema = plugin.schema ?? { type: 'object', properties: {}, required: [] }
     const env = environmentSettings(name, this.deps.env)
@@ -89,6 +91,13 @@ export class PluginSettings {
         throw new ApiError('precondition_failed', `The settings changed since you read them (now version ${state.version}); read them again and retry.`)
       }
       await writeState(tx, name, { enabled: state.enabled, settings: write.values })
+      const changes: Record<string, unknown> = {}
+      for (const key of new Set([...Object.keys(state.settings), ...Object.keys(write.values)])) {
+        const [from, to] = [state.settings[key] ?? null, write.values[key] ?? null]
+        if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to }
+      }
+      for (const [key, value] of Object.entries(write.secrets)) changes[key] = value === null ? 'deleted' : CHANGED
+      await auditPlugin(tx, by, name, 'plugin_settings', changes)
     })
     if (Object.keys(write.secrets).length > 0) await this.writeSecrets(name, write.secrets)
     await this.changed(name)

@@ -1,6 +1,8 @@
 import { sql } from 'kysely'
 import type { Executor } from '../db/schema.ts'
 import { jsonb } from '../db/jsonb.ts'
+import { audit } from '../audit/trail.ts'
+import type { Actor } from '../auth/actor.ts'
 
 /** A plugin's persisted state; a plugin without a row has `version` 0 and its kind's default. */
 export interface PluginState {
@@ -32,4 +34,9 @@ export async function writeState(db: Executor, name: string, state: { enabled: b
     .returning('version')
     .executeTakeFirstOrThrow()
   return row.version
+}
+
+/** Records a change of a plugin (platform-wide, a superadmin's doing) in the transaction that makes it. */
+export function auditPlugin(tx: Executor, by: Actor, name: string, action: 'plugin_enable' | 'plugin_disable' | 'plugin_settings', changes: Record<string, unknown>): Promise<void> {
+  return audit(tx, by.origin, { action, model: 'Plugin', recordId: name, companyId: null, actorId: by.userId, changes })
 }

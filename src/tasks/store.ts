@@ -3,6 +3,7 @@ import type { Progress } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../auth/actor.ts'
 import type { BackgroundTaskStatus, Db, Executor, Row } from '../db/schema.ts'
 import { scoped } from '../db/scoped.ts'
+import { inTransaction } from '../db/transaction.ts'
 import { jsonb } from '../db/jsonb.ts'
 import { ApiError } from '../errors.ts'
 import { BackgroundTask } from '../models/background-task.ts'
@@ -35,8 +36,7 @@ export interface Ending {
  */
 export async function insertWithinLimit(db: Executor, actor: Actor, task: NewTask, limit: number): Promise<void> {
   // In the caller's transaction when given one: the lock then lasts until it commits.
-  const within = (work: (tx: Executor) => Promise<void>) => (db.isTransaction ? work(db) : db.transaction().execute(work))
-  await within(async (tx) => {
+  await inTransaction(db, async (tx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`background-tasks:${actor.userId}`}, 0))`.execute(tx)
     const { running } = await tx
       .selectFrom('background_tasks')

@@ -1,6 +1,9 @@
 import { sql } from 'kysely'
 import type { Writes } from '../events/writes.ts'
-import type { Db, VaultScope } from '../db/schema.ts'
+import type { Db, Executor, VaultScope } from '../db/schema.ts'
+import type { Actor } from '../auth/actor.ts'
+import { audit } from '../audit/trail.ts'
+import { CHANGED } from '../audit/changes.ts'
 
 export interface SecretRef {
   scope: VaultScope
@@ -39,11 +42,17 @@ export class Vault {
   ) {}
 
   /** Sets or rotates a secret; its version counts the rotations. */
-  async set(ref: SecretRef, value: string): Promise<SecretInfo> {
+  async set(ref: SecretRef, value: string, by?: Actor): Promise<SecretInfo> {
     const nonce = crypto.getRandomValues(new Uint8Array(12))
     const sealed = await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: additionalData(ref) }, this.key, encoder.encode(value))
     const row = { nonce: Buffer.from(nonce).toString('base64'), ciphertext: Buffer.from(sealed).toString('base64') }
-    const saved = await this.db
+    const saved = await this.#audited(by, ref, 'secret_set', (db) => this.#upsert(db, ref, row))
+    await this.writes?.announced({ type: 'secret', scope: ref.scope })
+    return { ...saved, updated_at: toIso(saved.updated_at) }
+  }
+
+  #upsert(db: Executor, ref: SecretRef, row: { nonce: string; ciphertext: string }) {
+    return db
       .insertInto('vault_secrets')
       .values({ id: Bun.randomUUIDv7(), scope: ref.scope, owner_id: ref.ownerId, name: ref.name, ...row })
       .onConflict((oc) =>
@@ -54,8 +63,22 @@ export class Vault {
       )
       .returning(['id', 'scope', 'owner_id', 'name', 'version', 'updated_at'])
       .executeTakeFirstOrThrow()
-    await this.writes?.announced({ type: 'secret', scope: ref.scope })
-    return { ...saved, updated_at: toIso(saved.updated_at) }
+  }
+
+  /**
+   * Runs a write of a secret, audited in its transaction when a person makes it (a plugin's own writes, such as a
+   * refreshed token, are not): its name and place are recorded, never its value.
+   */
+  async #audited<T>(by: Actor | undefined, ref: SecretRef, action: 'secret_set' | 'secret_delete', write: (db: Executor) => Promise<T>): Promise<T> {
+    if (!by) return write(this.db)
+    return this.db.transaction().execute(async (tx) => {
+      const result = await write(tx)
+      if (result !== undefined) {
+        const companyId = ref.scope === 'company' ? ref.ownerId : ref.scope === 'global' ? null : by.companyId
+        await audit(tx, by.origin, { action, model: 'VaultSecret', recordId: ref.name, companyId, actorId: by.userId, changes: { scope: ref.scope, owner_id: ref.ownerId, value: action === 'secret_set' ? CHANGED : 'deleted' } })
+      }
+      return result
+    })
   }
 
   async get(ref: SecretRef): Promise<string | undefined> {
@@ -82,8 +105,8 @@ export class Vault {
     return rows.map((r) => ({ ...r, updated_at: toIso(r.updated_at) }))
   }
 
-  async delete(ref: SecretRef): Promise<boolean> {
-    const deleted = await this.#where(this.db.deleteFrom('vault_secrets'), ref).returning('id').executeTakeFirst()
+  async delete(ref: SecretRef, by?: Actor): Promise<boolean> {
+    const deleted = await this.#audited(by, ref, 'secret_delete', (db) => this.#where(db.deleteFrom('vault_secrets'), ref).returning('id').executeTakeFirst())
     if (deleted) await this.writes?.announced({ type: 'secret', scope: ref.scope })
     return deleted !== undefined
   }

@@ -54,8 +54,13 @@ describe.each(TENANT_DATA)('%s: company A cannot reach company B’s record', (m
 
     // Where the owner's role allows the verb at all, the record is simply not there (404); otherwise the verb
     // itself is refused (403) before any record is looked at.
+    // A model only the platform writes refuses every write as such (405), whoever's record it names.
     const refused = (reply: Reply, verb: Verb) =>
-      hasRole(ownerActor, modelNamed(model).access[verb]) ? expectProblem(reply, 404, 'not_found') : expectProblem(reply, 403, 'forbidden')
+      verb !== 'read' && modelNamed(model).writtenElsewhere
+        ? expectProblem(reply, 405, 'method_not_allowed')
+        : hasRole(ownerActor, modelNamed(model).access[verb])
+          ? expectProblem(reply, 404, 'not_found')
+          : expectProblem(reply, 403, 'forbidden')
     expect(rowsOf((await p.call('GET', `/api/v1/${model}?id=eq.${id}`, { as: alice })).body)).toEqual([])
     refused(await p.call('GET', `/api/v1/${model}/${id}`, { as: alice }), 'read')
     const body = await cases[model]!.make(p.root)

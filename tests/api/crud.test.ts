@@ -48,7 +48,28 @@ async function createThroughApi(model: string, input: Record<string, unknown>) {
   return { body }
 }
 
-describe.each(MODELS.map((m) => m.name))('%s', (model) => {
+describe.each(MODELS.filter((m) => m.writtenElsewhere).map((m) => m.name))('%s, which only the platform writes', (model) => {
+  test('is read and listed; every write is refused with 405 and changes nothing', async () => {
+    const made = await CASES[model]!.create!(p.root)
+    const read = await p.call('GET', `/api/v1/${model}/${made.id}`)
+    expect(read.status).toBe(200)
+    expect(read.body).toEqual(made)
+    expect(rowsOf((await p.call('GET', `/api/v1/${model}?id=eq.${made.id}`)).body)).toEqual([made])
+    const writes = [
+      ['POST', `/api/v1/${model}`, { json: {} }],
+      ['PUT', `/api/v1/${model}/${made.id}`, { json: {} }],
+      ['PATCH', `/api/v1/${model}/${made.id}`, { json: {} }],
+      ['DELETE', `/api/v1/${model}/${made.id}`, {}],
+    ] as const
+    for (const [method, path, options] of writes) {
+      const refused = expectProblem(await p.call(method, path, options), 405, 'method_not_allowed')
+      expect(refused.detail).toContain(MODELS.find((m) => m.name === model)!.writtenElsewhere!)
+    }
+    expect((await p.call('GET', `/api/v1/${model}/${made.id}`)).body).toEqual(made)
+  })
+})
+
+describe.each(MODELS.filter((m) => !m.writtenElsewhere).map((m) => m.name))('%s', (model) => {
   test('create, read, list, patch, replace, delete', async () => {
     const { make, patch, after, replacement: replacing, changedBy } = CASES[model]!
     const input = await make(p.root)

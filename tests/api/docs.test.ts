@@ -44,7 +44,17 @@ test('servers names the configured base URL so "Try it out" reaches this instanc
   expect(document.servers).toEqual([{ url: 'https://switchboard.example.com', description: 'This instance' }])
 })
 
-test.each(MODELS.map((m) => [m.name, m.generated ? `${m.name}Created` : m.name, Boolean(m.createdElsewhere)] as const))('%s has its own schemas and its typed operations', (model, createdSchema, createdElsewhere) => {
+test.each(MODELS.filter((m) => m.writtenElsewhere).map((m) => m.name))('%s, which only the platform writes, documents list and read alone', (model) => {
+  const collection = document.paths[`/api/v1/${model}`]
+  const item = document.paths[`/api/v1/${model}/{id}`]
+  expect(Object.keys(collection)).toEqual(['get'])
+  expect(Object.keys(item)).toEqual(['get'])
+  expect(collection.get.responses['200'].content['application/json'].schema).toEqual(ref(`${model}List`))
+  expect(item.get.responses['200'].content['application/json'].schema).toEqual(ref(model))
+  expect(document.components.schemas).not.toHaveProperty(`${model}Create`)
+})
+
+test.each(MODELS.filter((m) => !m.writtenElsewhere).map((m) => [m.name, m.generated ? `${m.name}Created` : m.name, Boolean(m.createdElsewhere)] as const))('%s has its own schemas and its typed operations', (model, createdSchema, createdElsewhere) => {
   const schemas = document.components.schemas
   for (const suffix of ['', 'Create', 'Patch', 'List']) expect(schemas).toHaveProperty(`${model}${suffix}`)
   const collection = document.paths[`/api/v1/${model}`]

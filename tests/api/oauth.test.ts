@@ -177,5 +177,17 @@ describe('the whole flow with the MCP SDK client', () => {
     expect((await oauthPost(`${p.base}/oauth/revoke`, { token: refreshed.body.refresh_token, client_id: clientId, token_type_hint: 'refresh_token' })).status).toBe(200)
     expect((await callWith(refreshed.body.access_token)).status).toBe(401)
     expect((await oauthPost(`${p.base}/oauth/token`, { grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token, client_id: clientId })).body.error).toBe('invalid_grant')
+
+    // The audit trail holds the grant (made by the person, with what was granted) and its revocation, once each.
+    const events = await p.store.db.selectFrom('audit_events').selectAll().where('model', '=', 'OAuthGrant').where('company_id', '=', person.companyId).orderBy('created_at').execute()
+    const grant = events.filter((e) => e.action === 'oauth_grant' && e.actor_id === person.userId)
+    expect(grant).toHaveLength(1)
+    expect(grant[0]!.changes).toMatchObject({ resource: `${p.base}/mcp/everything`, scope: 'mcp' })
+    expect(grant[0]!.address).toBe('127.0.0.1')
+    const revoked = events.filter((e) => e.action === 'oauth_revoke' && e.record_id === grant[0]!.record_id)
+    expect(revoked).toHaveLength(1)
+    expect(revoked[0]!.changes).toMatchObject({ reason: 'the client revoked its refresh token' })
+    // Tokens never reach the trail.
+    expect(JSON.stringify(events)).not.toContain(tokens.refresh_token!)
   })
 })

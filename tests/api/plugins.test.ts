@@ -353,3 +353,29 @@ async function startTestPlatformTight(): Promise<TestPlatform> {
   const { startTestPlatform } = await import('../helpers/platform.ts')
   return startTestPlatform({ SWITCHBOARD_PLUGIN_PATHS: join(fixtures, 'good'), SWITCHBOARD_API_RATE_BURST: '3', SWITCHBOARD_API_RATE_PER_SECOND: '0.01' })
 }
+
+test('switching a plugin and writing its settings are audited once each, secrets as "changed", never their values', async () => {
+  const since = new Date()
+  const events = async () =>
+    p.store.db.selectFrom('audit_events').selectAll().where('model', '=', 'Plugin').where('created_at', '>=', since).orderBy('created_at').orderBy('id').execute()
+  expect((await disable('beta')).status).toBe(200)
+  expect((await enable('beta')).status).toBe(200)
+  // Switching to the state it is in changes nothing, and records nothing.
+  expect((await enable('beta')).status).toBe(200)
+  expect((await p.call('PUT', settingsPath, { json: { mode: 'fast', greeting: 'audited', api_key: 'sk-audited-secret' } })).status).toBe(200)
+  // A refused write (a stale version) leaves no event.
+  expectProblem(await p.call('PUT', settingsPath, { json: { mode: 'careful' }, headers: { 'if-match': '"1"' } }), 412, 'precondition_failed')
+  const made = await events()
+  expect(made.map((e) => [e.action, e.record_id])).toEqual([
+    ['plugin_disable', 'beta'],
+    ['plugin_enable', 'beta'],
+    ['plugin_settings', 'configured'],
+  ])
+  for (const event of made) expect(event).toMatchObject({ actor_id: p.root.userId, company_id: null })
+  expect(made[0]!.changes).toEqual({ enabled: { from: true, to: false } })
+  expect(made[2]!.changes).toMatchObject({ greeting: { to: 'audited' }, api_key: 'changed' })
+  expect(JSON.stringify(made)).not.toContain('sk-audited-secret')
+  // Superadmins read it through the API too.
+  const listed = await p.call('GET', `/api/v1/AuditEvent?model=eq.Plugin&record_id=eq.configured&action=eq.plugin_settings&created_at=gte.${since.toISOString()}`)
+  expect(listed.body.data).toHaveLength(1)
+})

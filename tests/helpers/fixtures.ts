@@ -1,3 +1,4 @@
+import { rowsOf } from './typed-call.ts'
 import { jsonb } from '../../src/db/jsonb.ts'
 import { MODELS } from '../../src/models/registry.ts'
 import type { Principal, TestPlatform } from './platform.ts'
@@ -184,6 +185,19 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       },
       patch: {},
       after: { status: 'completed', result: 'Echo: hi', arguments: { message: 'hi' } },
+    },
+    AuditEvent: {
+      // The platform writes the trail; an audited write (a new agent) makes one, which its maker's admins read.
+      make: async () => ({}),
+      create: async (as) => {
+        const id = await agent(as)
+        const reply = await p.call('GET', `/api/v1/AuditEvent?model=eq.AgentConfigRecord&record_id=eq.${id}`, { as })
+        const [event] = rowsOf(reply.body)
+        if (!event) throw new Error(`no audit event for the new agent: ${reply.status} ${JSON.stringify(reply.body)}`)
+        return event
+      },
+      patch: {},
+      after: {},
     },
     UsageRecord: {
       // The platform writes these; through the API only a superadmin can, in the company `as` belongs to.

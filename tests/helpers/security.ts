@@ -9,10 +9,19 @@ export interface Route {
   body: boolean
 }
 
-/** The generic routes of a model: six, or five where records are created elsewhere (the create answers 405). */
+/**
+ * The generic routes of a model: six, five where records are created elsewhere (the create answers 405), two where
+ * only the platform writes them (every write answers 405).
+ */
 export function crudRoutes(model: Model): Route[] {
   const collection = () => `/api/v1/${model.name}`
   const item = (id: string) => `/api/v1/${model.name}/${id}`
+  if (model.writtenElsewhere) {
+    return [
+      { method: 'GET', path: collection, body: false },
+      { method: 'GET', path: item, body: false },
+    ]
+  }
   return [
     { method: 'GET', path: collection, body: false },
     ...(model.createdElsewhere ? [] : [{ method: 'POST' as const, path: collection, body: true }]),

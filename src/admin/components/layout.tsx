@@ -15,6 +15,7 @@ const NAV: Array<{ href: string; label: string; for: Standing }> = [
   { href: '/plugins', label: 'Plugins', for: 'member' },
   { href: '/vault', label: 'Vault', for: 'member' },
   { href: '/users', label: 'Users', for: 'admin' },
+  { href: '/audit', label: 'Audit trail', for: 'admin' },
   { href: '/companies', label: 'Companies', for: 'member' },
   { href: '/mcp-commands', label: 'MCP programs', for: 'superadmin' },
   { href: '/model-acls', label: 'Model permissions', for: 'superadmin' },

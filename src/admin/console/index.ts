@@ -1,6 +1,7 @@
 import type { Hono } from 'hono'
 import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
+import { mountAudit } from './pages/audit.tsx'
 import { mountPermissions } from './pages/permissions.tsx'
 import { mountPlugins } from './pages/plugins.tsx'
 import { mountRunners } from './pages/runners.tsx'
@@ -18,6 +19,7 @@ export const CONSOLE_PAGES: ReadonlyMap<string, { path: string; title: string }>
   ...RESOURCES.map((r) => [r.model, { path: r.path, title: r.title }] as const),
   ['McpPermission', { path: '/permissions', title: 'Permissions' }],
   ['ApiToken', { path: '/me', title: 'Your API tokens' }],
+  ['AuditEvent', { path: '/audit', title: 'Audit trail' }],
 ])
 
 /** Every console page: the model pages, and those over the other APIs (runners, plugins, permissions, vault). */
@@ -27,4 +29,5 @@ export function mountConsole(app: Hono<AdminEnv>, api: ApiClient): void {
   mountRunners(app, api)
   mountPlugins(app, api)
   mountVault(app, api)
+  mountAudit(app, api)
 }

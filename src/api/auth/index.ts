@@ -8,6 +8,8 @@ import { createSession, deleteSession } from '../../auth/sessions.ts'
 import type { Services } from '../../services.ts'
 import { reserve, type Claim } from '../../throttle/reserve.ts'
 import { clientAddress } from '../../http/client-address.ts'
+import { originOf } from '../../http/origin.ts'
+import { audit } from '../../audit/trail.ts'
 import { ApiError } from '../../errors.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { renderProblems } from '../hooks.ts'
@@ -62,14 +64,21 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
     }
 
     const user = await verifyPassword(candidate, form.password)
+    const origin = originOf(c)
     if (!user) {
+      // The name typed is not kept: people type their password there by mistake.
+      await audit(db, origin, { action: 'sign_in_failed', model: 'User', recordId: candidate?.id ?? null, companyId: null, actorId: null })
       if (!wantsJson(c)) return backToLogin(c, 'invalid', redirect)
       throw new ApiError('unauthorized', 'Unknown username or wrong password.')
     }
     await reservation.release(clock.now())
     await rememberLoginAddress(db, user.id, address, now)
 
-    const session = await createSession(db, user.id, sessionPolicy, now)
+    const session = await db.transaction().execute(async (tx) => {
+      const session = await createSession(tx, user.id, sessionPolicy, now)
+      await audit(tx, origin, { action: 'sign_in', model: 'User', recordId: user.id, companyId: null, actorId: user.id })
+      return session
+    })
     setCookie(c, SESSION_COOKIE, session.token, {
       path: '/',
       httpOnly: true,
@@ -84,7 +93,7 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
   app.openapi(logoutRoute, async (c) => {
     const credentials = readCredentials(c.req.raw.headers)
     if (credentials?.kind === 'session') {
-      await services.writes.unattended((scope) => deleteSession(scope, credentials.secret))
+      await services.writes.unattended((scope) => deleteSession(scope, credentials.secret), originOf(c))
     }
     deleteCookie(c, SESSION_COOKIE, { path: '/', secure })
     return wantsJson(c) ? c.body(null, 204) : c.redirect('/login', 303)

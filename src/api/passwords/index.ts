@@ -2,6 +2,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import { requireActor } from '../../auth/access.ts'
 import { readCredentials } from '../../auth/authenticator.ts'
 import { mayManageUser } from '../../auth/ladder.ts'
+import { audit } from '../../audit/trail.ts'
+import { originOf } from '../../http/origin.ts'
 import { forceReset, isCurrentPassword, issueReset, setPassword, useReset } from '../../auth/passwords.ts'
 import { maskAddress } from '../../mail/mailer.ts'
 import { requesterOf, resetMail, resetUrl } from './reset-mail.ts'
@@ -59,7 +61,11 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
     if (!mailer || !person.email) {
       // The operator's way back in for someone when the platform cannot mail: the link, to a superadmin only.
       if (actor.isSuperadmin) {
-        const { token, expiresAt } = await issueReset(db, userId, actor, clock.now())
+        const { token, expiresAt } = await db.transaction().execute(async (tx) => {
+          const made = await issueReset(tx, userId, actor, clock.now())
+          await audit(tx, actor.origin, { action: 'password_reset_link', model: 'User', recordId: userId, companyId: null, actorId: actor.userId, changes: { link: 'shown' } })
+          return made
+        })
         return c.json({ url: resetUrl(config.adminBaseUrl, token), token, expires_at: expiresAt.toISOString() }, 201)
       }
       throw new ApiError('conflict', mailer ? 'This user has no email address to send a reset link to.' : 'The platform cannot send email (SWITCHBOARD_SMTP_URL is not set), so it cannot send a reset link; ask the operator.')
@@ -72,7 +78,7 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
       c.var.services.log.warn('reset link not sent', { user_id: userId, error: String(error) })
       throw new ApiError('unavailable', 'The mail server did not take the reset link; nothing was changed. Try again later.')
     }
-    await c.var.services.writes.run(actor, (scope) => forceReset(scope, userId))
+    await c.var.services.writes.run(actor, (scope) => forceReset(scope, userId, actor))
     return c.json({ sent_to: maskAddress(person.email), expires_at: expiresAt.toISOString() }, 202)
   })
 }
@@ -86,7 +92,7 @@ export function createPasswordResetApp(services: Services): OpenAPIHono<ApiEnv> 
     const form = json ? c.req.valid('json') : /x-www-form-urlencoded|multipart\/form-data/i.test(type) ? c.req.valid('form') : undefined
     if (!form) throw new ApiError('unsupported_media_type', 'Send the new password as a form or as JSON.')
     try {
-      await services.writes.unattended((scope) => useReset(scope, form.token, form.password, services.clock.now()))
+      await services.writes.unattended((scope) => useReset(scope, form.token, form.password, services.clock.now()), originOf(c))
     } catch (error) {
       if (json || !(error instanceof ApiError)) throw error
       return c.redirect(`/reset-password?${new URLSearchParams({ error: 'expired' })}`, 303)

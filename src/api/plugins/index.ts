@@ -1,3 +1,4 @@
+import type { Actor } from '../../auth/actor.ts'
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { requireActor } from '../../auth/access.ts'
@@ -11,8 +12,10 @@ import { etag, expectedVersions } from '../etag.ts'
 type Ctx = Context<ApiEnv>
 
 /** Switching plugins and their settings change the host: superadmins only. Anyone signed in may list them. */
-function requireSuperadmin(c: Ctx): void {
-  if (!hasRole(requireActor(c.var.actor), 'superadmin')) throw new ApiError('forbidden', 'Only a superadmin may switch plugins or read and change their settings.')
+function requireSuperadmin(c: Ctx): Actor {
+  const actor = requireActor(c.var.actor)
+  if (!hasRole(actor, 'superadmin')) throw new ApiError('forbidden', 'Only a superadmin may switch plugins or read and change their settings.')
+  return actor
 }
 
 function sendSettings(c: Ctx, { version, ...settings }: PluginSettings) {
@@ -28,13 +31,11 @@ export function mountPluginList(app: OpenAPIHono<ApiEnv>): void {
   })
 
   app.openapi(enablePlugin, async (c) => {
-    requireSuperadmin(c)
-    return c.json(await c.var.services.plugins.setEnabled(c.req.valid('param').name, true), 200)
+    return c.json(await c.var.services.plugins.setEnabled(c.req.valid('param').name, true, requireSuperadmin(c)), 200)
   })
 
   app.openapi(disablePlugin, async (c) => {
-    requireSuperadmin(c)
-    return c.json(await c.var.services.plugins.setEnabled(c.req.valid('param').name, false), 200)
+    return c.json(await c.var.services.plugins.setEnabled(c.req.valid('param').name, false, requireSuperadmin(c)), 200)
   })
 
   app.openapi(readSettings, async (c) => {
@@ -43,12 +44,12 @@ export function mountPluginList(app: OpenAPIHono<ApiEnv>): void {
   })
 
   app.openapi(writeSettings, async (c) => {
-    requireSuperadmin(c)
+    const actor = requireSuperadmin(c)
     const { name } = c.req.valid('param')
     c.req.valid('json')
     // The body as sent, not as the schema rebuilt it: a "__proto__" key would vanish from the rebuilt object
     // (silently dropped), where the settings check names it as no setting of the plugin.
     const body = (await c.req.json()) as Record<string, unknown>
-    return sendSettings(c, await c.var.services.plugins.writeSettings(name, body, expectedVersions(c)))
+    return sendSettings(c, await c.var.services.plugins.writeSettings(name, body, actor, expectedVersions(c)))
   })
 }

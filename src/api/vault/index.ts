@@ -42,14 +42,14 @@ export function mountVault(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(setSecret, async (c) => {
     const { value, ...input } = c.req.valid('json')
     const ref = await secretRef(c, input)
-    const stored = await c.var.services.vault.set(ref, value)
+    const stored = await c.var.services.vault.set(ref, value, requireActor(c.var.actor))
     return c.json(stored, 200)
   })
 
   app.openapi(deleteSecret, async (c) => {
     const input = c.req.valid('json')
     const ref = await secretRef(c, input)
-    if (!(await c.var.services.vault.delete(ref))) throw new ApiError('not_found', `No secret ${input.name} there.`)
+    if (!(await c.var.services.vault.delete(ref, requireActor(c.var.actor)))) throw new ApiError('not_found', `No secret ${input.name} there.`)
     return c.body(null, 204)
   })
 
