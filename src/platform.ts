@@ -60,6 +60,7 @@ import { Plans } from './plans/plans.ts'
 import { PlanContinuation } from './plans/continuation.ts'
 import { Artifacts } from './artifacts/artifacts.ts'
 import { sweepAudit } from './audit/trail.ts'
+import { Budgets } from './usage/budgets.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
 import { Channels } from './channels/channels.ts'
 import { Scheduler } from './scheduler.ts'
@@ -142,11 +143,12 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const isEnabled = (plugin: string) => plugins.isEnabled(plugin)
   const policy = sessionPolicy(config)
   const authenticator = new Authenticator(store.db, clock, policy, events)
-  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, metrics)
+  const budgets = new Budgets(store.db, clock, events)
+  const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, { metrics, refusal: (user) => budgets.refusal(user) })
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)
-  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, turns, agents, events, feed, writes })
+  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, turns, agents, events, feed, writes })
   const channels = new Channels({
     db: store.db,
     vault,
@@ -225,6 +227,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     catalog,
     gateway: new Gateway(catalog, store.db, events),
     tools,
+    budgets,
     chat,
     agents,
     oauth,

@@ -1,3 +1,4 @@
+import type { Budgets } from './usage/budgets.ts'
 import type { AgentSupervisor } from './agents/supervisor.ts'
 import type { Tracing } from './tracing/tracing.ts'
 import type { Metrics } from './metrics/metrics.ts'
@@ -82,6 +83,8 @@ export interface Services {
   catalog: McpCatalog
   gateway: Gateway
   tools: ToolExecutor
+  /** Monthly budgets of companies and people, judged before turns and tool calls. */
+  budgets: Budgets
   /** Conversation turns: admitted one at a time per conversation, run, stopped. */
   chat: Chat
   agents: AgentSupervisor

@@ -647,6 +647,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What turns cost, over time, by agent, by person or by model
+         * @description Tokens, cost, turns and tool calls from the usage records. `scope=mine` (the default) is the caller’s own; `scope=company` is the whole company’s and needs an admin. The period is whole UTC days, `from` to `to`, at most 366 days; by default the current month.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/usage/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The budgets that apply to the caller, as they stand this month
+         * @description The company’s budgets and the caller’s own, with what was used this calendar month (UTC) and whether work is refused now. Budgets are set as Budget records.
+         */
+        get: operations["getBudgetStates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/chat/documents": {
         parameters: {
             query?: never;
@@ -2181,6 +2221,47 @@ export interface paths {
         patch: operations["patchUsageRecord"];
         trace?: never;
     };
+    "/api/v1/Budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Budget records */
+        get: operations["listBudget"];
+        put?: never;
+        /** Create a Budget */
+        post: operations["createBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/Budget/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one Budget */
+        get: operations["getBudget"];
+        /**
+         * Replace a Budget
+         * @description Every writable field is set; a field left out takes its default.
+         */
+        put: operations["replaceBudget"];
+        post?: never;
+        /** Delete a Budget */
+        delete: operations["deleteBudget"];
+        options?: never;
+        head?: never;
+        /** Change some fields of a Budget */
+        patch: operations["patchBudget"];
+        trace?: never;
+    };
     "/api/v1/AuditEvent": {
         parameters: {
             query?: never;
@@ -2530,7 +2611,7 @@ export interface components {
             /** @example 1 field(s) are not valid: name: Too small: expected string to have >=1 characters */
             detail: string;
             /** @enum {string} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_error" | "rate_limited" | "internal_error" | "unavailable" | "timeout";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_error" | "rate_limited" | "budget_exceeded" | "internal_error" | "unavailable" | "timeout";
             errors?: {
                 path: string;
                 message: string;
@@ -3076,6 +3157,62 @@ export interface components {
              * @enum {string}
              */
             action?: "execute" | "pause" | "resume" | "cancel";
+        };
+        UsageSummary: {
+            /** @enum {string} */
+            scope: "company" | "mine";
+            /** @enum {string} */
+            by: "day" | "agent" | "user" | "model";
+            /** @description The first day counted (UTC). */
+            from: string;
+            /** @description The last day counted (UTC). */
+            to: string;
+            data: {
+                /** @description The day, the agent’s or person’s id (null for calls of no agent, or people since deleted), or runner/model. */
+                key: string | null;
+                label: string;
+                /** @description Chat turns. */
+                turns: number;
+                input_tokens: number;
+                output_tokens: number;
+                /** @description USD, as each model’s api_id is priced. */
+                cost_usd: number;
+                /** @description Tools the agents called in those turns. */
+                tool_calls: number;
+            }[];
+            totals: {
+                /** @description Chat turns. */
+                turns: number;
+                input_tokens: number;
+                output_tokens: number;
+                /** @description USD, as each model’s api_id is priced. */
+                cost_usd: number;
+                /** @description Tools the agents called in those turns. */
+                tool_calls: number;
+                /** @description Background tasks started in the period. */
+                background_tasks: number;
+            };
+        };
+        BudgetStates: {
+            data: components["schemas"]["BudgetState"][];
+        };
+        BudgetState: {
+            /**
+             * Format: uuid
+             * @description The Budget record.
+             */
+            id: string;
+            /** @enum {string} */
+            scope: "company" | "person";
+            /** @enum {string} */
+            metric: "cost_usd" | "tokens";
+            limit: number;
+            /** @description Used this calendar month (UTC). */
+            used: number;
+            /** @description While lifted, a spent budget refuses nothing. */
+            lifted_until: string | null;
+            /** @description Turns and tool calls are refused now. */
+            refusing: boolean;
         };
         /** @description A document uploaded to a conversation with POST /api/chat/documents, and the text the platform extracted from it. Only its filename can be changed here; it cannot be created here. */
         UploadedDocument: components["schemas"]["WebchatDocument"] & {
@@ -3982,6 +4119,8 @@ export interface components {
             created_by: string | null;
             /** @description The conversation has a plan that is not cancelled. */
             has_plan: boolean;
+            /** @description What the conversation’s turns have cost so far, in USD. */
+            cost_usd: number;
             /** @description Someone besides one person takes part; the agent then answers only when mentioned (@name). */
             shared: boolean;
             /**
@@ -4812,6 +4951,13 @@ export interface components {
              */
             conversation_id: string | null;
             /**
+             * Format: uuid
+             * @description The agent of a chat turn; null for other calls, or once it is deleted.
+             */
+            agent_id: string | null;
+            /** @description How many tools the turn called. */
+            tool_calls: number;
+            /**
              * @description How a chat turn ended: answered, stopped (its tokens are what the provider had reported by then), or failed or out of time.
              * @enum {string|null}
              */
@@ -4863,6 +5009,17 @@ export interface components {
              */
             conversation_id?: string | null;
             /**
+             * Format: uuid
+             * @description The agent of a chat turn; null for other calls, or once it is deleted.
+             * @default null
+             */
+            agent_id?: string | null;
+            /**
+             * @description How many tools the turn called.
+             * @default 0
+             */
+            tool_calls?: number;
+            /**
              * @description How a chat turn ended: answered, stopped (its tokens are what the provider had reported by then), or failed or out of time.
              * @default null
              * @enum {string|null}
@@ -4887,8 +5044,105 @@ export interface components {
             cost_usd?: unknown;
             /** @description Merged into conversation_id (see UsageRecordCreate); null resets it. */
             conversation_id?: unknown;
+            /** @description Merged into agent_id (see UsageRecordCreate); null resets it. */
+            agent_id?: unknown;
+            /** @description Merged into tool_calls (see UsageRecordCreate); null resets it. */
+            tool_calls?: unknown;
             /** @description Merged into outcome (see UsageRecordCreate); null resets it. */
             outcome?: unknown;
+        };
+        BudgetList: {
+            data: components["schemas"]["Budget"][];
+            limit: number;
+            offset: number;
+            /** @description Total matching rows; present with count=exact. */
+            count?: number;
+        };
+        /** @description What a company (user_id null) or one person in it may spend in a calendar month (UTC), in USD (`cost_usd`) or in tokens. Past 80 % people are told; at 100 % their turns and tool calls are refused until the month ends, the limit is raised, or an admin lifts it (`lifted_until`). */
+        Budget: {
+            /**
+             * Format: uuid
+             * @example 01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e
+             */
+            company_id: string;
+            /**
+             * Format: uuid
+             * @description The person it limits; null for the whole company.
+             */
+            user_id: string | null;
+            /**
+             * @description What is counted: USD as priced by each model’s api_id, or input plus output tokens.
+             * @enum {string}
+             */
+            metric: "cost_usd" | "tokens";
+            /**
+             * @description The most one calendar month may use.
+             * @example 50
+             */
+            monthly_limit: number;
+            /**
+             * Format: date-time
+             * @description Until then, a spent budget refuses nothing (people are still told). How an admin lets work go on without raising the limit.
+             */
+            lifted_until: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "user_id": null,
+         *       "metric": "cost_usd",
+         *       "monthly_limit": 50
+         *     }
+         */
+        BudgetCreate: {
+            /**
+             * Format: uuid
+             * @description The person it limits; null for the whole company.
+             * @default null
+             */
+            user_id?: string | null;
+            /**
+             * @description What is counted: USD as priced by each model’s api_id, or input plus output tokens.
+             * @default cost_usd
+             * @enum {string}
+             */
+            metric?: "cost_usd" | "tokens";
+            /**
+             * @description The most one calendar month may use.
+             * @example 50
+             */
+            monthly_limit: number;
+            /**
+             * Format: date-time
+             * @description Until then, a spent budget refuses nothing (people are still told). How an admin lets work go on without raising the limit.
+             * @default null
+             */
+            lifted_until?: string | null;
+        };
+        /** @description A JSON merge patch (RFC 7396): fields present are changed, `null` resets a field to its default. */
+        BudgetPatch: {
+            /** @description Merged into user_id (see BudgetCreate); null resets it. */
+            user_id?: unknown;
+            /** @description Merged into metric (see BudgetCreate); null resets it. */
+            metric?: unknown;
+            /** @description Merged into monthly_limit (see BudgetCreate); null resets it. */
+            monthly_limit?: unknown;
+            /** @description Merged into lifted_until (see BudgetCreate); null resets it. */
+            lifted_until?: unknown;
         };
         AuditEventList: {
             data: components["schemas"]["AuditEvent"][];
@@ -5120,7 +5374,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
+            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "Budget" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
             /** @enum {string} */
             verb: "list" | "read" | "create" | "update" | "delete";
             /** @enum {string} */
@@ -5145,7 +5399,7 @@ export interface components {
          */
         ModelAclCreate: {
             /** @enum {string} */
-            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
+            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "Budget" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
             /** @enum {string} */
             verb: "list" | "read" | "create" | "update" | "delete";
             /** @enum {string} */
@@ -8623,6 +8877,159 @@ export interface operations {
             };
             /** @description The body breaks the schema; `errors` lists each field. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                scope?: "company" | "mine";
+                by?: "day" | "agent" | "user" | "model";
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageSummary"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBudgetStates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budgets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetStates"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15187,6 +15594,8 @@ export interface operations {
                 created_by?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
                 has_plan?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                cost_usd?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
                 shared?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
@@ -22346,6 +22755,10 @@ export interface operations {
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 conversation_id?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                agent_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                tool_calls?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 outcome?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 created_at?: string;
@@ -22897,6 +23310,684 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageRecord"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBudget: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to return. */
+                select?: string;
+                /** @description Comma-separated field.asc or field.desc; ties are broken by id. */
+                order?: string;
+                /** @description Rows per page, 1 to 500 (default 50). */
+                limit?: string;
+                /** @description Rows to skip (default 0). */
+                offset?: string;
+                /** @description `exact` adds the total number of matching rows as `count`. */
+                count?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                company_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                user_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                metric?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                monthly_limit?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                lifted_until?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                created_at?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                updated_at?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Budget records. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetList"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetCreate"];
+            };
+        };
+        responses: {
+            /** @description The new Budget. */
+            201: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    /** @description Address of the new record. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Budget. */
+            200: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Unchanged since the ETag sent in If-None-Match. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Only write if the record is still at this version (its ETag); otherwise 412. */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetCreate"];
+            };
+        };
+        responses: {
+            /** @description The replaced Budget. */
+            200: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Only write if the record is still at this version (its ETag); otherwise 412. */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Only write if the record is still at this version (its ETag); otherwise 412. */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["BudgetPatch"];
+                "application/json": components["schemas"]["BudgetPatch"];
+            };
+        };
+        responses: {
+            /** @description The changed Budget. */
+            200: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
                 };
             };
             /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */

@@ -28,6 +28,7 @@ import { mountInternal } from './internal/index.ts'
 import { mountEmailChange } from './me/email.ts'
 import { mountMe } from './me/index.ts'
 import { mountPlans } from './plans/index.ts'
+import { mountUsage } from './usage/index.ts'
 import { AVATAR_PATH, mountAvatars } from './avatars/index.ts'
 import { mountArtifacts } from './artifacts/index.ts'
 import { createPasswordResetApp, mountPasswords } from './passwords/index.ts'
@@ -116,6 +117,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountChat(app)
   mountTasks(app)
   mountPlans(app)
+  mountUsage(app)
   mountDocuments(app)
   mountAgents(app)
   mountChannels(app)

@@ -218,6 +218,7 @@ export class Deliveries {
       for await (const event of started.events) {
         if (event.type === 'message') await this.channels.enqueue({ ...place, key: `message:${event.message_id}`, text: event.text })
         else if (event.type === 'error') await this.channels.enqueue({ ...place, key: `error:${row.id}`, text: turnFailedReply(endpoint, event.text) })
+        else if (event.type === 'notice' && event.kind === 'budget') await this.channels.enqueue({ ...place, key: `budget:${row.id}`, text: event.text })
       }
     } finally {
       clearInterval(typing)

@@ -96,8 +96,11 @@ export class Chat {
   }
 
   async #start(actor: Actor, request: TurnRequest, reserved?: Reservation): Promise<StartedTurn & { quiet?: true }> {
-    const { db, turns, agents, feed } = this.deps
+    const { db, turns, agents, feed, budgets } = this.deps
     const { conversation_id, text } = request
+    // Judged beside the reads (a company without budgets answers from memory); a spent budget refuses the turn.
+    const admitted = budgets.admit(actor)
+    admitted.catch(() => {})
     if (!conversation_id && request.attachments?.length) {
       throw new ApiError('validation_error', 'Documents belong to a conversation: upload them to it first.', { errors: [{ path: 'attachments', message: 'needs conversation_id' }] })
     }
@@ -125,6 +128,8 @@ export class Chat {
     const shared = (existing?.record as { shared?: boolean } | undefined)?.shared === true
     const answers = !shared || mentions(text, agent.name)
     if (answers && !agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
+    // Before anything is stored: a refused first message leaves no empty conversation behind.
+    const notices = answers ? await admitted : []
 
     const conversation =
       existing?.record ?? (await this.deps.writes.run(actor, (scope) => createRecord(scope, WebchatConversation, WebchatConversation.create.parse({ agent_id: agent.id, title: titleOf(text) })))).record
@@ -150,7 +155,7 @@ export class Chat {
       void turns.finish(conversation.id, controller)
       throw error
     })
-    return this.#run({ actor, agent, conversation, history: earlier, documents, text, message: { id: said.message_id, attachments }, signal: controller.signal }, controller)
+    return this.#run({ actor, agent, conversation, history: earlier, documents, text, notices, message: { id: said.message_id, attachments }, signal: controller.signal }, controller)
   }
 
   /**
@@ -165,6 +170,12 @@ export class Chat {
     if (!conversation.agent_id) return false
     const { record: agent } = await getRecord(db, actor, AgentConfigRecord, conversation.agent_id)
     if (!agent.enabled) return false
+    const refused = await this.deps.budgets.refusal(actor)
+    if (refused) {
+      // The plan stops here: the people are told why, and resuming it after the budget allows goes on.
+      void feed.publish(conversation.id, { type: 'notice', text: `The plan cannot go on: ${refused}` })
+      return false
+    }
     const controller = await turns.start(conversation.id).catch((error) => {
       // Another turn runs there: its end asks again.
       if (error instanceof ApiError && error.code === 'conflict') return undefined

@@ -4,8 +4,11 @@ import type { PlanView } from '../plans/view.ts'
 export type ChatEvent =
   | { type: 'conversation'; conversation_id: string }
   | { type: 'typing' }
-  /** Said by the platform to the people in the conversation (a session that expired); not the agent's answer. */
-  | { type: 'notice'; text: string }
+  /**
+   * Said by the platform to the people in the conversation (a session that expired); not the agent's answer. A
+   * budget's notice (nearly spent) also reaches people on their channel.
+   */
+  | { type: 'notice'; text: string; kind?: 'budget' }
   | { type: 'tool_call'; tool: string }
   | { type: 'tool_result'; tool: string; result: string }
   | { type: 'stream'; text: string }

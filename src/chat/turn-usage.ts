@@ -7,6 +7,7 @@ export interface TurnUsage {
   input_tokens: number
   output_tokens: number
   cost_usd: number
+  tool_calls: number
   outcome: 'complete' | 'aborted' | 'error'
 }
 
@@ -29,6 +30,8 @@ export async function recordTurnUsage(db: Db, turn: Pick<Turn, 'actor' | 'agent'
       output_tokens: tokenCount(usage.output_tokens),
       cost_usd: costOf(usage.cost_usd),
       conversation_id: conversation.id,
+      agent_id: agent.id,
+      tool_calls: tokenCount(usage.tool_calls),
       outcome: usage.outcome,
     })
     .execute()

@@ -11,6 +11,7 @@ import { unlessAborted, untilAborted } from './abortable.ts'
 import { recordTurnUsage, type TurnUsage } from './turn-usage.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { Tracing } from '../tracing/tracing.ts'
+import type { Budgets } from '../usage/budgets.ts'
 
 /** How many times one turn may go back to the model with tool results. */
 const MAX_TOOL_ROUNDS = 8
@@ -38,6 +39,8 @@ export interface Turn {
   message: { id: string; attachments: Attachment[]; role?: 'user' | 'system' }
   /** Aborted by POST /api/chat/abort or by the client going away. */
   signal: AbortSignal
+  /** Said to the people before the answer, found while the turn was admitted (a budget nearly spent). */
+  notices?: string[]
 }
 
 export interface TurnDeps {
@@ -48,6 +51,8 @@ export interface TurnDeps {
   log: Logger
   metrics: Metrics
   tracing: Tracing
+  /** Monthly budgets: judged before a turn is admitted, told what each turn cost. */
+  budgets: Budgets
 }
 
 class TurnFailure extends Error {
@@ -68,6 +73,7 @@ export async function* runTurn(deps: TurnDeps, turn: Turn): AsyncGenerator<ChatE
   const timeout = AbortSignal.timeout(turn.agent.timeout_seconds * 1000)
   const answer = new Answer(deps, turn)
   yield { type: 'typing' }
+  for (const text of turn.notices ?? []) yield { type: 'notice', text, kind: 'budget' }
   try {
     const prepared = await prepareTurn(deps, turn, AbortSignal.any([turn.signal, timeout]), answer)
     for (const text of prepared.notices) yield { type: 'notice', text }
@@ -90,6 +96,8 @@ class Answer {
   text = ''
   /** What the provider reported the turn's model calls cost, summed over its tool rounds. */
   usage = { input_tokens: 0, output_tokens: 0, cost_usd: 0 }
+  /** How many tools the model called. */
+  toolCalls = 0
   /** The user's message, stored while the model answers; the answer is stored after it. */
   stored: Promise<unknown> = Promise.resolve()
   #settled: Promise<string | null> | undefined
@@ -103,7 +111,7 @@ class Answer {
   }
 
   constructor(
-    private readonly deps: Pick<TurnDeps, 'db' | 'log' | 'metrics'>,
+    private readonly deps: Pick<TurnDeps, 'db' | 'log' | 'metrics' | 'budgets'>,
     private readonly turn: Turn,
   ) {}
 
@@ -129,8 +137,9 @@ class Answer {
 
   async #closeCost(outcome: TurnUsage['outcome']): Promise<void> {
     this.#count(outcome)
-    await recordTurnUsage(this.deps.db, this.turn, { ...this.usage, outcome }).catch((error) =>
-      this.deps.log.error('a chat turn’s usage was not recorded', { conversation_id: this.turn.conversation.id, error: String(error) }),
+    await recordTurnUsage(this.deps.db, this.turn, { ...this.usage, tool_calls: this.toolCalls, outcome }).then(
+      () => this.deps.budgets.charged(this.turn.agent.company_id),
+      (error) => this.deps.log.error('a chat turn’s usage was not recorded', { conversation_id: this.turn.conversation.id, error: String(error) }),
     )
   }
 
@@ -243,6 +252,7 @@ async function* toolRounds(prepared: PreparedTurn, answer: Answer): AsyncGenerat
     messages.push({ role: 'assistant', content: answer.text, tool_calls: calls })
     for (const call of calls) {
       yield { type: 'tool_call', tool: call.name }
+      answer.toolCalls++
       let result: string
       try {
         result = await unlessAborted(tracing.span('tool call', { 'gen_ai.tool.name': call.name }, () => tools.call(call.name, call.arguments, signal)), signal)

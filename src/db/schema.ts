@@ -244,6 +244,17 @@ export interface UsageRecordsTable extends Stored {
   cost_usd: Generated<number>
   conversation_id: Generated<string | null>
   outcome: Generated<'complete' | 'aborted' | 'error' | null>
+  agent_id: Generated<string | null>
+  tool_calls: Generated<number>
+}
+
+/** A monthly spending limit of a company (user_id null) or of one person in it (sql/0026_budgets.sql). */
+export interface BudgetsTable extends Stored {
+  company_id: string
+  user_id: string | null
+  metric: 'cost_usd' | 'tokens'
+  monthly_limit: number
+  lifted_until: Timestamp | null
 }
 
 /** One write an admin would ask about (sql/0025_audit_events.sql); never updated. */
@@ -501,6 +512,7 @@ export interface Database {
   known_login_addresses: KnownLoginAddressesTable
   usage_records: UsageRecordsTable
   audit_events: AuditEventsTable
+  budgets: BudgetsTable
   throttle_buckets: ThrottleBucketsTable
   event_payloads: EventPayloadsTable
   mcp_sessions: McpSessionsTable

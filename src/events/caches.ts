@@ -20,11 +20,12 @@ export function flushCaches(events: EventBus, ...caches: CacheName[]): Promise<v
 /**
  * The caches writes make stale, whatever door the write came through: a write that changes who may do what (roles,
  * memberships, ACLs, MCP rules) drops identities, ACLs and MCP rules; a person's ways in, identities; a global
- * secret, what plugins read of theirs; a runner's models, the registry's cache.
+ * secret, what plugins read of theirs; a runner's models, the registry's cache; a budget, the budgets read.
  */
 export function flushAfterWrites(writes: Writes, events: EventBus): void {
   writes.on((write) => {
     if (write.type === 'record' && write.model.affectsAccess) return flushCaches(events, 'identities', 'acl', 'mcp')
+    if (write.type === 'record' && write.model.table === 'budgets') return flushCaches(events, 'budgets')
     if (write.type === 'credentials') return flushCaches(events, 'identities')
     if (write.type === 'secret' && write.scope === 'global') return flushCaches(events, 'plugin-secrets')
     if (write.type === 'runner-models') return flushCaches(events, 'runner-models')

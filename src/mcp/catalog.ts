@@ -1,10 +1,9 @@
 import { AggregateProvider } from './aggregate.ts'
 import type { McpDirectory } from './directory.ts'
 import { mayUseServer, mayUseTool } from './permissions.ts'
-import { UpstreamProvider, VirtualProvider, type Provider, type ToolUser, type VirtualTool } from './providers.ts'
+import { UpstreamProvider, VirtualProvider, type Provider, type ToolCallHooks, type ToolUser, type VirtualTool } from './providers.ts'
 import type { ServerDefinition, Upstreams } from './upstreams.ts'
 import type { McpConnections } from './connections.ts'
-import type { Metrics } from '../metrics/metrics.ts'
 
 /** Whether the user may use an item of a server: a tool by name, `prompt:<name>` or `resource:<uri>`. */
 export type Judge = (server: string, item: string) => boolean
@@ -25,13 +24,13 @@ export class McpCatalog {
     private readonly pluginEnabled: (plugin: string) => boolean = () => true,
     /** People's own OAuth connections: a server that signs each person in counts only once they are connected. */
     private readonly connections?: McpConnections,
-    /** Where every tool call is counted, whoever made it (a host through the gateway, an agent, a task). */
-    private readonly metrics?: Metrics,
+    /** What every tool call passes through, whoever makes it: the budget check, the metrics. */
+    private readonly hooks: ToolCallHooks = {},
   ) {}
 
   /** Every plugin's provider, made once per plugin when first asked for. */
   get #virtual(): ReadonlyMap<string, VirtualProvider> {
-    for (const [name, tools] of this.virtualTools) if (!this.#providers.has(name)) this.#providers.set(name, new VirtualProvider(name, tools, this.metrics))
+    for (const [name, tools] of this.virtualTools) if (!this.#providers.has(name)) this.#providers.set(name, new VirtualProvider(name, tools, this.hooks))
     return this.#providers
   }
 
@@ -54,7 +53,7 @@ export class McpCatalog {
     if (this.#virtual.has(name)) return this.#plugin(name)
     if (!user.companyId) return undefined
     const server = await this.directory.server(user.companyId, name)
-    return server && new UpstreamProvider(server, this.upstreams, this.metrics)
+    return server && new UpstreamProvider(server, this.upstreams, this.hooks)
   }
 
   /**
@@ -78,7 +77,7 @@ export class McpCatalog {
     const connected = (s: ServerDefinition) => !s.oauth || statuses.get(s.id)?.status === 'connected'
     const plugins = [...this.#virtual.keys()].flatMap((name) => this.#plugin(name) ?? []).filter((p) => mayUseServer(rules, user.userId, p.name))
     return {
-      providers: [...plugins, ...usable.filter(connected).map((s) => new UpstreamProvider(s, this.upstreams, this.metrics))] as Provider[],
+      providers: [...plugins, ...usable.filter(connected).map((s) => new UpstreamProvider(s, this.upstreams, this.hooks))] as Provider[],
       unconnected: usable.filter((s) => !connected(s)).map((s) => ({ name: s.name, status: statuses.get(s.id)?.status === 'expired' ? ('expired' as const) : ('not_connected' as const) })),
     }
   }

@@ -95,11 +95,27 @@ export interface Provider {
   getPrompt(user: ToolUser, params: GetPromptRequest['params']): Promise<GetPromptResult>
 }
 
-/** Counts a tool call by how it ended: answered, answered with an error, or failed outright. */
-async function counted(metrics: Metrics | undefined, server: string, tool: string, call: Promise<CallToolResult>): Promise<CallToolResult> {
-  if (!metrics) return call
+/** What every tool call passes through, whoever makes it (a host through the gateway, an agent, a task). */
+export interface ToolCallHooks {
+  metrics?: Metrics
+  /** Why the call may not start (the person's or company's budget is spent), or nothing. */
+  refusal?(user: ToolUser): Promise<string | undefined>
+}
+
+/**
+ * Starts a tool call unless it is refused (answered as an error result the model or host reads), and counts it by
+ * how it ended: answered, answered with an error, or failed outright.
+ */
+async function guarded(hooks: ToolCallHooks, user: ToolUser, server: string, tool: string, call: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  const refused = await hooks.refusal?.(user)
+  if (refused !== undefined) {
+    hooks.metrics?.toolCall(server, tool, 'error')
+    return { content: [{ type: 'text', text: refused }], isError: true }
+  }
+  const { metrics } = hooks
+  if (!metrics) return call()
   try {
-    const result = await call
+    const result = await call()
     metrics.toolCall(server, tool, result.isError ? 'error' : 'ok')
     return result
   } catch (error) {
@@ -115,7 +131,7 @@ export class UpstreamProvider implements Provider {
   constructor(
     readonly server: ServerDefinition,
     private readonly upstreams: Upstreams,
-    private readonly metrics?: Metrics,
+    private readonly hooks: ToolCallHooks = {},
   ) {}
 
   get name(): string {
@@ -134,7 +150,7 @@ export class UpstreamProvider implements Provider {
       maxTotalTimeout: TOOL_CALL_MAX_MS,
       ...(onProgress ? { onprogress: onProgress } : {}),
     }
-    return counted(this.metrics, this.name, params.name, this.#call(user, (c) => c.callTool(params, undefined, options) as Promise<CallToolResult>, signal))
+    return guarded(this.hooks, user, this.name, params.name, () => this.#call(user, (c) => c.callTool(params, undefined, options) as Promise<CallToolResult>, signal))
   }
 
   // An upstream without resources or prompts simply has none to offer, rather than an error.
@@ -171,7 +187,7 @@ export class VirtualProvider implements Provider {
   constructor(
     readonly name: string,
     tools: readonly VirtualTool[],
-    private readonly metrics?: Metrics,
+    private readonly hooks: ToolCallHooks = {},
   ) {
     this.#tools = new Map(tools.map((t) => [t.name, t]))
   }
@@ -181,7 +197,7 @@ export class VirtualProvider implements Provider {
   }
 
   callTool(user: ToolUser, params: CallToolRequest['params'], options: CallOptions = {}): Promise<CallToolResult> {
-    return counted(this.metrics, this.name, params.name, this.#run(user, params, options))
+    return guarded(this.hooks, user, this.name, params.name, () => this.#run(user, params, options))
   }
 
   async #run(user: ToolUser, params: CallToolRequest['params'], { signal = new AbortController().signal, turn }: CallOptions): Promise<CallToolResult> {

@@ -10,6 +10,7 @@ import { SystemConfig } from './system.ts'
 import { User, UserPlatform } from './user.ts'
 import { UsageRecord } from './usage.ts'
 import { AuditEvent } from './audit-event.ts'
+import { Budget } from './budget.ts'
 import { WebchatConversation, WebchatDocument, WebchatMessage, WebchatParticipant } from './webchat.ts'
 import { Plan, PlanTask } from './plan.ts'
 import { BackgroundTask } from './background-task.ts'
@@ -32,6 +33,7 @@ const OTHERS: readonly Model[] = [
   McpServer,
   McpPermission,
   UsageRecord,
+  Budget,
   AuditEvent,
   OAuthClient,
   OAuthGrant,

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import { defineModel } from './define.ts'
 import { companyMember, visible } from './references.ts'
 import { WebchatConversation } from './webchat.ts'
+import { AgentConfigRecord } from './agent-config.ts'
 
 /** The largest count the integer columns hold. */
 export const MAX_COUNT = 2_147_483_647
@@ -34,11 +35,13 @@ export const UsageRecord = defineModel({
     output_tokens: tokens,
     cost_usd: z.number().min(0).max(1e9).default(0),
     conversation_id: z.uuid().nullable().default(null).openapi({ description: 'The conversation of a chat turn; null for other calls, or once it is deleted.' }),
+    agent_id: z.uuid().nullable().default(null).openapi({ description: 'The agent of a chat turn; null for other calls, or once it is deleted.' }),
+    tool_calls: z.int().min(0).max(MAX_COUNT).default(0).openapi({ description: 'How many tools the turn called.' }),
     outcome: z.enum(['complete', 'aborted', 'error']).nullable().default(null).openapi({
       description: 'How a chat turn ended: answered, stopped (its tokens are what the provider had reported by then), or failed or out of time.',
     }),
   },
-  references: { user_id: companyMember, conversation_id: visible(() => WebchatConversation) },
+  references: { user_id: companyMember, conversation_id: visible(() => WebchatConversation), agent_id: visible(() => AgentConfigRecord) },
   access: { list: 'admin', read: 'admin', create: 'superadmin', update: 'superadmin', delete: 'superadmin' },
   example: { user_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7f', source: 'rlm', runner: 'openai', model: 'fast', input_tokens: 1200, output_tokens: 300, cost_usd: 0.0021 },
 })

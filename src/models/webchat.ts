@@ -60,6 +60,10 @@ export const WebchatConversation = defineModel({
       select: () =>
         sql<boolean>`exists (select 1 from plans p where p.conversation_id = webchat_conversations.id and p.status <> 'cancelled')`,
     },
+    cost_usd: {
+      schema: z.number().openapi({ description: 'What the conversation’s turns have cost so far, in USD.' }),
+      select: () => sql<number>`(select coalesce(sum(u.cost_usd), 0)::float8 from usage_records u where u.conversation_id = webchat_conversations.id)`,
+    },
     shared: {
       schema: z.boolean().openapi({ description: 'Someone besides one person takes part; the agent then answers only when mentioned (@name).' }),
       select: () => sql<boolean>`(select count(*) from webchat_participants p where p.conversation_id = webchat_conversations.id) > 1`,

@@ -186,6 +186,12 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       patch: {},
       after: { status: 'completed', result: 'Echo: hi', arguments: { message: 'hi' } },
     },
+    Budget: {
+      // One budget per person and metric: each case limits a new member.
+      make: async (as) => ({ user_id: await member(as), metric: 'tokens', monthly_limit: 1000 }),
+      patch: { monthly_limit: 2000 },
+      after: { monthly_limit: 2000, metric: 'tokens' },
+    },
     AuditEvent: {
       // The platform writes the trail; an audited write (a new agent) makes one, which its maker's admins read.
       make: async () => ({}),
