@@ -33,6 +33,7 @@ const packageDir = (name: string) => dirname(Bun.fileURLToPath(import.meta.resol
 const HTMX_DIR = join(packageDir('htmx.org'), 'dist')
 const MARKED_DIR = join(packageDir('marked'), 'lib')
 const PURIFY_DIR = join(packageDir('dompurify'), 'dist')
+const CHART_DIR = join(packageDir('chart.js'), 'dist')
 
 declare module 'hono' {
   interface ContextRenderer {
@@ -56,6 +57,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   // The chat renders answers as markdown and sanitizes them in the browser, with these two, served from here.
   app.get('/static/vendor/marked.js', serveStatic({ root: MARKED_DIR, path: 'marked.umd.js', ...aDay }))
   app.get('/static/vendor/purify.js', serveStatic({ root: PURIFY_DIR, path: 'purify.min.js', ...aDay }))
+  // The usage pages draw their charts with Chart.js, served from here like the others.
+  app.get('/static/vendor/chart.js', serveStatic({ root: CHART_DIR, path: 'chart.umd.min.js', ...aDay }))
   // serveStatic refuses `..`, doubled slashes and backslashes before it looks at the disk, but hands a NUL byte to
   // Bun, which throws. A file it does not serve ends here, not at the sign-in redirect further down.
   // The active theme's stylesheet and logo, at fixed addresses: switching themes needs no restart.

@@ -220,6 +220,10 @@ export function ChatPage({ view }: { view: ChatView }) {
       {conversation ? (
         <section class="chat-main" aria-labelledby="chat-title">
           <h1 id="chat-title">{conversation.title || 'New conversation'}</h1>
+          <p id="conversation-cost" class="muted">
+            {conversation.cost_usd > 0 ? `This conversation has cost USD ${conversation.cost_usd.toFixed(conversation.cost_usd < 0.01 ? 4 : 2)} so far.` : 'This conversation has cost nothing yet.'}{' '}
+            <a href="/me/usage">Your usage</a>
+          </p>
           <p id="connection" class="muted" role="status"></p>
           <ol id="messages" aria-live="polite" hx-ignore="">
             {messages.map((m) => (

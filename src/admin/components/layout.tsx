@@ -14,6 +14,8 @@ const NAV: Array<{ href: string; label: string; for: Standing }> = [
   { href: '/runners', label: 'Runners', for: 'admin' },
   { href: '/plugins', label: 'Plugins', for: 'member' },
   { href: '/vault', label: 'Vault', for: 'member' },
+  { href: '/usage', label: 'Usage', for: 'member' },
+  { href: '/budgets', label: 'Budgets', for: 'admin' },
   { href: '/users', label: 'Users', for: 'admin' },
   { href: '/audit', label: 'Audit trail', for: 'admin' },
   { href: '/companies', label: 'Companies', for: 'member' },
