@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Metrics } from '../metrics/metrics.ts'
+import type { Tracing } from '../tracing/tracing.ts'
 import type { Authenticator } from '../auth/authenticator.ts'
 import type { Chat } from '../chat/chat.ts'
 import type { BucketStore } from '../throttle/buckets.ts'
@@ -39,6 +40,8 @@ export interface ChannelsOptions {
   retryMs: number
   /** Where each try at a delivery or reply is counted. */
   metrics?: Metrics
+  /** Where each try at a delivery or reply is a span. */
+  tracing?: Tracing
   /** Runs the queues' worker and the plugins' periodic rounds (mailboxes). */
   scheduler: Scheduler
   /** The largest attachment read as a document (SWITCHBOARD_DOCUMENT_MAX_BYTES, as for uploads). */
@@ -77,7 +80,7 @@ export class Channels {
       inbox: (row, claim) => this.deliveries.process(row, claim),
       outbox: (row, claim) => this.#send(row, claim),
       gaveUp: (table, row, error) => (table === 'channel_inbox' ? this.deliveries.gaveUp(row as InboxRow, error) : this.#gaveUp(row as OutboxRow, error)),
-    }, options.scheduler, options.metrics)
+    }, options.scheduler, options.metrics, options.tracing)
   }
 
   /** The kernel as one plugin sees it: what it registers is known to be its own (and switched off with it). */

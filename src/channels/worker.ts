@@ -1,5 +1,7 @@
 import type { Clock } from '../clock.ts'
+import { ROOT_CONTEXT } from '@opentelemetry/api'
 import { NoMetrics, type Metrics } from '../metrics/metrics.ts'
+import { Tracing } from '../tracing/tracing.ts'
 import type { Db } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
 import type { Job, Scheduler } from '../scheduler.ts'
@@ -60,6 +62,7 @@ export class ChannelWorker {
     private readonly handlers: QueueHandlers,
     private readonly scheduler: Scheduler,
     private readonly metrics: Metrics = new NoMetrics(),
+    private readonly tracing: Tracing = Tracing.create({ endpoint: undefined, headers: {}, serviceName: 'switchboard' }),
   ) {}
 
   start(): void {
@@ -115,7 +118,10 @@ export class ChannelWorker {
     const claim = claimOf(table, row)
     const renew = setInterval(() => void extendLease(this.db, claim, new Date(this.clock.now() + LEASE_MS)).catch(() => {}), RENEW_MS)
     try {
-      const outcome = await run(claim).catch((error): Outcome => {
+      // A delivery (inbound) or a reply (outbound) is a trace of its own: it has no request to belong to.
+      const name = table === 'channel_inbox' ? 'channel delivery' : 'channel reply'
+      const attempt = () => this.tracing.span(name, { 'switchboard.channel': row.platform, 'switchboard.attempt': row.attempts }, () => run(claim), ROOT_CONTEXT)
+      const outcome = await attempt().catch((error): Outcome => {
         this.log.error('channel work failed', { table, id: row.id, error: String(error) })
         return { retryAt: new Date(this.clock.now() + backoff(this.retryMs, row.attempts)), error: (error as Error).message ?? String(error) }
       })

@@ -10,6 +10,7 @@ import type { EventBus } from '../events/bus.ts'
 import type { Writes, WriteScope } from '../events/writes.ts'
 import type { Logger } from '../logger.ts'
 import type { Job, Scheduler } from '../scheduler.ts'
+import type { Tracing } from '../tracing/tracing.ts'
 import type { McpCatalog } from '../mcp/catalog.ts'
 import type { ToolTurn, ToolUser } from '../mcp/providers.ts'
 import { AgentConfigRecord } from '../models/agent-config.ts'
@@ -81,6 +82,8 @@ export interface TaskDeps {
   shared: boolean
   /** Runs the heartbeat and the sweep. */
   scheduler: Scheduler
+  /** Where each task's run is a span, in the trace of the turn or request that started it. */
+  tracing?: Tracing
 }
 
 /** A task this process runs: how to stop it, and its progress on its way to the store. */
@@ -274,7 +277,7 @@ export class BackgroundTasks {
     }
     let outcome: ToolOutcome
     try {
-      outcome = await call(signal, onProgress)
+      outcome = this.deps.tracing ? await this.deps.tracing.span('background task', { 'switchboard.task': id }, () => call(signal, onProgress)) : await call(signal, onProgress)
     } catch (error) {
       // Stopped on purpose: whoever stopped it has already ended the row.
       if (signal.aborted) return

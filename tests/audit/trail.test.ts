@@ -123,7 +123,7 @@ describe('records an admin would ask about', () => {
     expect(await eventsOf(String(membership.id))).toEqual([])
   })
 
-  test.each(['ModelAcl', 'McpCommand', 'McpServer', 'McpPermission', 'AgentConfigRecord', 'SystemConfig', 'UserPlatform', 'Company', 'OAuthClient'])(
+  test.each(['ModelAcl', 'McpCommand', 'McpServer', 'McpPermission', 'AgentConfigRecord', 'SystemConfig', 'UserPlatform', 'Company', 'CompanyUser', 'OAuthClient', 'Budget'])(
     '%s: create, update and delete are one event each',
     async (model) => {
       const made = await p.call('POST', `/api/v1/${model}`, { json: await cases[model]!.make(p.root) })

@@ -5,6 +5,9 @@ import { silentLogger } from '../../src/logger.ts'
 import { chatTurn } from '../helpers/chat.ts'
 import { startFakeOpenAI } from '../helpers/fake-openai.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { until } from '../helpers/until.ts'
+import { fieldsOf } from '../helpers/typed-call.ts'
+import { join } from 'node:path'
 
 // One trace from the caller to the provider: the request, the turn, each runner call and tool call, and the
 // traceparent the provider receives belongs to it.
@@ -105,4 +108,45 @@ test('without an exporter nothing is traced, and no traceparent goes to the prov
   } finally {
     await p.close()
   }
+})
+
+describe('work no request made', () => {
+  const exporter = new InMemorySpanExporter()
+  let p: TestPlatform
+  const SECRET = 'loopback-shared-secret'
+  beforeAll(async () => {
+    p = await startTestPlatform({ SWITCHBOARD_PLUGIN_PATHS: join(import.meta.dir, '..', 'fixtures', 'plugins', 'channels'), SWITCHBOARD_CHANNEL_RETRY_MS: '20' }, systemClock, undefined, silentLogger, exporter)
+  })
+  afterAll(() => p.close())
+
+  test('a channel delivery and its reply are spans, each a trace of its own, naming the channel', async () => {
+    expect((await p.call('POST', '/api/plugins/channel-telegram/disable')).status).toBe(200)
+    expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', name: 'loop/secret', value: SECRET } })).status).toBe(200)
+    const agent = fieldsOf((await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'courier', runner: 'echo', model: 'echo-1', channels: { telegram: { bot_token_secret: 'loop/secret' } } } })).body).id as string
+    const person = await p.createUser()
+    expect((await p.call('POST', '/api/v1/UserPlatform', { json: { user_id: person.userId, platform: 'telegram', platform_user_id: '1001' } })).status).toBe(201)
+    exporter.reset()
+    const inbound = { deliveryId: `d-${Date.now()}`, sender: { id: '1001', username: 'tg1001' }, thread: { key: '1001', target: { chat_id: '1001' } }, text: 'hello there' }
+    expect((await p.call('POST', `/channels/loopback/${agent}`, { json: inbound, headers: { 'x-loopback-secret': SECRET }, as: null })).status).toBe(200)
+    await until(() => exporter.getFinishedSpans().some((s) => s.name === 'channel reply'), { what: 'the reply to be sent' })
+    const spans = exporter.getFinishedSpans()
+    const [delivery] = spans.filter((s) => s.name === 'channel delivery')
+    const [reply] = spans.filter((s) => s.name === 'channel reply')
+    expect(delivery!.attributes).toMatchObject({ 'switchboard.channel': 'telegram', 'switchboard.attempt': 1 })
+    expect(reply!.attributes).toMatchObject({ 'switchboard.channel': 'telegram' })
+    expect(delivery!.parentSpanContext).toBeUndefined()
+    // The turn the delivery ran is inside the delivery's trace.
+    const [turn] = spans.filter((s) => s.name === 'chat turn')
+    expect(turn!.spanContext().traceId).toBe(delivery!.spanContext().traceId)
+  })
+
+  test('a background task’s run is a span', async () => {
+    expect((await p.call('POST', '/api/v1/McpPermission', { json: { server: 'mcp-planning', tool: '*', effect: 'allow' } })).status).toBe(201)
+    exporter.reset()
+    // The tool fails on its arguments (no plan named): the run is a span whichever way it ends.
+    const task = await p.services.tasks.run({ user: { userId: p.root.userId, companyId: p.root.companyId }, tool: 'mcp-planning__plan_update', arguments: {} })
+    await until(() => exporter.getFinishedSpans().some((s) => s.name === 'background task'), { what: 'the task to end' })
+    const [span] = exporter.getFinishedSpans().filter((s) => s.name === 'background task')
+    expect(span!.attributes).toMatchObject({ 'switchboard.task': task.id })
+  })
 })
