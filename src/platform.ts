@@ -202,6 +202,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const services: Services = {
     config,
     db: store.db,
+    dbPool: store.pool,
     metrics,
     tracing,
     models,

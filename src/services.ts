@@ -1,4 +1,5 @@
 import type { Budgets } from './usage/budgets.ts'
+import type { PoolUse } from './db/pool-use.ts'
 import type { AgentSupervisor } from './agents/supervisor.ts'
 import type { Tracing } from './tracing/tracing.ts'
 import type { Metrics } from './metrics/metrics.ts'
@@ -41,6 +42,8 @@ import type { Scheduler } from './scheduler.ts'
 export interface Services {
   config: Config
   db: Db
+  /** How the store's connections are used now, for the metrics. */
+  dbPool: PoolUse
   /** This process's Prometheus metrics, served at /metrics to whoever holds SWITCHBOARD_METRICS_TOKEN. */
   metrics: Metrics
   /** Spans of requests, turns, runner and tool calls, to the OTLP endpoint the OTEL_* variables name (else off). */

@@ -6,6 +6,7 @@ import postgres from 'postgres'
 import { lockDataDir } from './lock.ts'
 import type { Database, Db } from './schema.ts'
 import { restoreTemplate } from './pgdata-template.ts'
+import { countedDialect, PoolUse } from './pool-use.ts'
 
 /** Runs one statement straight on the driver's pool, in its own implicit transaction. */
 export type Direct = (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>
@@ -28,6 +29,8 @@ export interface Store {
   kind: 'postgres' | 'pglite'
   /** PostgreSQL's URL, for what needs a connection of its own (the event bus's LISTEN, turn locks). */
   url?: string
+  /** How its connections are used now (the embedded database has one). */
+  pool: PoolUse
   /** Closes the pool (or the embedded database) and releases the data-directory lock. */
   close(): Promise<void>
 }
@@ -61,8 +64,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 export function openPostgres(url: string, maxConnections = 10): Store {
   // Quiet notices ("relation already exists, skipping") that would otherwise reach stdout.
   const client = postgres(url, { max: maxConnections, onnotice: () => {} })
-  const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) })
-  directs.set(db, (sql, parameters) => client.unsafe(sql, parameters as never[], { prepare: true }))
+  const pool = new PoolUse(maxConnections)
+  const db = new Kysely<Database>({ dialect: countedDialect(new PostgresJSDialect({ postgres: client }), pool) })
+  directs.set(db, (sql, parameters) => pool.counted(client.unsafe(sql, parameters as never[], { prepare: true })))
   // Kysely's destroy can wait for ever on a query of its own still queued for a connection (kysely-postgres-js
   // reserves one per query); after a grace period the pool's connections are ended regardless. Ending them can wait
   // on such a reserved connection too (seen with a feed's publishes in flight), so that is bounded as well: a close
@@ -71,14 +75,16 @@ export function openPostgres(url: string, maxConnections = 10): Store {
     await Promise.race([db.destroy(), Bun.sleep(5_000)])
     await Promise.race([client.end({ timeout: 0 }), Bun.sleep(2_000)])
   }
-  return { db, kind: 'postgres', url, close }
+  return { db, kind: 'postgres', url, pool, close }
 }
 
 export function wrapPglite(pglite: PGlite, release: () => void = () => {}): Store {
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
+  const pool = new PoolUse(1)
+  const db = new Kysely<Database>({ dialect: countedDialect(new PGliteDialect({ pglite }), pool) })
   return {
     db,
     kind: 'pglite',
+    pool,
     async close() {
       try {
         await db.destroy()

@@ -41,6 +41,8 @@ export interface Metrics {
   tasksRunning(count: number): void
   /** How long an event of another process took to arrive here (their clocks' difference included). */
   eventLag(seconds: number): void
+  /** The store's connections, at a scrape: the pool's size, those held, work waiting for one, direct statements running. */
+  pool(use: { size: number; reserved: number; waiting: number; direct: number }): void
   /** The exposition text, after `refresh` has brought the figures read from the store up to date. */
   scrape(refresh: () => Promise<void>): Promise<{ contentType: string; text: string }>
 }
@@ -57,6 +59,7 @@ export class NoMetrics implements Metrics {
   breakers(): void {}
   tasksRunning(): void {}
   eventLag(): void {}
+  pool(): void {}
   async scrape(): Promise<{ contentType: string; text: string }> {
     return { contentType: 'text/plain', text: '' }
   }
@@ -164,6 +167,13 @@ export class PrometheusMetrics implements Metrics {
     registers: this.#registers,
   })
 
+  readonly #pool = new Gauge({
+    name: 'switchboard_db_connections',
+    help: 'The store\'s connection pool: its size, connections held (reserved), work waiting for one, and single statements running on it (direct).',
+    labelNames: ['state'] as const,
+    registers: this.#registers,
+  })
+
   constructor() {
     // Bun's process figures: CPU, memory, open descriptors, event-loop delay.
     collectDefaultMetrics({ register: this.#registry, prefix: 'switchboard_' })
@@ -211,6 +221,13 @@ export class PrometheusMetrics implements Metrics {
 
   eventLag(seconds: number): void {
     this.#eventLag.observe(Math.max(0, seconds))
+  }
+
+  pool(use: { size: number; reserved: number; waiting: number; direct: number }): void {
+    this.#pool.set({ state: 'size' }, use.size)
+    this.#pool.set({ state: 'reserved' }, use.reserved)
+    this.#pool.set({ state: 'waiting' }, use.waiting)
+    this.#pool.set({ state: 'direct' }, use.direct)
   }
 
   async scrape(refresh: () => Promise<void>): Promise<{ contentType: string; text: string }> {

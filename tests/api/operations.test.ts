@@ -104,6 +104,28 @@ describe('/metrics', () => {
     expect(after.get(seriesKey('switchboard_http_requests_total', { route: '/api/v1/AgentConfigRecord/:id', method: 'GET', status: '404' }))).toBeGreaterThanOrEqual(1)
     expect(after.get(seriesKey('switchboard_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }))).toBeGreaterThanOrEqual(1)
   })
+
+  test('the store’s pool: its size, and a connection held by an open transaction, counted at the scrape', async () => {
+    const read = async () => parsePrometheus(String((await p.call('GET', '/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body))
+    const idle = await read()
+    expect(idle.get(seriesKey('switchboard_db_connections', { state: 'size' }))).toBe(p.store.pool.size)
+    const before = idle.get(seriesKey('switchboard_db_connections', { state: 'reserved' }))!
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let opened!: () => void
+    const open = new Promise<void>((resolve) => (opened = resolve))
+    const transaction = p.store.db.transaction().execute(async () => {
+      opened()
+      await held
+    })
+    await open
+    // On the embedded store the scrape's own reads wait for the one connection: the count is read from the pool.
+    expect(p.store.pool.reserved).toBe(before + 1)
+    release()
+    await transaction
+    expect(p.store.pool.reserved).toBe(before)
+    expect((await read()).get(seriesKey('switchboard_db_connections', { state: 'waiting' }))).toBe(0)
+  })
 })
 
 test('a request a rate limit refuses is counted under its limit: the API’s, and sign-in’s', async () => {

@@ -42,6 +42,7 @@ export function mountOperations(app: Hono<ApiEnv>, services: Services): void {
     const { contentType, text } = await services.metrics.scrape(async () => {
       services.metrics.breakers(services.upstreams.breakerStates())
       services.metrics.tasksRunning(services.tasks.running)
+      services.metrics.pool(services.dbPool)
       await queueDepths(services)
     })
     return c.body(text, 200, { 'content-type': contentType })
