@@ -8,6 +8,7 @@ import { toApiError } from '../errors.ts'
 import { localRedirect } from '../auth/redirect.ts'
 import { originGuard } from '../auth/origin-guard.ts'
 import { requestIds } from '../http/request-id.ts'
+import { requestLog } from '../http/request-log.ts'
 import { PAGE_POLICY, securityHeaders } from '../http/security-headers.ts'
 import type { Services } from '../services.ts'
 import type { ApiClient } from './api-client.ts'
@@ -70,6 +71,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   app.get('/static/*', (c, next) => (c.req.path.includes('\0') ? notHere(c) : next()), files, notHere)
 
   app.use(requestIds())
+  // One line per console request too; the api calls a page makes log their own lines, under the same request id.
+  app.use(requestLog(services.log, (c) => ({ user_id: c.get('me')?.user.id ?? null, company_id: c.get('me')?.company_id ?? null })))
   app.use(originGuard([services.config.baseUrl, services.config.adminBaseUrl]))
   // Sign-in and sign-out are the api's own handlers, answering on this port too.
   for (const routes of signIn) app.route('/', routes)

@@ -76,6 +76,31 @@ beforeEach(() => {
   loop().failures.clear()
 })
 
+describe('a budget', () => {
+  test('nearly spent: the person is told on their channel, and answered; spent: told why there is no answer', async () => {
+    const platform = platformOf()
+    const someone = await platform.createUser()
+    await link(someone, '3003')
+    const made = await platform.call('POST', '/api/v1/Budget', { json: { user_id: someone.userId, metric: 'tokens', monthly_limit: 100 } })
+    expect(made.status).toBe(201)
+    const spend = (tokens: number) =>
+      platform.store.db.insertInto('usage_records').values({ id: Bun.randomUUIDv7(), company_id: platform.root.companyId!, user_id: someone.userId, source: 'rlm', runner: 'echo', model: 'echo-1', input_tokens: tokens }).execute()
+    await spend(85)
+    platform.services.budgets.charged(platform.root.companyId!)
+    await deliver(message({ from: '3003', chat: 'c-budget', text: 'still here?' }))
+    await until(() => textTo('c-budget').includes('Echo: still here?'), { what: 'the answer' })
+    expect(textTo('c-budget')).toContain('Your monthly budget is 85 % used (85 tokens of 100 tokens).')
+
+    await spend(20)
+    platform.services.budgets.charged(platform.root.companyId!)
+    await deliver(message({ from: '3003', chat: 'c-budget-spent', text: 'and now?' }))
+    await until(() => textTo('c-budget-spent').includes('Work resumes'), { what: 'the refusal' })
+    // 85 + 20 seeded, and what the echo turn itself counted.
+    expect(textTo('c-budget-spent')).toMatch(/^courier could not answer: Your monthly budget is spent: 1\d\d tokens of 100 tokens this month\. Work resumes on \d{4}-\d\d-01/)
+    expect(textTo('c-budget-spent')).not.toContain('Echo')
+  })
+})
+
 describe('a delivery', () => {
   test('is answered as the linked person, in the conversation of its thread, and the platform hears it typed', async () => {
     const typedBefore = loop().typing

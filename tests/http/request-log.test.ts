@@ -54,3 +54,21 @@ test('the probes a balancer asks every few seconds are not logged', async () => 
   expect((await p.call('GET', '/readyz', { as: null })).status).toBe(200)
   expect(lines.slice(mark)).toEqual([])
 })
+
+test('a console page is a line too, and the api calls it makes carry its request id', async () => {
+  const login = await p.admin.request('/auth/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://127.0.0.1:8080' },
+    body: new URLSearchParams({ username: 'admin', password: ADMIN_PASSWORD }),
+  })
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!
+  const mark = lines.length
+  const page = await p.admin.request('/agents', { headers: { cookie } })
+  expect(page.status).toBe(200)
+  const id = page.headers.get('x-request-id')
+  const logged = lines.slice(mark).map((line) => JSON.parse(line)).filter((entry) => entry.message === 'request')
+  expect(logged).toContainEqual(expect.objectContaining({ request_id: id, method: 'GET', path: '/agents', status: 200, user_id: p.root.userId }))
+  // The page's reads of the api: their own lines, under the page's id.
+  expect(logged.filter((entry) => entry.request_id === id && entry.path.startsWith('/api/')).length).toBeGreaterThan(0)
+  expect(lines.slice(mark).join('')).not.toContain(cookie.split('=')[1]!)
+})
