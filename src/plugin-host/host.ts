@@ -163,10 +163,10 @@ export class PluginHost {
   }
 
   /** Stores a secret for the plugin that registered `runner` (a provider API key). */
-  async setRunnerSecret(runner: string, key: string, value: string): Promise<void> {
+  async setRunnerSecret(runner: string, key: string, value: string, by: Actor): Promise<void> {
     const plugin = this.#registry.runnerPlugins.get(runner)
     if (!plugin) throw new Error(`no plugin registered the runner ${runner}`)
-    await this.#settings.writeSecrets(plugin, { [key]: value })
+    await this.#settings.writeSecrets(plugin, { [key]: value }, by)
   }
 
   /** Mounts every plugin's router on the api app, each behind the gate (see mountPluginRoutes). */

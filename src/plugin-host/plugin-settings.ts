@@ -104,14 +104,14 @@ export class PluginSettings {
     return this.read(name)
   }
 
-  /** Sets (or, with null, deletes) secrets of a plugin. */
-  async writeSecrets(plugin: string, secrets: Record<string, string | null>): Promise<void> {
+  /** Sets (or, with null, deletes) secrets of a plugin; audited as `by`'s vault writes when a person makes them alone. */
+  async writeSecrets(plugin: string, secrets: Record<string, string | null>, by?: Actor): Promise<void> {
     const { vault } = this.deps
     // The vault announces each change, which drops the cached secrets in every process.
     for (const [key, value] of Object.entries(secrets)) {
       const ref = { scope: 'global' as const, ownerId: null, name: `plugins/${plugin}/${key}` }
-      if (value === null) await vault.delete(ref)
-      else await vault.set(ref, value)
+      if (value === null) await vault.delete(ref, by)
+      else await vault.set(ref, value, by)
       this.#secrets.delete(ref.name)
     }
   }

@@ -79,6 +79,10 @@ test('an API key set through the endpoint is kept encrypted in the vault and use
     const rows = await other.store.db.selectFrom('vault_secrets').selectAll().execute()
     expect(rows.map((r) => r.name)).toEqual(['plugins/runner-openai/api_key'])
     expect(JSON.stringify(rows)).not.toContain('sk-from-the-vault')
+    // Audited as a vault write by the superadmin: its name, never its value.
+    const audited = await other.store.db.selectFrom('audit_events').selectAll().where('model', '=', 'VaultSecret').execute()
+    expect(audited).toMatchObject([{ action: 'secret_set', record_id: 'plugins/runner-openai/api_key', actor_id: other.root.userId, changes: { value: 'changed' } }])
+    expect(JSON.stringify(audited)).not.toContain('sk-from-the-vault')
     fake.scripts.push({ text: ['ok'] })
     expect((await other.call('POST', '/rlm-query', { json: { prompt: 'hi', runner: 'openai' } })).body.text).toBe('ok')
     expect(fake.received.at(-1)!.authorization).toBe('Bearer sk-from-the-vault')

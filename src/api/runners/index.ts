@@ -79,7 +79,7 @@ export function mountRunners(app: OpenAPIHono<ApiEnv>): void {
     allow(c, true)
     const runner = runnerOf(c)
     if (!runner.auth) throw noInteractiveSignIn(runner)
-    await c.var.services.plugins.setRunnerSecret(runner.name, 'api_key', c.req.valid('json').api_key)
+    await c.var.services.plugins.setRunnerSecret(runner.name, 'api_key', c.req.valid('json').api_key, requireActor(c.var.actor))
     return c.json({ configured: await runner.auth.configured() }, 200)
   })
 }
