@@ -44,11 +44,6 @@ export class TtlCache<K extends {}, V> {
     this.#slots.delete(key)
   }
 
-  /** The keys held now, fresh or not. */
-  keys(): IterableIterator<K> {
-    return this.#slots.keys()
-  }
-
   clear(): void {
     this.#slots.clear()
   }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { LRUCache } from 'lru-cache'
 import { TtlCache } from '../cache.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
@@ -57,6 +58,8 @@ export function monthOf(now: number): { start: Date; end: Date } {
 export class Budgets {
   readonly #limits: TtlCache<string, Limit[]>
   readonly #spend: TtlCache<string, Spend>
+  /** Bumped when this process charges a company, so that its people's spend is read afresh. */
+  readonly #generations = new LRUCache<string, number>({ max: 10_000 })
 
   constructor(
     private readonly db: Db,
@@ -120,7 +123,8 @@ export class Budgets {
 
   /** Work of this process was charged to the company: its spend is read afresh at the next check. */
   charged(companyId: string): void {
-    for (const key of this.#spend.keys()) if (key.startsWith(`${companyId}:`)) this.#spend.delete(key)
+    // A new generation of the company's keys: what the old ones hold is never read again, and ages out.
+    this.#generations.set(companyId, (this.#generations.get(companyId) ?? 0) + 1)
   }
 
   #limitsOf(companyId: string): Promise<Limit[]> {
@@ -130,7 +134,7 @@ export class Budgets {
   }
 
   #spendOf(companyId: string, userId: string): Promise<Spend> {
-    return this.#spend.get(`${companyId}:${userId}`, async () => {
+    return this.#spend.get(`${companyId}:${this.#generations.get(companyId) ?? 0}:${userId}`, async () => {
       const row = await this.db
         .selectFrom('usage_records')
         .select([
