@@ -96,7 +96,7 @@ export class Chat {
   }
 
   async #start(actor: Actor, request: TurnRequest, reserved?: Reservation): Promise<StartedTurn & { quiet?: true }> {
-    const { db, turns, agents, feed, budgets } = this.deps
+    const { db, turns, budgets } = this.deps
     const { conversation_id, text } = request
     // Judged beside the reads (a company without budgets answers from memory); a spent budget refuses the turn.
     const admitted = budgets.admit(actor)

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Progress } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../auth/actor.ts'
-import type { BackgroundTaskStatus, Db, Executor, Row } from '../db/schema.ts'
+import type { BackgroundTaskStatus, Executor, Row } from '../db/schema.ts'
 import { scoped } from '../db/scoped.ts'
 import { inTransaction } from '../db/transaction.ts'
 import { jsonb } from '../db/jsonb.ts'

@@ -7,9 +7,9 @@ import { startTestPlatform } from '../helpers/platform.ts'
  * Every operation of /api/openapi.json that takes a body is sent hostile bodies made from its own schema: the body
  * as a whole broken (not JSON, the wrong shape, nested past any reason), then each field in turn given a hostile
  * value of its type (a huge or NUL-bearing or lone-surrogate string, an integer past 64 bits, a deep object, a
- * prototype-polluting key, a wrong type). Whatever the route makes of it, it must answer a success or a 4xx
- * problem, never a 5xx. The calls are the superadmin's, who gets furthest into every handler; the platform is this
- * file's own, since a hostile value that is accepted changes what it holds.
+ * prototype-polluting key, a wrong type), then no body at all. Whatever the route makes of it, it must answer a
+ * success or a 4xx problem, never a 5xx. The calls are the superadmin's, who gets furthest into every handler; the
+ * platform is this file's own, since a hostile value that is accepted changes what it holds.
  */
 
 const p = await startTestPlatform({ INTERNAL_API_SECRET: `hostile-${crypto.randomUUID()}` })
@@ -40,6 +40,11 @@ describe('hostile bodies', () => {
       const reply = await p.call(op.method, fillPath(document, op), { as: null, headers, body: hostile.raw ?? encodeBody(valid.contentType, hostile.value) })
       sent++
       wrong.push(...judgeHostileReply(reply, { oauth: op.path.startsWith('/oauth/') }).map((w) => `${hostile.label}: ${w}`))
+    }
+    // No body at all: without a Content-Type, and empty with the right one.
+    for (const [label, headers] of [['no body, no Content-Type', {}], ['an empty body', { 'content-type': valid.contentType }]] as const) {
+      const reply = await p.call(op.method, fillPath(document, op), { as: null, headers: { ...credentialsFor(op), ...headers } })
+      wrong.push(...judgeHostileReply(reply, { oauth: op.path.startsWith('/oauth/') }).map((w) => `${label}: ${w}`))
     }
     expect(sent).toBeGreaterThan(0)
     expect(wrong).toEqual([])

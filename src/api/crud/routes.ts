@@ -1,9 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi'
-import type { MiddlewareHandler } from 'hono'
-import { ApiError } from '../../errors.ts'
 import type { Model } from '../../models/define.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../models/list-query.ts'
 import { IdParam } from '../params.ts'
+import { requireJson } from '../json-body.ts'
 import { commonErrors, conflictErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
 
 const etag = { ETag: { schema: { type: 'string' as const }, description: 'Version of the record; send it back in If-Match.' } }
@@ -38,15 +37,6 @@ function listQuery(model: Model) {
   })
 }
 
-const JSON_BODY = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i
-
-/** Runs before the body is validated, so a form or text body is told 415, not "fields missing". */
-const requireJson: MiddlewareHandler = async (c, next) => {
-  if (!JSON_BODY.test(c.req.header('content-type') ?? '')) {
-    throw new ApiError('unsupported_media_type', 'Send the body as JSON, with Content-Type: application/json.')
-  }
-  await next()
-}
 
 /** The six generic CRUD routes of one model, each with its own schemas, so typed clients get a method per model. */
 export function crudRoutes(model: Model) {

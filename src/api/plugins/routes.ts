@@ -1,3 +1,4 @@
+import { requireJson } from '../json-body.ts'
 import { createRoute, z } from '@hono/zod-openapi'
 import { PLUGIN_KINDS } from '../../plugin-host/manifest.ts'
 import { commonErrors, conflictErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
@@ -112,6 +113,7 @@ export const writeSettings = createRoute({
   operationId: 'writePluginSettings',
   summary: 'Replace a plugin’s settings, checked against its config_schema',
   description: 'Superadmins only. Honours If-Match (412 on a stale version). The plugin sees the change at once and its ON_STARTUP hooks run again.',
+  middleware: [requireJson] as const,
   request: {
     params,
     headers: z.object({ 'if-match': z.string().optional().openapi({ description: 'The ETag read with the settings.' }) }),
