@@ -29,6 +29,9 @@ import { mountEmailChange } from './me/email.ts'
 import { mountMe } from './me/index.ts'
 import { mountPlans } from './plans/index.ts'
 import { mountUsage } from './usage/index.ts'
+import { mountVersion } from './version/index.ts'
+import { deprecationHeaders } from './deprecations.ts'
+import { VERSION } from '../version.ts'
 import { AVATAR_PATH, mountAvatars } from './avatars/index.ts'
 import { mountArtifacts } from './artifacts/index.ts'
 import { createPasswordResetApp, mountPasswords } from './passwords/index.ts'
@@ -37,7 +40,6 @@ import { mountTasks } from './tasks/index.ts'
 import { mountChannels } from './channels/index.ts'
 import { createNotFoundHandler } from './not-found.ts'
 
-export const API_VERSION = '0.1.0'
 
 /** The api app (port 8000): REST API, docs, and later the MCP gateway and plugin routers. */
 export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
@@ -52,6 +54,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountOperations(app, services)
   // After the probes, which a balancer asks every few seconds: the log is for requests people and scripts make.
   app.use(requestLog(services.log))
+  app.use(deprecationHeaders())
   app.use(async (c, next) => {
     c.set('services', services)
     await next()
@@ -108,6 +111,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   app.route('/', createAuthApp(services))
   app.route('/', createPasswordResetApp(services))
   mountInternal(app, config)
+  mountVersion(app)
   mountMe(app)
   mountEmailChange(app)
   mountAvatars(app, apiRate)
@@ -127,7 +131,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountOAuth(app, services)
   services.plugins.mount(app, apiRate)
   mountCrud(app, services.models.values())
-  mountDocs(app, config, API_VERSION)
+  mountDocs(app, config, VERSION)
 
   app.notFound(createNotFoundHandler(() => app.routes, () => [...services.models.keys()]))
   app.onError(renderProblems(services))

@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Child } from 'hono/jsx'
 import type { Me } from '../context.ts'
+import { API_MAJOR, VERSION } from '../../version.ts'
 
 type Standing = 'member' | 'admin' | 'superadmin'
 
@@ -98,6 +99,9 @@ export function Layout({ title, apiBaseUrl, me, assets = {}, logo, path = '', ch
         <main id="main" tabindex={-1}>
           {children}
         </main>
+        <footer class="site">
+          Switchboard {VERSION} · API {API_MAJOR}
+        </footer>
       </body>
     </html>
   )

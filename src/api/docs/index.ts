@@ -6,6 +6,7 @@ import { serveStatic } from 'hono/bun'
 import type { Config } from '../../config.ts'
 import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
 import type { ApiEnv } from '../../http/env.ts'
+import { markDeprecated } from '../deprecations.ts'
 import { ApiError } from '../../errors.ts'
 
 // Swagger UI's assets come from the installed package, so the docs work on a machine with no internet.
@@ -73,9 +74,8 @@ export function mountDocs(app: OpenAPIHono<ApiEnv>, config: Config, version: str
       onFound: (_, c) => c.header('cache-control', 'public, max-age=86400'),
     }),
   )
-  const generate = () =>
-    JSON.stringify(
-      app.getOpenAPI31Document({
+  const generate = () => {
+    const document = app.getOpenAPI31Document({
         openapi: '3.1.0',
         info: {
           title: 'Switchboard API',
@@ -85,6 +85,8 @@ export function mountDocs(app: OpenAPIHono<ApiEnv>, config: Config, version: str
             '(`?field=op.value`), `order`, `select`, `limit`, `offset` and `count=exact`.',
         },
         servers: [{ url: config.baseUrl, description: 'This instance' }],
-      }),
-    )
+    })
+    markDeprecated(document as never)
+    return JSON.stringify(document)
+  }
 }
