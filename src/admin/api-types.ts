@@ -75,6 +75,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The platform’s version and the API’s
+         * @description For anyone: scripts check it before relying on what a version added. See the compatibility policy in the README.
+         */
+        get: operations["getVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/me": {
         parameters: {
             query?: never;
@@ -1033,14 +1053,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Open the server-to-client stream of a session (Mcp-Session-Id): /mcp/{server}
+         * @description The MCP gateway for the named server (a company’s MCP server, or a plugin’s built-in tools). What the caller may not use is neither listed nor served.
+         */
+        get: operations["mcpServerStream"];
         put?: never;
         /**
-         * MCP gateway (Streamable HTTP; GET and DELETE with Mcp-Session-Id too)
-         * @description The tools, resources and prompts of the named server (a company’s MCP server, or a plugin’s built-in tools) that the caller may use. What the caller may not use is neither listed nor served. Over the per-user, per-server token bucket: 429 with Retry-After.
+         * Send MCP messages (Streamable HTTP): /mcp/{server}
+         * @description The MCP gateway for the named server (a company’s MCP server, or a plugin’s built-in tools). What the caller may not use is neither listed nor served.
          */
-        post: operations["mcpGateway"];
-        delete?: never;
+        post: operations["mcpServerCall"];
+        /**
+         * End a session (Mcp-Session-Id): /mcp/{server}
+         * @description The MCP gateway for the named server (a company’s MCP server, or a plugin’s built-in tools). What the caller may not use is neither listed nor served.
+         */
+        delete: operations["mcpServerEnd"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1053,14 +1081,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Open the server-to-client stream of a session (Mcp-Session-Id): /mcp
+         * @description The MCP gateway for every server the caller may use, as one (tools and prompts named `<server>__<name>`). What the caller may not use is neither listed nor served.
+         */
+        get: operations["mcpAggregateStream"];
         put?: never;
         /**
-         * MCP gateway, every server at once (Streamable HTTP)
-         * @description Everything the caller may use of every server, as one MCP server: tools and prompts named `<server>__<name>`, resources under their own URIs.
+         * Send MCP messages (Streamable HTTP): /mcp
+         * @description The MCP gateway for every server the caller may use, as one (tools and prompts named `<server>__<name>`). What the caller may not use is neither listed nor served.
          */
-        post: operations["mcpAggregate"];
-        delete?: never;
+        post: operations["mcpAggregateCall"];
+        /**
+         * End a session (Mcp-Session-Id): /mcp
+         * @description The MCP gateway for every server the caller may use, as one (tools and prompts named `<server>__<name>`). What the caller may not use is neither listed nor served.
+         */
+        delete: operations["mcpAggregateEnd"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1197,6 +1233,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Protected resource metadata (RFC 9728) of the REST API */
+        get: operations["apiResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Protected resource metadata (RFC 9728) of /mcp, every gateway server as one */
+        get: operations["mcpAggregateResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-protected-resource/mcp/{server}": {
         parameters: {
             query?: never;
@@ -1204,27 +1274,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Protected resource metadata (RFC 9728) of one gateway server; also /mcp and the API itself */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    server: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The metadata document (JSON). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        /** Protected resource metadata (RFC 9728) of one gateway server */
+        get: operations["mcpServerResourceMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1241,24 +1292,7 @@ export interface paths {
             cookie?: never;
         };
         /** Authorization server metadata (RFC 8414) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The metadata document (JSON). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["authorizationServerMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1277,42 +1311,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Token endpoint: authorization_code (PKCE S256) and refresh_token (rotated; a reused one revokes the grant) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/x-www-form-urlencoded": Record<string, never>;
-                };
-            };
-            responses: {
-                /** @description `{access_token, token_type, expires_in, refresh_token, scope}`. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description An OAuth error (RFC 6749 §5.2): `{error, error_description}`. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description invalid_client: the client is unknown or its secret wrong. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["oauthToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1329,42 +1328,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Token revocation (RFC 7009): a refresh token ends its whole grant */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/x-www-form-urlencoded": Record<string, never>;
-                };
-            };
-            responses: {
-                /** @description Revoked, or was not a token of this client (the answer is the same). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description An OAuth error (RFC 6749 §5.2): `{error, error_description}`. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description invalid_client: the client is unknown or its secret wrong. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["oauthRevoke"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1381,42 +1345,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Dynamic client registration (RFC 7591), for hosts without a client metadata document */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
-            responses: {
-                /** @description The client, with its client_id (and client_secret unless token_endpoint_auth_method is none). */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description An OAuth error (RFC 6749 §5.2): `{error, error_description}`. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Too many registrations from this address. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["oauthRegister"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2637,6 +2566,18 @@ export interface components {
             /** @description The new password (at least 8 characters). */
             password: string;
         };
+        Version: {
+            /**
+             * @description The platform’s version (semantic versioning), as in OpenAPI’s info.version.
+             * @example 0.2.0
+             */
+            version: string;
+            /**
+             * @description The API’s major version, the one in /api/v1 paths.
+             * @enum {string}
+             */
+            api: "v1";
+        };
         Me: {
             user: {
                 /** Format: uuid */
@@ -3098,11 +3039,9 @@ export interface components {
          *       ]
          *     }
          */
-        NewPlanRequest: components["schemas"]["NewPlan"] & {
+        NewPlanRequest: {
             /** Format: uuid */
             conversation_id: string;
-        };
-        NewPlan: {
             title: string;
             description?: string;
             /** @description The steps, in the order they are to be done. */
@@ -3820,7 +3759,7 @@ export interface components {
          *       },
          *       "plugins": {
          *         "enabled": [
-         *           "planning"
+         *           "mcp-planning"
          *         ]
          *       },
          *       "context_options": {
@@ -5793,6 +5732,80 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    getVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Version"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
@@ -11081,7 +11094,7 @@ export interface operations {
             };
         };
     };
-    mcpGateway: {
+    mcpServerStream: {
         parameters: {
             query?: never;
             header?: never;
@@ -11092,8 +11105,43 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An MCP JSON-RPC response, or an SSE stream of them. */
+            /** @description An SSE stream of the session’s server-to-client messages. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed MCP message, or a request without the Mcp-Session-Id it needs. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credentials; WWW-Authenticate names the resource metadata to start OAuth from. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth token granted for another server or without the mcp scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such server for the caller, or an Mcp-Session-Id that is not (or no longer) theirs. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over the per-user, per-server token bucket; see Retry-After. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11101,7 +11149,117 @@ export interface operations {
             };
         };
     };
-    mcpAggregate: {
+    mcpServerCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An MCP JSON-RPC response, or an SSE stream of them; 202 for notifications. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed MCP message, or a request without the Mcp-Session-Id it needs. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credentials; WWW-Authenticate names the resource metadata to start OAuth from. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth token granted for another server or without the mcp scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such server for the caller, or an Mcp-Session-Id that is not (or no longer) theirs. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over the per-user, per-server token bucket; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mcpServerEnd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session is over. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed MCP message, or a request without the Mcp-Session-Id it needs. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credentials; WWW-Authenticate names the resource metadata to start OAuth from. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth token granted for another server or without the mcp scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such server for the caller, or an Mcp-Session-Id that is not (or no longer) theirs. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over the per-user, per-server token bucket; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mcpAggregateStream: {
         parameters: {
             query?: never;
             header?: never;
@@ -11110,8 +11268,149 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An MCP JSON-RPC response, or an SSE stream of them. */
+            /** @description An SSE stream of the session’s server-to-client messages. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed MCP message, or a request without the Mcp-Session-Id it needs. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credentials; WWW-Authenticate names the resource metadata to start OAuth from. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth token granted for another server or without the mcp scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such server for the caller, or an Mcp-Session-Id that is not (or no longer) theirs. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over the per-user, per-server token bucket; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mcpAggregateCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An MCP JSON-RPC response, or an SSE stream of them; 202 for notifications. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed MCP message, or a request without the Mcp-Session-Id it needs. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credentials; WWW-Authenticate names the resource metadata to start OAuth from. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth token granted for another server or without the mcp scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such server for the caller, or an Mcp-Session-Id that is not (or no longer) theirs. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over the per-user, per-server token bucket; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mcpAggregateEnd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session is over. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed MCP message, or a request without the Mcp-Session-Id it needs. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credentials; WWW-Authenticate names the resource metadata to start OAuth from. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth token granted for another server or without the mcp scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such server for the caller, or an Mcp-Session-Id that is not (or no longer) theirs. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over the per-user, per-server token bucket; see Retry-After. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11745,6 +12044,260 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    apiResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document (JSON), which may be cached five minutes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    mcpAggregateResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document (JSON), which may be cached five minutes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    mcpServerResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document (JSON), which may be cached five minutes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document (JSON), which may be cached five minutes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    oauthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description `{access_token, token_type, expires_in, refresh_token, scope}`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth error (RFC 6749 §5.2): `{error, error_description}`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_client: the client is unknown or its secret wrong. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Revoked, or was not a token of this client (the answer is the same). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth error (RFC 6749 §5.2): `{error, error_description}`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_client: the client is unknown or its secret wrong. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthRegister: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The client, with its client_id (and client_secret unless token_endpoint_auth_method is none). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An OAuth error (RFC 6749 §5.2): `{error, error_description}`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many registrations from this address. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -27384,6 +27937,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getApiDocs: {
@@ -27402,6 +27973,24 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };

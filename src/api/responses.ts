@@ -27,6 +27,12 @@ export const commonErrors = {
   500: problem('An unexpected failure; quote the request_id.'),
 } as const
 
+/** What any operation may answer, public ones too: a header every request is read for was malformed, or a failure. */
+export const publicErrors = {
+  400: problem('A header read on every request is malformed (X-Switchboard-Company is not a company id).'),
+  500: problem('An unexpected failure; quote the request_id.'),
+} as const
+
 export const notFoundError = { 404: problem('No such record, or not visible to the caller.') } as const
 export const validationErrors = {
   415: problem('The body is not JSON.'),

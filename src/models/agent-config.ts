@@ -51,7 +51,7 @@ export const AgentConfigRecord = defineModel({
     model: 'echo-1',
     channels: { webchat: { enabled: true } },
     email: { account: 'help@example.com', sender_name: 'Helpdesk' },
-    plugins: { enabled: ['planning'] },
+    plugins: { enabled: ['mcp-planning'] },
     context_options: { session_ttl_minutes: 120 },
   },
 })

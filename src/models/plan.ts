@@ -7,7 +7,7 @@ import { takesPart } from './webchat.ts'
 
 export const PLANS_ARE_MADE =
   'Plans are made with POST /api/plans (with their tasks) or by an agent’s plan_create tool, and change through ' +
-  'POST /api/plans/{id}/update and /api/plans/{id}/tasks/{task_id}/status, which keep their rules.'
+  'POST /api/plans/{id}/update and /api/plans/{id}/tasks/status, which keep their rules.'
 
 const PLAN_STATUS = z.enum(['draft', 'active', 'paused', 'completed', 'cancelled'])
 const TASK_STATUS = z.enum(['pending', 'in_progress', 'completed', 'failed', 'skipped'])

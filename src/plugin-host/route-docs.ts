@@ -28,6 +28,8 @@ export function describePluginRoutes(router: OpenAPIHono<PluginEnv>, plugin: { n
     const route = definition.route
     documented.add(`${route.method} ${route.path}`)
     route.tags ??= [tag]
+    // A public route checks what it is sent itself (a webhook its signature): no credential of the platform's.
+    if (!plugin.private) route.security ??= []
     if (plugin.private) {
       route.security ??= signedIn
       route.responses = { ...PRIVATE_MOUNT_ERRORS, ...route.responses }
@@ -45,7 +47,7 @@ export function describePluginRoutes(router: OpenAPIHono<PluginEnv>, plugin: { n
       tags: [tag],
       summary: `Served by the plugin ${plugin.name}, which does not describe it`,
       ...(names.length ? { request: { params: z.object(Object.fromEntries(names.map((name) => [name, z.string()]))) } } : {}),
-      ...(plugin.private ? { security: signedIn } : {}),
+      security: plugin.private ? signedIn : [],
       responses: { ...(plugin.private ? PRIVATE_MOUNT_ERRORS : {}), default: { description: 'Whatever the plugin answers.' } },
     })
   }

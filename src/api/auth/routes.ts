@@ -27,6 +27,7 @@ const cookieHeader = {
 export const loginRoute = createRoute({
   method: 'post',
   path: '/auth/login',
+  security: [],
   operationId: 'login',
   summary: 'Sign in and get a session cookie',
   description:
@@ -55,6 +56,7 @@ export const loginRoute = createRoute({
 export const logoutRoute = createRoute({
   method: 'post',
   path: '/auth/logout',
+  security: [],
   operationId: 'logout',
   summary: 'End the session',
   tags: ['Auth'],

@@ -66,6 +66,7 @@ const binary = { schema: { type: 'string' as const, format: 'binary' } }
 export const avatarFileRoute = createRoute({
   method: 'get',
   path: '/static/avatars/{file}',
+  security: [],
   operationId: 'getAvatarFile',
   summary: 'An uploaded avatar',
   description:

@@ -7,6 +7,7 @@ import type { Config } from '../../config.ts'
 import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { markDeprecated } from '../deprecations.ts'
+import { publicErrors } from '../responses.ts'
 import { ApiError } from '../../errors.ts'
 
 // Swagger UI's assets come from the installed package, so the docs work on a machine with no internet.
@@ -24,19 +25,21 @@ const DOCS_POLICY = cspHeader({ ...PAGE_POLICY, 'img-src': ["'self'", 'data:'] }
 const documentRoute = createRoute({
   method: 'get',
   path: '/api/openapi.json',
+  security: [],
   operationId: 'getOpenApiDocument',
   summary: 'This OpenAPI 3.1 description',
   tags: ['Discovery'],
-  responses: { 200: { description: 'The OpenAPI document.', content: { 'application/json': { schema: z.object({}).passthrough() } } } },
+  responses: { 200: { description: 'The OpenAPI document.', content: { 'application/json': { schema: z.object({}).passthrough() } } }, ...publicErrors },
 })
 
 const docsRoute = createRoute({
   method: 'get',
   path: '/api/docs',
+  security: [],
   operationId: 'getApiDocs',
   summary: 'Interactive API documentation (Swagger UI)',
   tags: ['Discovery'],
-  responses: { 200: { description: 'An HTML page.', content: { 'text/html': { schema: z.string() } } } },
+  responses: { 200: { description: 'An HTML page.', content: { 'text/html': { schema: z.string() } } }, ...publicErrors },
 })
 
 /**

@@ -10,38 +10,14 @@ import { throttle } from '../../throttle/middleware.ts'
 import { AGGREGATE } from '../../mcp/gateway.ts'
 import { mountMcpCatalogue } from './catalogue.ts'
 import { mountMcpConnections } from './connections.ts'
-import { breakersRoute, serverParam } from './routes.ts'
+import { breakersRoute, documentGateway } from './routes.ts'
 
 /**
  * ALL /mcp/{server}: the MCP gateway, Streamable HTTP (POST, GET, DELETE with Mcp-Session-Id), per user and server;
  * ALL /mcp: every server the caller may use, as one.
  */
 export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
-  app.openAPIRegistry.registerPath({
-    method: 'post',
-    path: '/mcp/{server}',
-    operationId: 'mcpGateway',
-    summary: 'MCP gateway (Streamable HTTP; GET and DELETE with Mcp-Session-Id too)',
-    description:
-      'The tools, resources and prompts of the named server (a company’s MCP server, or a plugin’s built-in tools) that the caller may use. ' +
-      'What the caller may not use is neither listed nor served. Over the per-user, per-server token bucket: 429 with Retry-After.',
-    tags: ['MCP'],
-    security: [{ sessionCookie: [] }, { apiToken: [] }, { oauth: ['mcp'] }],
-    request: { params: serverParam },
-    responses: { 200: { description: 'An MCP JSON-RPC response, or an SSE stream of them.' } },
-  })
-
-  app.openAPIRegistry.registerPath({
-    method: 'post',
-    path: '/mcp',
-    operationId: 'mcpAggregate',
-    summary: 'MCP gateway, every server at once (Streamable HTTP)',
-    description:
-      'Everything the caller may use of every server, as one MCP server: tools and prompts named `<server>__<name>`, resources under their own URIs.',
-    tags: ['MCP'],
-    security: [{ sessionCookie: [] }, { apiToken: [] }, { oauth: ['mcp'] }],
-    responses: { 200: { description: 'An MCP JSON-RPC response, or an SSE stream of them.' } },
-  })
+  documentGateway(app)
 
   const { config, throttles, clock, catalog, gateway } = services
   // Browser-based hosts call the gateway from their own origin with a bearer token (never a cookie: no credentials

@@ -1,4 +1,5 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi'
+import type { ApiEnv } from '../../http/env.ts'
 import { anyUuid } from '../../models/fields.ts'
 import { IdParam } from '../params.ts'
 import { commonErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
@@ -140,3 +141,45 @@ export const testServerRoute = createRoute({
     ...notFoundError,
   },
 })
+
+const GATEWAY_SECURITY: Array<Record<string, string[]>> = [{ sessionCookie: [] }, { apiToken: [] }, { oauth: ['mcp'] }]
+
+/** Problems the gateway answers, whichever method. */
+const gatewayErrors = {
+  400: { description: 'A malformed MCP message, or a request without the Mcp-Session-Id it needs.' },
+  401: { description: 'No valid credentials; WWW-Authenticate names the resource metadata to start OAuth from.' },
+  403: { description: 'An OAuth token granted for another server or without the mcp scope.' },
+  404: { description: 'No such server for the caller, or an Mcp-Session-Id that is not (or no longer) theirs.' },
+  429: { description: 'Over the per-user, per-server token bucket; see Retry-After.' },
+}
+
+/**
+ * The gateway in the document: Streamable HTTP on /mcp/{server} and on /mcp (every server the caller may use, as
+ * one), each with POST (messages), GET (the server-to-client stream of a session) and DELETE (ending a session).
+ */
+export function documentGateway(app: OpenAPIHono<ApiEnv>): void {
+  const places = [
+    { path: '/mcp/{server}', id: 'Server', what: 'the named server (a company’s MCP server, or a plugin’s built-in tools)', params: serverParam },
+    { path: '/mcp', id: 'Aggregate', what: 'every server the caller may use, as one (tools and prompts named `<server>__<name>`)', params: undefined },
+  ] as const
+  const methods = [
+    { method: 'post', verb: 'call', summary: 'Send MCP messages (Streamable HTTP)', ok: 'An MCP JSON-RPC response, or an SSE stream of them; 202 for notifications.' },
+    { method: 'get', verb: 'stream', summary: 'Open the server-to-client stream of a session (Mcp-Session-Id)', ok: 'An SSE stream of the session’s server-to-client messages.' },
+    { method: 'delete', verb: 'end', summary: 'End a session (Mcp-Session-Id)', ok: 'The session is over.' },
+  ] as const
+  for (const place of places) {
+    for (const m of methods) {
+      app.openAPIRegistry.registerPath({
+        method: m.method,
+        path: place.path,
+        operationId: `mcp${place.id}${m.verb[0]!.toUpperCase()}${m.verb.slice(1)}`,
+        summary: `${m.summary}: ${place.path}`,
+        description: `The MCP gateway for ${place.what}. What the caller may not use is neither listed nor served.`,
+        tags: ['MCP'],
+        security: GATEWAY_SECURITY,
+        ...(place.params ? { request: { params: place.params } } : {}),
+        responses: { 200: { description: m.ok }, ...gatewayErrors },
+      })
+    }
+  }
+}

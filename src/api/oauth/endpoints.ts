@@ -86,6 +86,8 @@ export function mountOAuthEndpoints(app: OpenAPIHono<ApiEnv>, services: Services
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: '/oauth/token',
+    operationId: 'oauthToken',
+    security: [],
     summary: 'Token endpoint: authorization_code (PKCE S256) and refresh_token (rotated; a reused one revokes the grant)',
     tags: ['OAuth'],
     request: { body: form('grant_type, code, redirect_uri, code_verifier, refresh_token, client_id, client_secret, resource, scope') },
@@ -94,6 +96,8 @@ export function mountOAuthEndpoints(app: OpenAPIHono<ApiEnv>, services: Services
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: '/oauth/revoke',
+    operationId: 'oauthRevoke',
+    security: [],
     summary: 'Token revocation (RFC 7009): a refresh token ends its whole grant',
     tags: ['OAuth'],
     request: { body: form('token, token_type_hint, client_id, client_secret') },
@@ -102,6 +106,8 @@ export function mountOAuthEndpoints(app: OpenAPIHono<ApiEnv>, services: Services
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: '/oauth/register',
+    operationId: 'oauthRegister',
+    security: [],
     summary: 'Dynamic client registration (RFC 7591), for hosts without a client metadata document',
     tags: ['OAuth'],
     request: { body: { content: { 'application/json': { schema: { type: 'object', description: 'Client metadata: redirect_uris (required), client_name, client_uri, token_endpoint_auth_method.' } } } } },

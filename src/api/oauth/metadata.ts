@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { ApiEnv } from '../../http/env.ts'
 import type { Config } from '../../config.ts'
 import { serverParam } from '../mcp/routes.ts'
+import { publicErrors } from '../responses.ts'
 import { resourceUrl, scopesOf, SCOPES, type Target } from '../../oauth/resources.ts'
 
 /** What a resource is called where a person or a host shows it. */
@@ -53,17 +54,21 @@ export function mountOAuthMetadata(app: OpenAPIHono<ApiEnv>, config: Config): vo
   app.get('/.well-known/oauth-protected-resource/mcp/:server', (c) => c.json(resource({ kind: 'mcp', server: c.req.param('server') }), 200, cached))
   app.get('/.well-known/oauth-authorization-server', (c) => c.json(authorizationServerMetadata(config), 200, cached))
 
-  for (const [path, summary] of [
-    ['/.well-known/oauth-protected-resource/mcp/{server}', 'Protected resource metadata (RFC 9728) of one gateway server; also /mcp and the API itself'],
-    ['/.well-known/oauth-authorization-server', 'Authorization server metadata (RFC 8414)'],
+  for (const [path, operationId, summary] of [
+    ['/.well-known/oauth-protected-resource', 'apiResourceMetadata', 'Protected resource metadata (RFC 9728) of the REST API'],
+    ['/.well-known/oauth-protected-resource/mcp', 'mcpAggregateResourceMetadata', 'Protected resource metadata (RFC 9728) of /mcp, every gateway server as one'],
+    ['/.well-known/oauth-protected-resource/mcp/{server}', 'mcpServerResourceMetadata', 'Protected resource metadata (RFC 9728) of one gateway server'],
+    ['/.well-known/oauth-authorization-server', 'authorizationServerMetadata', 'Authorization server metadata (RFC 8414)'],
   ] as const) {
     app.openAPIRegistry.registerPath({
       method: 'get',
       path,
+      operationId,
       summary,
       tags: ['OAuth'],
+      security: [],
       ...(path.includes('{server}') ? { request: { params: serverParam } } : {}),
-      responses: { 200: { description: 'The metadata document (JSON).' } },
+      responses: { 200: { description: 'The metadata document (JSON), which may be cached five minutes.' }, ...publicErrors },
     })
   }
 }

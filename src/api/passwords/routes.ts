@@ -79,6 +79,7 @@ const ResetForm = z
 export const useResetRoute = createRoute({
   method: 'post',
   path: '/auth/password-reset',
+  security: [],
   operationId: 'resetPassword',
   summary: 'Choose a new password with a reset link’s token',
   description: 'Ends every session of the user. A form post answers 303 to the sign-in page; JSON clients get 204.',

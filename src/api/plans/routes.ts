@@ -33,6 +33,14 @@ const planResponse = (description: string) => ({ description, content: { 'applic
 const refused = { 409: { description: 'The plan’s or task’s state does not allow it; `detail` says why.' } }
 const json = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } }, required: true } })
 
+/**
+ * The plan and its conversation, as one flat object: extending NewPlan would document an allOf of two closed
+ * objects, which no body satisfies (each refuses the other's fields).
+ */
+const NewPlanRequest = z
+  .strictObject({ conversation_id: anyUuid.openapi({ format: 'uuid' }), ...NewPlan.shape })
+  .openapi('NewPlanRequest', { example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', title: 'Quarterly report', tasks: [{ title: 'Gather figures' }, { title: 'Write it' }] } })
+
 export const createPlanRoute = createRoute({
   method: 'post',
   path: '/api/plans',
@@ -41,7 +49,7 @@ export const createPlanRoute = createRoute({
   description: 'A draft plan with its tasks, in a conversation you take part in. A conversation has one live plan (draft, active or paused) at a time.',
   tags: ['Plans'],
   security: signedIn,
-  request: json(NewPlan.extend({ conversation_id: anyUuid.openapi({ format: 'uuid' }) }).openapi('NewPlanRequest', { example: { conversation_id: '01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', title: 'Quarterly report', tasks: [{ title: 'Gather figures' }, { title: 'Write it' }] } })),
+  request: json(NewPlanRequest),
   responses: { 201: planResponse('The new plan, a draft.'), ...commonErrors, ...notFoundError, ...validationErrors, ...refused },
 })
 
