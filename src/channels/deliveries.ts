@@ -197,7 +197,7 @@ export class Deliveries {
     }
     let started
     try {
-      started = await this.options.chat.start(actor, { conversation_id: conversationId, text: message.text || '(attachments)', attachments: message.documents })
+      started = await this.options.chat.start(actor, { conversation_id: conversationId, text: message.text || '(attachments)', attachments: message.documents }, 'channel')
     } catch (error) {
       const busy = error instanceof ApiError && error.code === 'conflict' && error.message.startsWith('A turn is already running')
       if (busy && clock.now() - new Date(row.created_at).getTime() < BUSY_GIVE_UP_MS) {

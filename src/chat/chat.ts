@@ -38,6 +38,12 @@ export interface StartedTurn {
   signal: AbortSignal
 }
 
+/**
+ * Which door a message came through: the web chat and the API (`web`), which an agent's `channels.webchat.enabled`
+ * closes, or one of the agent's other channels, which their own settings govern.
+ */
+export type Door = 'web' | 'channel'
+
 /** How a turn ended: answered whole, stopped, or failed. */
 export type TurnOutcome = 'complete' | 'aborted' | 'error'
 
@@ -79,13 +85,13 @@ export class Chat {
    * the agent must be enabled and no other turn running in the conversation. A new conversation is created, titled
    * by the message.
    */
-  async start(actor: Actor, request: TurnRequest): Promise<StartedTurn> {
+  async start(actor: Actor, request: TurnRequest, door: Door = 'web'): Promise<StartedTurn> {
     const reserved = request.conversation_id && this.#recentSpeakers.get(request.conversation_id.toLowerCase())?.has(actor.userId)
       ? this.deps.turns.reserve(request.conversation_id.toLowerCase())
       : undefined
-    if (!reserved) return this.#start(actor, request)
+    if (!reserved) return this.#start(actor, request, door)
     try {
-      const started = await this.#start(actor, request, reserved)
+      const started = await this.#start(actor, request, door, reserved)
       // A message the agent is not asked to answer runs no turn.
       if (started.quiet) await this.deps.turns.unreserve(reserved)
       return started
@@ -95,7 +101,7 @@ export class Chat {
     }
   }
 
-  async #start(actor: Actor, request: TurnRequest, reserved?: Reservation): Promise<StartedTurn & { quiet?: true }> {
+  async #start(actor: Actor, request: TurnRequest, door: Door, reserved?: Reservation): Promise<StartedTurn & { quiet?: true }> {
     const { db, turns, budgets } = this.deps
     const { conversation_id, text } = request
     // Judged beside the reads (a company without budgets answers from memory); a spent budget refuses the turn.
@@ -128,6 +134,9 @@ export class Chat {
     const shared = (existing?.record as { shared?: boolean } | undefined)?.shared === true
     const answers = !shared || mentions(text, agent.name)
     if (answers && !agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
+    if (door === 'web' && agent.channels.webchat?.enabled === false) {
+      throw new ApiError('conflict', `${agent.name} does not take conversations in the web chat (its web chat channel is switched off).`)
+    }
     // Before anything is stored: a refused first message leaves no empty conversation behind.
     const notices = answers ? await admitted : []
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'kysely'
 import { startChatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { history } from '../../src/chat/messages.ts'
-import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { ADMIN_PASSWORD, startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
 import { rowsOf } from '../helpers/typed-call.ts'
@@ -181,5 +181,31 @@ describe('session expiry', () => {
     ])
     const third = await turn({ agent_id: agent.id, conversation_id: conversation, text: 'and now?' })
     expect(third.at(-1)!.text).toBe('Echo: and now?')
+  })
+})
+
+describe('an agent whose web chat channel is switched off', () => {
+  test('takes no conversation through the API or the web chat, is not offered on /chat, and takes them again once on', async () => {
+    const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'phone-only', channels: { webchat: { enabled: false } } } })).body
+    const refused = expectProblem(await p.call('POST', '/api/chat', { json: { agent_id: agent.id, text: 'hello' } }), 409, 'conflict')
+    expect(refused.detail).toBe('phone-only does not take conversations in the web chat (its web chat channel is switched off).')
+    // Nothing was started or stored for the refused message.
+    expect(rowsOf((await p.call('GET', `/api/v1/WebchatConversation?agent_id=eq.${agent.id}`)).body)).toEqual([])
+    // A conversation begun while it was on cannot go on either.
+    await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { channels: { webchat: { enabled: true } } } })
+    const events = await turn({ agent_id: agent.id, text: 'while on' })
+    expect(events.at(-1)).toMatchObject({ type: 'message', text: 'Echo: while on' })
+    const conversation = events[0]!.conversation_id
+    await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { channels: { webchat: { enabled: false } } } })
+    expectProblem(await p.call('POST', '/api/chat', { json: { conversation_id: conversation, text: 'and now?' } }), 409, 'conflict')
+
+    const login = await p.admin.request('/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://127.0.0.1:8080' },
+      body: new URLSearchParams({ username: 'admin', password: ADMIN_PASSWORD }),
+    })
+    const page = await (await p.admin.request('/chat', { headers: { cookie: login.headers.get('set-cookie')!.split(';')[0]! } })).text()
+    expect(page).toContain('>demo<')
+    expect(page).not.toContain('phone-only')
   })
 })

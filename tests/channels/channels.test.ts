@@ -76,6 +76,18 @@ beforeEach(() => {
   loop().failures.clear()
 })
 
+describe('an agent whose web chat channel is off', () => {
+  test('still answers on its other channels', async () => {
+    const reply = await platformOf().call('POST', '/api/v1/AgentConfigRecord', {
+      json: { name: 'no-web', runner: 'echo', model: 'echo-1', channels: { webchat: { enabled: false }, telegram: { bot_token_secret: 'loop/secret' } } },
+    })
+    expect(reply.status).toBe(201)
+    const noWeb = reply.body.id as string
+    await deliver(message({ chat: 'c-no-web', text: 'by phone' }), SECRET, noWeb)
+    await until(() => textTo('c-no-web', noWeb) === 'Echo: by phone', { what: 'the answer on the channel' })
+  })
+})
+
 describe('a budget', () => {
   test('nearly spent: the person is told on their channel, and answered; spent: told why there is no answer', async () => {
     const platform = platformOf()

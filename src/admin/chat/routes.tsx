@@ -36,8 +36,10 @@ async function participantsOf(c: Ctx, api: ApiClient, id: string) {
 
 /** Everything the page shows; a conversation the user does not take part in is a 404 page. */
 async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string): Promise<ChatView | undefined> {
-  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name', order: 'name.asc', limit: '500' } } })
-  const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api), agents: (await agents).data?.data ?? [], problem }
+  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name,channels', order: 'name.asc', limit: '500' } } })
+  // An agent whose web chat channel is off is not offered here (the API refuses it too).
+  const offered = ((await agents).data?.data ?? []).filter((agent) => agent.channels?.webchat?.enabled !== false).map(({ id, name }) => ({ id, name }))
+  const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api), agents: offered, problem }
   if (!id) return view
   const conversation = await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
   if (conversation.response.status === 404) return undefined
