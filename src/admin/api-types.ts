@@ -3216,6 +3216,13 @@ export interface components {
             /** Format: date-time */
             started_at: string;
             turns_in_flight: number;
+            /**
+             * @description A replaced or disabled instance stops taking turns and ends with its last one.
+             * @enum {string}
+             */
+            state: "running" | "stopping" | "stopped";
+            /** @description The version of the agent’s configuration this instance started with (null while it is being read). Behind the stored version: a reload is pending (turns read the model and timeout afresh anyway; ON_STARTUP hooks, such as a channel’s webhook, need the reload). */
+            configuration_version: number | null;
         };
         ChannelState: {
             /** @enum {string} */

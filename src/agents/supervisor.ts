@@ -1,22 +1,43 @@
-import type { Db } from '../db/schema.ts'
+import type { AgentConfig, Db } from '../db/schema.ts'
 import type { EventBus } from '../events/bus.ts'
 import type { Writes } from '../events/writes.ts'
 import { AgentConfigRecord } from '../models/agent-config.ts'
 import type { Logger } from '../logger.ts'
 
+/** A live agent runs turns; once replaced or disabled it stops taking them and ends when its last turn does. */
+export type InstanceState = 'running' | 'stopping' | 'stopped'
+
 /**
- * One live agent: the configuration it was started with and the turns running on it. Channel connections (Slack,
- * Telegram, …) attach here as channel plugins arrive; a turn reads the model and timeout afresh regardless.
+ * One live agent, in one process: the configuration it was started (or last reloaded) with, its state and the
+ * turns running on it. A turn reads the model and timeout afresh from the store; what a reload applies is what is
+ * read only at a start (ON_STARTUP hooks, such as a channel's webhook registration), so comparing the version
+ * loaded here with the stored one tells whether a reload is pending.
  */
 export class AgentInstance {
   #inFlight = 0
   #idle: Array<() => void> = []
+  #state: InstanceState = 'running'
+  #configuration: AgentConfig | undefined
 
   constructor(
     readonly agentId: string,
     readonly generation: number,
     readonly startedAt: Date,
   ) {}
+
+  get state(): InstanceState {
+    return this.#state
+  }
+
+  /** The configuration as it was when this instance started; undefined until it has been read. */
+  get configuration(): AgentConfig | undefined {
+    return this.#configuration
+  }
+
+  /** The configuration read for this start. */
+  loaded(configuration: AgentConfig): void {
+    this.#configuration ??= configuration
+  }
 
   get turnsInFlight(): number {
     return this.#inFlight
@@ -33,9 +54,11 @@ export class AgentInstance {
     }
   }
 
-  /** Resolves once no turn runs here: a reload never cuts a turn short. */
-  stop(): Promise<void> {
-    return this.#inFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve))
+  /** Takes no more turns here and resolves once none runs: a reload never cuts a turn short. */
+  async stop(): Promise<void> {
+    this.#state = 'stopping'
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#idle.push(resolve))
+    this.#state = 'stopped'
   }
 }
 
@@ -67,8 +90,8 @@ export class AgentSupervisor {
 
   /** Starts an instance for every enabled agent. */
   async startAll(): Promise<void> {
-    const agents = await this.#enabled()
-    for (const id of agents) this.#instances.set(id, this.#create(id))
+    const agents = await this.db.selectFrom('agent_configs').selectAll().where('enabled', '=', true).execute()
+    for (const agent of agents) this.#instances.set(agent.id, this.#create(agent.id, agent))
     this.log.info('agents started', { count: agents.length })
   }
 
@@ -116,6 +139,7 @@ export class AgentSupervisor {
     const next = enabled ? this.#create(agentId) : undefined
     if (next) this.#instances.set(agentId, next)
     else this.#instances.delete(agentId)
+    if (next) await this.#load(next)
     await this.onStartup()
     if (old) this.#retire(old)
     return next
@@ -154,7 +178,16 @@ export class AgentSupervisor {
     this.log.error('an agent change from another process failed here', { agent_id: agentId, error: error.message })
   }
 
-  #create(agentId: string): AgentInstance {
-    return new AgentInstance(agentId, ++this.#generation, new Date())
+  /** A new instance, with its configuration when the caller read it, else read now (in the background). */
+  #create(agentId: string, configuration?: AgentConfig): AgentInstance {
+    const instance = new AgentInstance(agentId, ++this.#generation, new Date())
+    if (configuration) instance.loaded(configuration)
+    else void this.#load(instance).catch((error: Error) => this.#failed(agentId, error))
+    return instance
+  }
+
+  async #load(instance: AgentInstance): Promise<void> {
+    const row = await this.db.selectFrom('agent_configs').selectAll().where('id', '=', instance.agentId).executeTakeFirst()
+    if (row) instance.loaded(row)
   }
 }

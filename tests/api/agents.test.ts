@@ -51,11 +51,24 @@ test('a reload during a streaming turn: the turn completes, ON_STARTUP fires aga
   const last = JSON.parse(text.trim().split('\n').at(-1)!)
   expect(last).toMatchObject({ type: 'message', text: 'Echo: one two three four five' })
 
-  await p.client().PATCH('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: demo } }, body: { runner: 'nowhere' } })
-  await p.client().POST('/api/agents/{id}/reload', { params: { path: { id: demo } } })
-  const next = await p.call('POST', '/api/chat', { json: { agent_id: demo, text: 'hello' } })
-  expect(JSON.parse(String(next.body).trim().split('\n').at(-1)!)).toMatchObject({ type: 'error', error_type: 'runner_unavailable' })
-  await p.client().PATCH('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: demo } }, body: { runner: 'echo' } })
+  // The old instance stopped once its turn was done; the new one runs, on the configuration read at the reload.
+  const current = (await live()).find((i) => i.agent_id === demo)!
+  expect(current).toMatchObject({ generation: reloaded.data!.instance!.generation, state: 'running' })
+  const stored = async () => (await p.client().GET('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: demo } } })).response.headers.get('etag') ?? 'no etag'
+  expect(`"${current.configuration_version}"`).toBe(await stored())
+
+  // A change without a reload: turns read it at once, and the instance says it started with the older version.
+  const startupsBeforeChange = startups.length
+  await p.client().PATCH('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: demo } }, body: { description: 'changed without a reload' } })
+  const pending = (await live()).find((i) => i.agent_id === demo)!
+  expect(pending.generation).toBe(current.generation)
+  expect(`"${pending.configuration_version! + 1}"`).toBe(await stored())
+  expect(startups.length).toBe(startupsBeforeChange)
+  // The reload applies it: a new instance on the stored version, and ON_STARTUP again.
+  const applied = (await p.client().POST('/api/agents/{id}/reload', { params: { path: { id: demo } } })).data!.instance!
+  expect(`"${applied.configuration_version}"`).toBe(await stored())
+  expect(applied.generation).toBeGreaterThan(pending.generation)
+  expect(startups.slice(startupsBeforeChange)).toEqual(['alpha', 'beta'])
 })
 
 test('reloading a disabled agent stops it and starts nothing', async () => {

@@ -13,6 +13,10 @@ const LiveAgent = z
     generation: z.int().openapi({ description: 'Grows with every start or reload.' }),
     started_at: z.iso.datetime(),
     turns_in_flight: z.int(),
+    state: z.enum(['running', 'stopping', 'stopped']).openapi({ description: 'A replaced or disabled instance stops taking turns and ends with its last one.' }),
+    configuration_version: z.int().nullable().openapi({
+      description: 'The version of the agent’s configuration this instance started with (null while it is being read). Behind the stored version: a reload is pending (turns read the model and timeout afresh anyway; ON_STARTUP hooks, such as a channel’s webhook, need the reload).',
+    }),
   })
   .openapi('LiveAgent')
 
@@ -46,7 +50,14 @@ const listRoute = createRoute({
 })
 
 function describe(instance: AgentInstance) {
-  return { agent_id: instance.agentId, generation: instance.generation, started_at: instance.startedAt.toISOString(), turns_in_flight: instance.turnsInFlight }
+  return {
+    agent_id: instance.agentId,
+    generation: instance.generation,
+    started_at: instance.startedAt.toISOString(),
+    turns_in_flight: instance.turnsInFlight,
+    state: instance.state,
+    configuration_version: instance.configuration?.version ?? null,
+  }
 }
 
 export function mountAgents(app: OpenAPIHono<ApiEnv>): void {
