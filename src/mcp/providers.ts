@@ -98,8 +98,8 @@ export interface Provider {
 /** What every tool call passes through, whoever makes it (a host through the gateway, an agent, a task). */
 export interface ToolCallHooks {
   metrics?: Metrics
-  /** Why the call may not start (the person's or company's budget is spent), or nothing. */
-  refusal?(user: ToolUser): Promise<string | undefined>
+  /** Why the call may not start (the person's or company's budget is spent), or nothing; nothing at once where it can tell. */
+  refusal?(user: ToolUser): Promise<string | undefined> | undefined
 }
 
 /**
@@ -107,7 +107,8 @@ export interface ToolCallHooks {
  * how it ended: answered, answered with an error, or failed outright.
  */
 async function guarded(hooks: ToolCallHooks, user: ToolUser, server: string, tool: string, call: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  const refused = await hooks.refusal?.(user)
+  const judging = hooks.refusal?.(user)
+  const refused = judging && (await judging)
   if (refused !== undefined) {
     hooks.metrics?.toolCall(server, tool, 'error')
     return { content: [{ type: 'text', text: refused }], isError: true }

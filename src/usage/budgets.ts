@@ -27,6 +27,9 @@ export interface BudgetState {
   refusing: boolean
 }
 
+/** How long a company's budgets are kept without a write to them (which flushes them in every process at once). */
+const LIMITS_TTL_MS = 60_000
+
 /** Past this share of a budget, people are told. */
 export const NOTICE_SHARE = 0.8
 
@@ -57,6 +60,8 @@ export function monthOf(now: number): { start: Date; end: Date } {
  */
 export class Budgets {
   readonly #limits: TtlCache<string, Limit[]>
+  /** The same, once read: what a tool call checks without waiting. */
+  readonly #known = new LRUCache<string, { limits: Limit[]; at: number }>({ max: 10_000 })
   readonly #spend: TtlCache<string, Spend>
   /** Bumped when this process charges a company, so that its people's spend is read afresh. */
   readonly #generations = new LRUCache<string, number>({ max: 10_000 })
@@ -66,9 +71,13 @@ export class Budgets {
     private readonly clock: Clock,
     events?: EventBus,
   ) {
-    this.#limits = new TtlCache(clock, 60_000)
+    this.#limits = new TtlCache(clock, LIMITS_TTL_MS)
     this.#spend = new TtlCache(clock, 5_000)
-    if (events) flushOn(events, 'budgets', () => this.#limits.clear())
+    if (events)
+      flushOn(events, 'budgets', () => {
+        this.#limits.clear()
+        this.#known.clear()
+      })
   }
 
   /** The budgets that apply to the person, as they stand this month (the company's and their own). */
@@ -110,8 +119,18 @@ export class Budgets {
     return states.filter((s) => s.used >= s.limit * NOTICE_SHARE).map(noticeOf)
   }
 
-  /** The reason to refuse a tool call, or nothing: tool calls stop with the turns. */
-  async refusal(payer: Payer): Promise<string | undefined> {
+  /**
+   * The reason to refuse a tool call, or nothing: tool calls stop with the turns. Nothing at once, without a promise,
+   * when the company's budgets are known and none applies to the person: the case of every call of most companies.
+   */
+  refusal(payer: Payer): Promise<string | undefined> | undefined {
+    if (!payer.companyId) return undefined
+    const known = this.#known.get(payer.companyId)
+    if (known && this.clock.now() - known.at < LIMITS_TTL_MS && !known.limits.some((l) => l.user_id === null || l.user_id === payer.userId)) return undefined
+    return this.#refusal(payer)
+  }
+
+  async #refusal(payer: Payer): Promise<string | undefined> {
     try {
       await this.admit(payer)
       return undefined
@@ -128,9 +147,12 @@ export class Budgets {
   }
 
   #limitsOf(companyId: string): Promise<Limit[]> {
-    return this.#limits.get(companyId, () =>
-      this.db.selectFrom('budgets').select(['id', 'user_id', 'metric', 'monthly_limit', 'lifted_until']).where('company_id', '=', companyId).execute(),
-    )
+    return this.#limits.get(companyId, async () => {
+      const at = this.clock.now()
+      const limits = await this.db.selectFrom('budgets').select(['id', 'user_id', 'metric', 'monthly_limit', 'lifted_until']).where('company_id', '=', companyId).execute()
+      this.#known.set(companyId, { limits, at })
+      return limits
+    })
   }
 
   #spendOf(companyId: string, userId: string): Promise<Spend> {
