@@ -61,6 +61,7 @@ import { PlanContinuation } from './plans/continuation.ts'
 import { Artifacts } from './artifacts/artifacts.ts'
 import { sweepAudit } from './audit/trail.ts'
 import { Budgets } from './usage/budgets.ts'
+import { Drain } from './lifecycle/drain.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
 import { Channels } from './channels/channels.ts'
 import { Scheduler } from './scheduler.ts'
@@ -144,11 +145,13 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const policy = sessionPolicy(config)
   const authenticator = new Authenticator(store.db, clock, policy, events)
   const budgets = new Budgets(store.db, clock, events)
+  // What still runs here, read when a drain reports: the services it counts are made below.
+  const drain = new Drain(() => ({ turns: turns!.running, channel_work: channels.inFlight, background_tasks: kernel.tasks.running }))
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, { metrics, refusal: (user) => budgets.refusal(user) })
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)
-  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, turns, agents, events, feed, writes })
+  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, turns, agents, events, feed, writes, drain })
   const channels = new Channels({
     db: store.db,
     vault,
@@ -156,6 +159,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     log,
     metrics,
     tracing,
+    drain,
     events,
     writes,
     outbound,
@@ -182,7 +186,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
       signingKey: await deriveHmacKey(masterKey(config.masterKey, config.dataDir), 'switchboard artifact share links v1'),
       shareBaseUrl: config.adminBaseUrl,
     }),
-    tasks: new BackgroundTasks({ db: store.db, writes, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres', scheduler, tracing }),
+    tasks: new BackgroundTasks({ db: store.db, writes, clock, log, catalog, feed, events, perUser: config.tasksPerUser, shared: store.kind === 'postgres', scheduler, tracing, drain }),
     records: new ToolRecords({ models, access, authenticator, writes }),
   }
   const continuation = new PlanContinuation(kernel.plans, chat, authenticator, log, config.planContinuationDelayMs)
@@ -230,6 +234,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     gateway: new Gateway(catalog, store.db, events),
     tools,
     budgets,
+    drain,
     chat,
     agents,
     oauth,
@@ -255,6 +260,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   scheduler.every('sweeping old audit events', AUDIT_SWEEP_MS, () => sweepAudit(services.db, config.auditRetentionDays, services.clock.now()), { now: true })
   scheduler.every('closing idle MCP connections', upstreams.reapEveryMs, async () => void (await upstreams.reapIdle()))
   channels.start()
+  // A draining process claims no more queued channel work and polls no mailbox; what it claimed, it finishes.
+  drain.onDrain(() => channels.stop())
   async function close(): Promise<void> {
     await continuation.stop()
     await channels.stop()

@@ -1,5 +1,6 @@
 import type { Budgets } from './usage/budgets.ts'
 import type { PoolUse } from './db/pool-use.ts'
+import type { Drain } from './lifecycle/drain.ts'
 import type { AgentSupervisor } from './agents/supervisor.ts'
 import type { Tracing } from './tracing/tracing.ts'
 import type { Metrics } from './metrics/metrics.ts'
@@ -88,6 +89,8 @@ export interface Services {
   tools: ToolExecutor
   /** Monthly budgets of companies and people, judged before turns and tool calls. */
   budgets: Budgets
+  /** This process's drain for a rolling deploy: no new turns, webhooks or tasks; what runs finishes. */
+  drain: Drain
   /** Conversation turns: admitted one at a time per conversation, run, stopped. */
   chat: Chat
   agents: AgentSupervisor

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { Tracing } from '../tracing/tracing.ts'
+import type { Drain } from '../lifecycle/drain.ts'
 import type { Authenticator } from '../auth/authenticator.ts'
 import type { Chat } from '../chat/chat.ts'
 import type { BucketStore } from '../throttle/buckets.ts'
@@ -42,6 +43,8 @@ export interface ChannelsOptions {
   metrics?: Metrics
   /** Where each try at a delivery or reply is a span. */
   tracing?: Tracing
+  /** A draining process takes no webhooks. */
+  drain?: Drain
   /** Runs the queues' worker and the plugins' periodic rounds (mailboxes). */
   scheduler: Scheduler
   /** The largest attachment read as a document (SWITCHBOARD_DOCUMENT_MAX_BYTES, as for uploads). */
@@ -110,10 +113,14 @@ export class Channels {
     }
   }
 
-  /** Starts answering: the chat runs the turns, the authenticator says who a linked user is now. */
   /** Starts answering: the queues' worker, once the channel plugins have registered their drivers. */
   start(): void {
     this.#worker.start()
+  }
+
+  /** Deliveries and replies this process is working on now. */
+  get inFlight(): number {
+    return this.#worker.inFlight
   }
 
   async stop(): Promise<void> {

@@ -73,6 +73,8 @@ export class Deliveries {
   }
 
   async receive(endpoint: ChannelEndpoint, message: InboundMessage): Promise<boolean> {
+    // A draining process takes no webhook: the platform's retry (or the balancer) brings it to another process.
+    this.options.drain?.refuse('webhooks')
     const attachments = message.attachments ?? []
     const size = attachments.reduce((sum, a) => sum + a.base64.length * 0.75, 0)
     const fits = size <= ATTACHMENTS_MAX_BYTES && attachments.length <= ATTACHMENTS_MAX

@@ -70,6 +70,11 @@ export class ChannelWorker {
     this.#job ??= this.scheduler.every('channel queues', POLL_MS, () => this.#round(), { now: true })
   }
 
+  /** Rows this process is working on now. */
+  get inFlight(): number {
+    return this.#inFlight.size
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true
     await this.#job?.stop()

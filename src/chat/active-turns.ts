@@ -31,6 +31,11 @@ export class ActiveTurns {
    * Takes the conversation's lock ahead of `start`, so that the round trip runs beside the turn's reads: true when it
    * was free. A reservation is handed to `start`, or given back with `unreserve`.
    */
+  /** Turns running in this process. */
+  get running(): number {
+    return this.#turns.size
+  }
+
   reserve(conversationId: string): Reservation {
     const taken = this.#turns.has(conversationId) ? Promise.resolve(false) : this.locks.acquire(conversationId)
     taken.catch(() => {})

@@ -6,6 +6,7 @@ import { AgentConfigRecord } from '../models/agent-config.ts'
 import { createRecord, getRecord } from '../models/records.ts'
 import { WebchatConversation, WebchatParticipant } from '../models/webchat.ts'
 import type { Writes } from '../events/writes.ts'
+import type { Drain } from '../lifecycle/drain.ts'
 import type { ActiveTurns, Reservation } from './active-turns.ts'
 import { LRUCache } from 'lru-cache'
 import { TtlCache } from '../cache.ts'
@@ -68,7 +69,7 @@ export class Chat {
    */
   readonly #recentSpeakers = new LRUCache<string, Set<string>>({ max: 10_000, ttl: 60_000 })
 
-  constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus; writes: Writes }) {
+  constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus; writes: Writes; drain: Drain }) {
     deps.events.subscribe('chat.resume', ({ conversation_id, socket }) => this.#resend(conversation_id, socket))
     deps.events.subscribe('chat.participants', ({ conversation_id }) => {
       this.#participants.delete(conversation_id)
@@ -102,7 +103,8 @@ export class Chat {
   }
 
   async #start(actor: Actor, request: TurnRequest, door: Door, reserved?: Reservation): Promise<StartedTurn & { quiet?: true }> {
-    const { db, turns, budgets } = this.deps
+    const { db, turns, budgets, drain } = this.deps
+    drain.refuse('turns')
     const { conversation_id, text } = request
     // Judged beside the reads (a company without budgets answers from memory); a spent budget refuses the turn.
     const admitted = budgets.admit(actor)
@@ -175,6 +177,8 @@ export class Chat {
    */
   async continuePlan(actor: Actor, conversationId: string, prompt: () => Promise<string | undefined>): Promise<boolean> {
     const { db, turns, feed, log } = this.deps
+    // Another process's turn end asks again.
+    if (this.deps.drain.draining) return false
     const [{ record: conversation }, earlier] = await Promise.all([getRecord(db, actor, WebchatConversation, conversationId), history(db, conversationId)])
     if (!conversation.agent_id) return false
     const { record: agent } = await getRecord(db, actor, AgentConfigRecord, conversation.agent_id)

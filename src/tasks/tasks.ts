@@ -11,6 +11,7 @@ import type { Writes, WriteScope } from '../events/writes.ts'
 import type { Logger } from '../logger.ts'
 import type { Job, Scheduler } from '../scheduler.ts'
 import type { Tracing } from '../tracing/tracing.ts'
+import type { Drain } from '../lifecycle/drain.ts'
 import type { McpCatalog } from '../mcp/catalog.ts'
 import type { ToolTurn, ToolUser } from '../mcp/providers.ts'
 import { AgentConfigRecord } from '../models/agent-config.ts'
@@ -84,6 +85,8 @@ export interface TaskDeps {
   scheduler: Scheduler
   /** Where each task's run is a span, in the trace of the turn or request that started it. */
   tracing?: Tracing
+  /** A draining process starts no task. */
+  drain?: Drain
 }
 
 /** A task this process runs: how to stop it, and its progress on its way to the store. */
@@ -141,6 +144,7 @@ export class BackgroundTasks {
    * names one of the task tools themselves, or already has as many tasks running as the limit allows.
    */
   async run(request: RunRequest, within?: WriteScope): Promise<TaskView> {
+    this.deps.drain?.refuse('background tasks')
     const { user, tool, turn } = request
     // The tool runs as `user` (an agent's service account, perhaps); the task is the person's, counted against them.
     const owner = turn?.person ?? user

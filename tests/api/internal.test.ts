@@ -1,6 +1,9 @@
 import { expect, test } from 'bun:test'
 import { startTestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { startChatTurn } from '../helpers/chat.ts'
+import { rowsOf } from '../helpers/typed-call.ts'
+import { until } from '../helpers/until.ts'
 
 test('without INTERNAL_API_SECRET the internal endpoints are closed, saying why', async () => {
   const p = await startTestPlatform()
@@ -25,6 +28,43 @@ test('with the secret set, only the exact secret gets in, on every internal path
     }
     expectProblem(await p.call('POST', '/api/internal/anything', { as: null }), 401, 'unauthorized')
     expectProblem(await p.call('POST', '/api/internal/anything', { as: null, headers: { authorization: `Bearer ${secret}` } }), 404, 'not_found')
+  } finally {
+    await p.close()
+  }
+})
+
+test('a drain: no new turn or task is taken, /readyz says draining, what runs finishes, and the status says when it is empty', async () => {
+  const secret = 'an-internal-secret-of-sufficient-length'
+  const p = await startTestPlatform({ INTERNAL_API_SECRET: secret })
+  const internal = { as: null, headers: { authorization: `Bearer ${secret}` } }
+  try {
+    expectProblem(await p.call('POST', '/api/internal/drain', { as: null }), 401, 'unauthorized')
+    expectProblem(await p.call('POST', '/api/internal/drain'), 401, 'unauthorized')
+    expect((await p.call('GET', '/api/internal/drain', internal)).body).toMatchObject({ draining: false, since: null, empty: true })
+    const demo = rowsOf((await p.call('GET', '/api/v1/AgentConfigRecord?name=eq.demo')).body)[0]!.id as string
+
+    // A slow turn is running when the drain begins.
+    const running = await startChatTurn(p, { agent_id: demo, text: '/slow 60 one two three four five six' })
+    const events = running.events()
+    expect((await events.next()).value).toMatchObject({ type: 'conversation' })
+    const begun = await p.call('POST', '/api/internal/drain', internal)
+    expect(begun.status).toBe(200)
+    expect(begun.body).toMatchObject({ draining: true, running: { turns: 1 }, empty: false })
+
+    const ready = await p.call('GET', '/readyz', { as: null })
+    expect(ready.status).toBe(503)
+    expect(ready.body).toMatchObject({ status: 'draining', checks: { serving: false, store: true } })
+    const refused = expectProblem(await p.call('POST', '/api/chat', { json: { agent_id: demo, text: 'new work' } }), 503, 'unavailable')
+    expect(refused.detail).toContain('draining for a restart and takes no new turns')
+    expect((await p.call('POST', '/api/chat', { json: { agent_id: demo, text: 'new work' } })).headers.get('retry-after')).toBe('1')
+    await expect(p.services.tasks.run({ user: { userId: p.root.userId, companyId: p.root.companyId }, tool: 'mcp-planning__plan_update', arguments: {} })).rejects.toThrow('takes no new background tasks')
+
+    // The running turn ends whole; then the process is empty.
+    const rest = await Array.fromAsync(events)
+    expect(rest.at(-1)).toMatchObject({ type: 'message', text: 'Echo: one two three four five six' })
+    await until(async () => (await p.call('GET', '/api/internal/drain', internal)).body.empty === true, { what: 'the drain to be empty' })
+    // Asking again only reports.
+    expect((await p.call('POST', '/api/internal/drain', internal)).body).toMatchObject({ draining: true, since: begun.body.since })
   } finally {
     await p.close()
   }

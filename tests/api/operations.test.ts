@@ -25,10 +25,10 @@ describe('probes', () => {
     expect(reply.body).toEqual({ status: 'ok' })
   })
 
-  test('/readyz says the store answers, every migration is applied and the event bus listens', async () => {
+  test('/readyz says the store answers, every migration is applied, the event bus listens and the process is not draining', async () => {
     const reply = await p.call('GET', '/readyz', { as: null })
     expect(reply.status).toBe(200)
-    expect(reply.body).toEqual({ status: 'ready', checks: { store: true, migrations: true, events: true } })
+    expect(reply.body).toEqual({ status: 'ready', checks: { store: true, migrations: true, events: true, serving: true } })
   })
 
   test('/readyz is 503 once the store is gone', async () => {

@@ -19,6 +19,44 @@ const pingRoute = createRoute({
   },
 })
 
+const DrainStatus = z
+  .object({
+    draining: z.boolean(),
+    since: z.string().nullable().openapi({ description: 'When the drain began.' }),
+    running: z.object({
+      turns: z.int().openapi({ description: 'Chat turns running here.' }),
+      channel_work: z.int().openapi({ description: 'Channel deliveries and replies this process is working on.' }),
+      background_tasks: z.int().openapi({ description: 'Background tasks running here.' }),
+    }),
+    empty: z.boolean().openapi({ description: 'Nothing runs any more: the process may be stopped.' }),
+  })
+  .openapi('DrainStatus')
+
+const drainStatus = { 200: { description: 'This process’s drain, and what still runs here.', content: { 'application/json': { schema: DrainStatus } } } }
+
+const beginDrainRoute = createRoute({
+  method: 'post',
+  path: '/api/internal/drain',
+  operationId: 'beginDrain',
+  summary: 'Drain this process for a rolling deploy',
+  description:
+    'From now on this process takes no new chat turns, webhooks or background tasks (503 with Retry-After), stops claiming queued channel work and polling mailboxes, ' +
+    'and /readyz answers 503 "draining" so the balancer moves traffic away. What runs finishes. Ask GET until `empty`, then stop the process. Calling it again only reports.',
+  tags: ['Internal'],
+  security: [{ internalSecret: [] }],
+  responses: { ...drainStatus, ...commonErrors, 503: { description: 'INTERNAL_API_SECRET is not set, so internal endpoints are off.' } },
+})
+
+const drainStatusRoute = createRoute({
+  method: 'get',
+  path: '/api/internal/drain',
+  operationId: 'getDrain',
+  summary: 'Whether this process drains, and what still runs here',
+  tags: ['Internal'],
+  security: [{ internalSecret: [] }],
+  responses: { ...drainStatus, ...commonErrors, 503: { description: 'INTERNAL_API_SECRET is not set, so internal endpoints are off.' } },
+})
+
 /**
  * Every /api/internal/* request needs `Authorization: Bearer <INTERNAL_API_SECRET>`. Without the variable the
  * endpoints are closed (503 saying why), never open.
@@ -40,4 +78,12 @@ export function mountInternal(app: OpenAPIHono<ApiEnv>, config: Config): void {
     await next()
   })
   app.openapi(pingRoute, (c) => c.json({ ok: true as const }, 200))
+  // A drain is this process's: behind a balancer, the caller reaches the process to drain by its own address.
+  app.openapi(beginDrainRoute, async (c) => {
+    const { drain, clock, log } = c.var.services
+    if (!drain.draining) log.info('draining for a restart')
+    await drain.begin(new Date(clock.now()))
+    return c.json(drain.status(), 200)
+  })
+  app.openapi(drainStatusRoute, (c) => c.json(c.var.services.drain.status(), 200))
 }

@@ -17,7 +17,7 @@ export function mountOperations(app: Hono<ApiEnv>, services: Services): void {
   app.get('/healthz', (c) => c.json({ status: 'ok' }))
 
   app.get('/readyz', async (c) => {
-    const checks = { store: false, migrations: false, events: services.events.listening() }
+    const checks = { store: false, migrations: false, events: services.events.listening(), serving: !services.drain.draining }
     try {
       const applied = new Set((await sql<{ version: string }>`SELECT version FROM schema_migrations`.execute(services.db)).rows.map((r) => r.version))
       checks.store = true
@@ -25,8 +25,8 @@ export function mountOperations(app: Hono<ApiEnv>, services: Services): void {
     } catch {
       // An unreachable store fails both checks.
     }
-    const ready = checks.store && checks.migrations && checks.events
-    return c.json({ status: ready ? 'ready' : 'not ready', checks }, ready ? 200 : 503)
+    const ready = checks.store && checks.migrations && checks.events && checks.serving
+    return c.json({ status: ready ? 'ready' : services.drain.draining ? 'draining' : 'not ready', checks }, ready ? 200 : 503)
   })
 
   app.get('/metrics', async (c) => {
