@@ -62,6 +62,7 @@ import { Artifacts } from './artifacts/artifacts.ts'
 import { sweepAudit } from './audit/trail.ts'
 import { Budgets } from './usage/budgets.ts'
 import { Drain } from './lifecycle/drain.ts'
+import { BEAT_MS, Presence } from './lifecycle/presence.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
 import { Channels } from './channels/channels.ts'
 import { Scheduler } from './scheduler.ts'
@@ -146,6 +147,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const authenticator = new Authenticator(store.db, clock, policy, events)
   const budgets = new Budgets(store.db, clock, events)
   // What still runs here, read when a drain reports: the services it counts are made below.
+  const presence = new Presence(store.db, clock, () => drain.draining)
   const drain = new Drain(() => ({ turns: turns!.running, channel_work: channels.inFlight, background_tasks: kernel.tasks.running }))
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, { metrics, refusal: (user) => budgets.refusal(user) })
   const tools = new AgentTools(store.db, catalog, log)
@@ -235,6 +237,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     tools,
     budgets,
     drain,
+    presence,
     chat,
     agents,
     oauth,
@@ -262,7 +265,11 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   channels.start()
   // A draining process claims no more queued channel work and polls no mailbox; what it claimed, it finishes.
   drain.onDrain(() => channels.stop())
+  scheduler.every('process heartbeat', BEAT_MS, () => presence.beat(), { now: true })
+  // The status says at once that this process drains, not at its next beat.
+  drain.onDrain(() => presence.beat())
   async function close(): Promise<void> {
+    await presence.leave().catch((error: Error) => log.warn('this process’s row was not removed', { error: error.message }))
     await continuation.stop()
     await channels.stop()
     // First: running tasks are marked interrupted while the store, the feed and the upstreams are all still there.

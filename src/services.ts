@@ -1,6 +1,7 @@
 import type { Budgets } from './usage/budgets.ts'
 import type { PoolUse } from './db/pool-use.ts'
 import type { Drain } from './lifecycle/drain.ts'
+import type { Presence } from './lifecycle/presence.ts'
 import type { AgentSupervisor } from './agents/supervisor.ts'
 import type { Tracing } from './tracing/tracing.ts'
 import type { Metrics } from './metrics/metrics.ts'
@@ -91,6 +92,8 @@ export interface Services {
   budgets: Budgets
   /** This process's drain for a rolling deploy: no new turns, webhooks or tasks; what runs finishes. */
   drain: Drain
+  /** This process among the platform's processes, by heartbeat. */
+  presence: Presence
   /** Conversation turns: admitted one at a time per conversation, run, stopped. */
   chat: Chat
   agents: AgentSupervisor

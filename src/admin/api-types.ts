@@ -96,6 +96,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/internal/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The platform’s processes, versions, event-bus lag and queue depths
+         * @description The processes heard from in the last 30 seconds (each beats every 10), the one answering first; the event bus as this process hears it; the channel queues, shared by all.
+         */
+        get: operations["getPlatformStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/version": {
         parameters: {
             query?: never;
@@ -2601,6 +2621,35 @@ export interface components {
             };
             /** @description Nothing runs any more: the process may be stopped. */
             empty: boolean;
+        };
+        PlatformStatus: {
+            /** @description The id of the process that answered. */
+            process: string;
+            version: string;
+            processes: {
+                id: string;
+                host: string;
+                pid: number;
+                version: string;
+                started_at: string;
+                last_seen_at: string;
+                draining: boolean;
+            }[];
+            event_bus: {
+                listening: boolean;
+                /** @description How long the last event of another process took to arrive here; null before any (or with one process). */
+                lag_seconds: number | null;
+            };
+            queues: {
+                inbox: {
+                    pending: number;
+                    failed: number;
+                };
+                outbox: {
+                    pending: number;
+                    failed: number;
+                };
+            };
         };
         Version: {
             /**
@@ -5875,6 +5924,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DrainStatus"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL_API_SECRET is not set, so internal endpoints are off. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getPlatformStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformStatus"];
                 };
             };
             /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */

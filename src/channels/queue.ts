@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db, Row } from '../db/schema.ts'
+import type { Db, Executor, Row } from '../db/schema.ts'
 
 export type InboxRow = Row<'channel_inbox'>
 export type OutboxRow = Row<'channel_outbox'>
@@ -102,4 +102,19 @@ export async function nextDue(db: Db): Promise<Date | undefined> {
 export async function forgetFinished(db: Db, before: Date): Promise<void> {
   await db.deleteFrom('channel_inbox').where('status', '<>', 'pending').where('created_at', '<', before).execute()
   await db.deleteFrom('channel_outbox').where('status', '<>', 'pending').where('created_at', '<', before).execute()
+}
+
+/** Deliveries and replies waiting and failed, per queue, read from the store (shared by every process). */
+export async function queueDepths(db: Executor): Promise<Record<'inbox' | 'outbox', { pending: number; failed: number }>> {
+  const depths = { inbox: { pending: 0, failed: 0 }, outbox: { pending: 0, failed: 0 } }
+  for (const queue of ['inbox', 'outbox'] as const) {
+    const rows = await db
+      .selectFrom(queue === 'inbox' ? 'channel_inbox' : 'channel_outbox')
+      .select(['status', sql<number>`count(*)::int`.as('n')])
+      .where('status', 'in', ['pending', 'failed'])
+      .groupBy('status')
+      .execute()
+    for (const row of rows) depths[queue][row.status as 'pending' | 'failed'] = Number(row.n)
+  }
+  return depths
 }

@@ -248,6 +248,17 @@ export interface UsageRecordsTable extends Stored {
   tool_calls: Generated<number>
 }
 
+/** One process of the platform and its last beat (sql/0027_processes.sql). */
+export interface ProcessesTable {
+  id: string
+  host: string
+  pid: number
+  version: string
+  started_at: Timestamp
+  last_seen_at: Timestamp
+  draining: Generated<boolean>
+}
+
 /** A monthly spending limit of a company (user_id null) or of one person in it (sql/0026_budgets.sql). */
 export interface BudgetsTable extends Stored {
   company_id: string
@@ -513,6 +524,7 @@ export interface Database {
   usage_records: UsageRecordsTable
   audit_events: AuditEventsTable
   budgets: BudgetsTable
+  processes: ProcessesTable
   throttle_buckets: ThrottleBucketsTable
   event_payloads: EventPayloadsTable
   mcp_sessions: McpSessionsTable

@@ -67,6 +67,8 @@ export interface EventBus {
   onMissed(handler: () => void): () => void
   /** Whether this process hears the other processes' events now (false while it reconnects, or once closed). */
   listening(): boolean
+  /** Seconds the last event of another process took to arrive here (their clocks' difference included); null before any. */
+  lag(): number | null
   close(): Promise<void>
 }
 

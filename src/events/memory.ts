@@ -14,6 +14,10 @@ export class MemoryBus implements EventBus {
     return true
   }
 
+  lag(): null {
+    return null
+  }
+
   async publish<T extends EventType>(type: T, payload: Events[T]): Promise<void> {
     this.#subscribers.deliver(type, payload, 'here')
   }

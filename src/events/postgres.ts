@@ -40,6 +40,7 @@ export class PostgresBus implements EventBus {
   #incoming = Promise.resolve()
   #closing = false
   #relistening = false
+  #lag: number | null = null
   #lost = false
   #lastSweep = 0
 
@@ -98,6 +99,10 @@ export class PostgresBus implements EventBus {
     return !this.#relistening && !this.#closing
   }
 
+  lag(): number | null {
+    return this.#lag
+  }
+
   async close(): Promise<void> {
     this.#closing = true
     await this.#listener.end({ timeout: 1 })
@@ -115,7 +120,10 @@ export class PostgresBus implements EventBus {
       return
     }
     if (wire.o === this.#origin) return
-    if (typeof wire.s === 'number') this.metrics.eventLag((Date.now() - wire.s) / 1000)
+    if (typeof wire.s === 'number') {
+      this.#lag = (Date.now() - wire.s) / 1000
+      this.metrics.eventLag(this.#lag)
+    }
     this.#incoming = this.#incoming.then(async () => {
       try {
         const payload = wire.r === undefined ? wire.p : await this.#payloadOf(wire.r)

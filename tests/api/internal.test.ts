@@ -1,9 +1,14 @@
 import { expect, test } from 'bun:test'
-import { startTestPlatform } from '../helpers/platform.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { startChatTurn } from '../helpers/chat.ts'
 import { rowsOf } from '../helpers/typed-call.ts'
 import { until } from '../helpers/until.ts'
+import manifest from '../../package.json' with { type: 'json' }
+import { systemClock } from '../../src/clock.ts'
+import { openPostgres } from '../../src/db/connect.ts'
+import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
 
 test('without INTERNAL_API_SECRET the internal endpoints are closed, saying why', async () => {
   const p = await startTestPlatform()
@@ -69,3 +74,46 @@ test('a drain: no new turn or task is taken, /readyz says draining, what runs fi
     await p.close()
   }
 })
+
+test('the status: this process, its version, the event bus and the queues', async () => {
+  const secret = 'an-internal-secret-of-sufficient-length'
+  const p = await startTestPlatform({ INTERNAL_API_SECRET: secret })
+  try {
+    expectProblem(await p.call('GET', '/api/internal/status'), 401, 'unauthorized')
+    const status = await p.call('GET', '/api/internal/status', { as: null, headers: { authorization: `Bearer ${secret}` } })
+    expect(status.status).toBe(200)
+    expect(status.body).toMatchObject({
+      process: p.services.presence.id,
+      version: manifest.version,
+      processes: [expect.objectContaining({ id: p.services.presence.id, version: manifest.version, pid: process.pid, draining: false })],
+      event_bus: { listening: true, lag_seconds: null },
+      queues: { inbox: { pending: 0, failed: 0 }, outbox: { pending: 0, failed: 0 } },
+    })
+    // A drain shows at once.
+    await p.call('POST', '/api/internal/drain', { as: null, headers: { authorization: `Bearer ${secret}` } })
+    const draining = await p.call('GET', '/api/internal/status', { as: null, headers: { authorization: `Bearer ${secret}` } })
+    expect(draining.body.processes[0]).toMatchObject({ draining: true })
+  } finally {
+    await p.close()
+  }
+})
+
+const onPostgres = TEST_DATABASE_URL ? test : test.skip
+onPostgres(`two processes on one database list each other, with the other's event lag; one that stops is gone${TEST_DATABASE_URL ? '' : ` (${CLUSTER_NEEDS_POSTGRES})`}`, async () => {
+  const secret = 'an-internal-secret-of-sufficient-length'
+  const database = await createPostgresDatabase()
+  const env = { INTERNAL_API_SECRET: secret, SWITCHBOARD_MASTER_KEY: 'c'.repeat(64) }
+  const [one, two] = [await startTestPlatform(env, systemClock, openPostgres(database.url, 4)), await startTestPlatform(env, systemClock, openPostgres(database.url, 4))]
+  const status = async (p: TestPlatform) => (await p.call('GET', '/api/internal/status', { as: null, headers: { authorization: `Bearer ${secret}` } })).body
+  try {
+    await until(async () => (await status(one)).processes.length === 2, { what: 'both processes to have beaten' })
+    expect((await status(one)).processes.map((x: { id: string }) => x.id)).toEqual([one.services.presence.id, two.services.presence.id])
+    expect((await one.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'heard-elsewhere' } })).status).toBe(201)
+    await until(async () => (await status(two)).event_bus.lag_seconds !== null, { what: 'the second process to hear the first one’s event' })
+    await one.close()
+    expect((await status(two)).processes.map((x: { id: string }) => x.id)).toEqual([two.services.presence.id])
+  } finally {
+    await two.close()
+    await database.drop()
+  }
+}, 30_000)

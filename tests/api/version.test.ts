@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { Hono } from 'hono'
 import { deprecationHeaders, markDeprecated } from '../../src/api/deprecations.ts'
-import { startTestPlatform, ADMIN_PASSWORD, type TestPlatform } from '../helpers/platform.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import manifest from '../../package.json' with { type: 'json' }
 

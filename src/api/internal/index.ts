@@ -4,6 +4,8 @@ import type { Config } from '../../config.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
 import { commonErrors } from '../responses.ts'
+import { queueDepths } from '../../channels/queue.ts'
+import { VERSION } from '../../version.ts'
 
 const pingRoute = createRoute({
   method: 'get',
@@ -57,6 +59,44 @@ const drainStatusRoute = createRoute({
   responses: { ...drainStatus, ...commonErrors, 503: { description: 'INTERNAL_API_SECRET is not set, so internal endpoints are off.' } },
 })
 
+const statusRoute = createRoute({
+  method: 'get',
+  path: '/api/internal/status',
+  operationId: 'getPlatformStatus',
+  summary: 'The platform’s processes, versions, event-bus lag and queue depths',
+  description: 'The processes heard from in the last 30 seconds (each beats every 10), the one answering first; the event bus as this process hears it; the channel queues, shared by all.',
+  tags: ['Internal'],
+  security: [{ internalSecret: [] }],
+  responses: {
+    200: {
+      description: 'The status.',
+      content: {
+        'application/json': {
+          schema: z
+            .object({
+              process: z.string().openapi({ description: 'The id of the process that answered.' }),
+              version: z.string(),
+              processes: z.array(
+                z.object({ id: z.string(), host: z.string(), pid: z.int(), version: z.string(), started_at: z.string(), last_seen_at: z.string(), draining: z.boolean() }),
+              ),
+              event_bus: z.object({
+                listening: z.boolean(),
+                lag_seconds: z.number().nullable().openapi({ description: 'How long the last event of another process took to arrive here; null before any (or with one process).' }),
+              }),
+              queues: z.object({
+                inbox: z.object({ pending: z.int(), failed: z.int() }),
+                outbox: z.object({ pending: z.int(), failed: z.int() }),
+              }),
+            })
+            .openapi('PlatformStatus'),
+        },
+      },
+    },
+    ...commonErrors,
+    503: { description: 'INTERNAL_API_SECRET is not set, so internal endpoints are off.' },
+  },
+})
+
 /**
  * Every /api/internal/* request needs `Authorization: Bearer <INTERNAL_API_SECRET>`. Without the variable the
  * endpoints are closed (503 saying why), never open.
@@ -86,4 +126,9 @@ export function mountInternal(app: OpenAPIHono<ApiEnv>, config: Config): void {
     return c.json(drain.status(), 200)
   })
   app.openapi(drainStatusRoute, (c) => c.json(c.var.services.drain.status(), 200))
+  app.openapi(statusRoute, async (c) => {
+    const { presence, events, db } = c.var.services
+    const [processes, queues] = await Promise.all([presence.alive(), queueDepths(db)])
+    return c.json({ process: presence.id, version: VERSION, processes, event_bus: { listening: events.listening(), lag_seconds: events.lag() }, queues }, 200)
+  })
 }

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto'
 import type { Hono } from 'hono'
 import { sql } from 'kysely'
 import { readMigrations } from '../../db/migrate.ts'
+import { queueDepths } from '../../channels/queue.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
 import type { Services } from '../../services.ts'
@@ -43,7 +44,8 @@ export function mountOperations(app: Hono<ApiEnv>, services: Services): void {
       services.metrics.breakers(services.upstreams.breakerStates())
       services.metrics.tasksRunning(services.tasks.running)
       services.metrics.pool(services.dbPool)
-      await queueDepths(services)
+      const depths = await queueDepths(services.db)
+      for (const queue of ['inbox', 'outbox'] as const) for (const state of ['pending', 'failed'] as const) services.metrics.queueDepth(queue, state, depths[queue][state])
     })
     return c.body(text, 200, { 'content-type': contentType })
   })
@@ -54,15 +56,3 @@ function sameSecret(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-/** Channel deliveries waiting and failed, read from the store when scraped. */
-async function queueDepths({ db, metrics }: Services): Promise<void> {
-  for (const queue of ['inbox', 'outbox'] as const) {
-    const rows = await db
-      .selectFrom(queue === 'inbox' ? 'channel_inbox' : 'channel_outbox')
-      .select(['status', sql<number>`count(*)::int`.as('n')])
-      .where('status', 'in', ['pending', 'failed'])
-      .groupBy('status')
-      .execute()
-    for (const state of ['pending', 'failed'] as const) metrics.queueDepth(queue, state, Number(rows.find((r) => r.status === state)?.n ?? 0))
-  }
-}
