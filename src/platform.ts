@@ -62,6 +62,8 @@ import { Artifacts } from './artifacts/artifacts.ts'
 import { sweepAudit } from './audit/trail.ts'
 import { Budgets } from './usage/budgets.ts'
 import { Drain } from './lifecycle/drain.ts'
+import { SystemSettings } from './settings/system.ts'
+import { sweepConversations } from './chat/retention.ts'
 import { BEAT_MS, Presence } from './lifecycle/presence.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
 import { Channels } from './channels/channels.ts'
@@ -71,6 +73,7 @@ import { Scheduler } from './scheduler.ts'
 const ARTIFACT_SWEEP_MS = 10 * 60_000
 // Several processes may sweep at once: each deletes what is left, which is nothing after the first.
 const AUDIT_SWEEP_MS = 6 * 60 * 60_000
+const CONVERSATION_SWEEP_MS = 60 * 60_000
 
 /** The plugins that ship with Switchboard; SWITCHBOARD_PLUGIN_PATHS adds more folders. */
 const PLUGINS_DIR = join(import.meta.dir, '..', 'plugins')
@@ -146,6 +149,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const policy = sessionPolicy(config)
   const authenticator = new Authenticator(store.db, clock, policy, events)
   const budgets = new Budgets(store.db, clock, events)
+  const settings = new SystemSettings(store.db, clock, events)
   // What still runs here, read when a drain reports: the services it counts are made below.
   const presence = new Presence(store.db, clock, () => drain.draining)
   const drain = new Drain(() => ({ turns: turns!.running, channel_work: channels.inFlight, background_tasks: kernel.tasks.running }))
@@ -153,7 +157,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)
-  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, turns, agents, events, feed, writes, drain })
+  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, settings, turns, agents, events, feed, writes, drain })
   const channels = new Channels({
     db: store.db,
     vault,
@@ -238,6 +242,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     budgets,
     drain,
     presence,
+    settings,
     chat,
     agents,
     oauth,
@@ -260,6 +265,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   await plugins.startup()
   await services.agents.startAll()
   scheduler.every('sweeping expired artifacts', ARTIFACT_SWEEP_MS, () => services.artifacts.sweep(), { now: true })
+  scheduler.every('sweeping conversations past their retention', CONVERSATION_SWEEP_MS, async () => sweepConversations(services.db, await settings.get('retention.conversation_days'), services.clock.now()), { now: true })
   scheduler.every('sweeping old audit events', AUDIT_SWEEP_MS, () => sweepAudit(services.db, config.auditRetentionDays, services.clock.now()), { now: true })
   scheduler.every('closing idle MCP connections', upstreams.reapEveryMs, async () => void (await upstreams.reapIdle()))
   channels.start()

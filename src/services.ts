@@ -2,6 +2,7 @@ import type { Budgets } from './usage/budgets.ts'
 import type { PoolUse } from './db/pool-use.ts'
 import type { Drain } from './lifecycle/drain.ts'
 import type { Presence } from './lifecycle/presence.ts'
+import type { SystemSettings } from './settings/system.ts'
 import type { AgentSupervisor } from './agents/supervisor.ts'
 import type { Tracing } from './tracing/tracing.ts'
 import type { Metrics } from './metrics/metrics.ts'
@@ -94,6 +95,8 @@ export interface Services {
   drain: Drain
   /** This process among the platform's processes, by heartbeat. */
   presence: Presence
+  /** The platform-wide settings (SystemConfig's known keys), read without a restart. */
+  settings: SystemSettings
   /** Conversation turns: admitted one at a time per conversation, run, stopped. */
   chat: Chat
   agents: AgentSupervisor

@@ -4497,7 +4497,7 @@ export interface components {
             /** @description Total matching rows; present with count=exact. */
             count?: number;
         };
-        /** @description Platform-wide settings as keyed JSON values. */
+        /** @description Platform-wide settings as keyed JSON values, read without a restart. These keys are the platform’s own, each validated: `platform.name` (The platform’s name, in the console’s header, its page titles and the sign-in page.); `platform.banner` (A notice on every page of the console and the web chat (a maintenance window, say); empty for none.); `chat.who_starts_conversations` (Who may start new conversations with agents, in the web chat and through the API: everyone (members) or admins only. Existing conversations go on either way.); `retention.conversation_days` (Conversations with no message for this many days are deleted, with their messages and documents; 0 keeps them.). Other keys are free for operators’ and plugins’ own use. */
         SystemConfig: {
             /**
              * Format: uuid

@@ -78,7 +78,13 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   for (const routes of signIn) app.route('/', routes)
   chat.mountSocket(app)
 
-  app.use(jsxRenderer(({ children, title, assets }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')} assets={assets} logo={hasThemeLogo(services.plugins)} path={c.req.path}>{children}</Layout>, { docType: true }))
+  // The platform's name and banner, from the System settings (cached, dropped after every change to them).
+  app.use(async (c, next) => {
+    const [name, banner] = await Promise.all([services.settings.get('platform.name'), services.settings.get('platform.banner')])
+    c.set('display', { name, banner })
+    await next()
+  })
+  app.use(jsxRenderer(({ children, title, assets }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')} display={c.get('display')} assets={assets} logo={hasThemeLogo(services.plugins)} path={c.req.path}>{children}</Layout>, { docType: true }))
 
   app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])} notice={c.req.query('reset') === 'done' ? 'Your password is set. Sign in with it.' : undefined} />, { title: 'Sign in' }))
 

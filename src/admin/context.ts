@@ -7,5 +7,13 @@ export interface AdminEnv {
   Variables: {
     requestId: string
     me: Me
+    /** The platform's name and banner, as the System settings say now. */
+    display: Display
   }
+}
+
+/** What every page shows of the platform-wide settings. */
+export interface Display {
+  name: string
+  banner: string
 }

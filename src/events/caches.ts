@@ -26,6 +26,7 @@ export function flushAfterWrites(writes: Writes, events: EventBus): void {
   writes.on((write) => {
     if (write.type === 'record' && write.model.affectsAccess) return flushCaches(events, 'identities', 'acl', 'mcp')
     if (write.type === 'record' && write.model.table === 'budgets') return flushCaches(events, 'budgets')
+    if (write.type === 'record' && write.model.table === 'system_config') return flushCaches(events, 'system-settings')
     if (write.type === 'credentials') return flushCaches(events, 'identities')
     if (write.type === 'secret' && write.scope === 'global') return flushCaches(events, 'plugin-secrets')
     if (write.type === 'runner-models') return flushCaches(events, 'runner-models')

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Child } from 'hono/jsx'
-import type { Me } from '../context.ts'
+import type { Display, Me } from '../context.ts'
 import { API_MAJOR, VERSION } from '../../version.ts'
 
 type Standing = 'member' | 'admin' | 'superadmin'
@@ -56,14 +56,14 @@ export interface PageAssets {
  * Every page of the admin port: console, portal and chat. The theme's stylesheet comes last, so a theme plugin
  * overrides the console's colours; it is served at a fixed address that always holds the active theme.
  */
-export function Layout({ title, apiBaseUrl, me, assets = {}, logo, path = '', children }: { title: string; apiBaseUrl: string; me?: Me; assets?: PageAssets; logo?: boolean; path?: string; children?: Child }) {
+export function Layout({ title, apiBaseUrl, me, display = { name: 'Switchboard', banner: '' }, assets = {}, logo, path = '', children }: { title: string; apiBaseUrl: string; me?: Me; display?: Display; assets?: PageAssets; logo?: boolean; path?: string; children?: Child }) {
   const mine = me ? NAV.filter((item) => RANK[item.for] <= RANK[standing(me)]) : []
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{`${title} · Switchboard`}</title>
+        <title>{`${title} · ${display.name}`}</title>
         <link rel="stylesheet" href="/static/css/admin.css" />
         <link rel="stylesheet" href="/static/css/console.css" />
         {(assets.styles ?? []).map((href) => (
@@ -82,7 +82,7 @@ export function Layout({ title, apiBaseUrl, me, assets = {}, logo, path = '', ch
         <header class="top">
           <a class="brand" href="/">
             {logo ? <img src="/static/theme/logo" alt="" class="logo" /> : null}
-            Switchboard
+            {display.name}
           </a>
           {me ? (
             <nav aria-label="Console">
@@ -96,6 +96,11 @@ export function Layout({ title, apiBaseUrl, me, assets = {}, logo, path = '', ch
           ) : null}
           {me ? <SignedIn me={me} /> : null}
         </header>
+        {display.banner ? (
+          <p class="banner" role="status">
+            {display.banner}
+          </p>
+        ) : null}
         <main id="main" tabindex={-1}>
           {children}
         </main>

@@ -1,4 +1,5 @@
 import type { ApiClient } from '../../api-client.ts'
+import { SETTINGS } from '../../../settings/system.ts'
 import type { ConsoleResource, Ctx, Option } from '../resource.ts'
 
 const VERBS = ['list', 'read', 'create', 'update', 'delete'].map((v) => ({ value: v, label: v }))
@@ -37,7 +38,12 @@ export const systemConfig: ConsoleResource = {
   path: '/system-config',
   title: 'System settings',
   singular: 'setting',
-  intro: 'Platform-wide settings as keyed JSON values. Superadmins only.',
+  intro:
+    'Platform-wide settings as keyed JSON values, applied without a restart. Superadmins only. The platform reads these keys: ' +
+    Object.entries(SETTINGS)
+      .map(([key, setting]) => `${key}, ${setting.description.charAt(0).toLowerCase()}${setting.description.slice(1, -1)} (default ${JSON.stringify(setting.default)})`)
+      .join('; ') +
+    '. Other keys are free for your own use.',
   columns: [
     { field: 'key', label: 'Key' },
     { field: 'value', label: 'Value' },
