@@ -17,6 +17,8 @@ export interface Config {
   dataDir: string
   pluginPaths: string[]
   databaseUrl: string | undefined
+  /** The server itself when DATABASE_URL is a transaction pooler (PgBouncer): LISTEN, session locks, migrations. */
+  databaseDirectUrl: string | undefined
   internalApiSecret: string | undefined
   sessionInactivityHours: number
   sessionMaxDays: number
@@ -98,6 +100,7 @@ const env = z.object({
   SWITCHBOARD_DATA_DIR: z.string().min(1).default('./data'),
   SWITCHBOARD_PLUGIN_PATHS: z.string().default(''),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_DIRECT_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   INTERNAL_API_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SWITCHBOARD_SESSION_INACTIVITY_HOURS: positive.default(72),
   SWITCHBOARD_SESSION_MAX_DAYS: positive.default(30),
@@ -187,12 +190,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0])
         // Never echo a secret back, even a bad one.
-        const shown = /PASSWORD|SECRET|KEY|SMTP_URL/.test(name) ? 'a hidden value' : JSON.stringify(present[name])
+        // A database URL may carry its password.
+        const shown = /PASSWORD|SECRET|KEY|SMTP_URL|DATABASE_/.test(name) ? 'a hidden value' : JSON.stringify(present[name])
         return `${name}: ${issue.message} (got ${shown})`
       }),
     )
   }
   const e = parsed.data
+  if (e.DATABASE_DIRECT_URL && !e.DATABASE_URL) {
+    throw new ConfigError(['DATABASE_DIRECT_URL: it goes around the pooler in DATABASE_URL, so it is set only beside DATABASE_URL'])
+  }
   // The master key leaves the environment as soon as it is read: subprocesses and crash dumps never see it.
   delete source.SWITCHBOARD_MASTER_KEY
   const host = e.SWITCHBOARD_HOST
@@ -206,6 +213,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     dataDir: resolve(e.SWITCHBOARD_DATA_DIR),
     pluginPaths: e.SWITCHBOARD_PLUGIN_PATHS.split(':').filter(Boolean).map((p) => resolve(p)),
     databaseUrl: e.DATABASE_URL,
+    databaseDirectUrl: e.DATABASE_DIRECT_URL,
     internalApiSecret: e.INTERNAL_API_SECRET,
     sessionInactivityHours: e.SWITCHBOARD_SESSION_INACTIVITY_HOURS,
     sessionMaxDays: e.SWITCHBOARD_SESSION_MAX_DAYS,

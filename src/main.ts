@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel)
   let store: Store
   try {
-    store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+    store = await openStore({ databaseUrl: config.databaseUrl, directUrl: config.databaseDirectUrl, dataDir: config.dataDir })
   } catch (error) {
     if (error instanceof DataDirLockedError) return fail(error.message)
     return fail(`Could not open the database: ${(error as Error).message}`)

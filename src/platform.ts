@@ -108,7 +108,7 @@ async function sharedState(config: Config, store: Store, log: Logger, metrics: M
 
 /** Builds the kernel services and both apps on an open store. Servers and signals are main.ts's business. */
 export async function createPlatform(config: Config, store: Store, log: Logger, clock: Clock = systemClock, traceExporter?: SpanExporter): Promise<Platform> {
-  const applied = await migrate(store.db)
+  const applied = await migrate(store.session)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   // Before anything reads the store: the first start seeds the default company and its agents here.
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)

@@ -79,3 +79,11 @@ test('OpenTelemetry: traces go to the traces endpoint, or the base endpoint’s 
   expect(loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%20b, tenant=t' }).tracing.headers).toEqual({ 'api-key': 'a b', tenant: 't' })
   expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'api-key=%E0%A4%A' })).toThrow(ConfigError)
 })
+
+test('DATABASE_DIRECT_URL goes beside DATABASE_URL only; a bad database URL is never echoed (it may hold a password)', () => {
+  const config = loadConfig({ DATABASE_URL: 'postgres://u@pgbouncer:6432/sb', DATABASE_DIRECT_URL: 'postgres://u@db:5432/sb' })
+  expect([config.databaseUrl, config.databaseDirectUrl]).toEqual(['postgres://u@pgbouncer:6432/sb', 'postgres://u@db:5432/sb'])
+  expect(() => loadConfig({ DATABASE_DIRECT_URL: 'postgres://u@db:5432/sb' })).toThrow(/DATABASE_DIRECT_URL: it goes around the pooler/)
+  expect(() => loadConfig({ DATABASE_URL: 'mysql://u:hunter2@db/x' })).toThrow(/DATABASE_URL: .*\(got a hidden value\)/)
+  expect(() => loadConfig({ DATABASE_URL: 'mysql://u:hunter2@db/x' })).not.toThrow(/hunter2/)
+})

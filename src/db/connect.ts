@@ -27,8 +27,13 @@ export function directFor(db: object): Direct | undefined {
 export interface Store {
   db: Db
   kind: 'postgres' | 'pglite'
-  /** PostgreSQL's URL, for what needs a connection of its own (the event bus's LISTEN, turn locks). */
+  /**
+   * PostgreSQL's URL for what needs a session of its own (the event bus's LISTEN, turn locks): the server itself,
+   * past any transaction pooler in front of the pool.
+   */
   url?: string
+  /** Where work that keeps session state runs (the migrations' advisory lock): `db`, unless a pooler fronts it. */
+  session: Db
   /** How its connections are used now (the embedded database has one). */
   pool: PoolUse
   /** Closes the pool (or the embedded database) and releases the data-directory lock. */
@@ -37,6 +42,11 @@ export interface Store {
 
 export interface StoreOptions {
   databaseUrl?: string
+  /**
+   * The server itself when `databaseUrl` is a transaction pooler (PgBouncer): LISTEN, session locks and migrations
+   * go here, and the pool sends no named prepared statements (a transaction pooler cannot keep them).
+   */
+  directUrl?: string
   dataDir: string
   /** Pool size for PostgreSQL. */
   maxConnections?: number
@@ -47,7 +57,7 @@ export interface StoreOptions {
  * on the first start is a copy of the migrated template (see pgdata-template.ts).
  */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections)
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections, options.directUrl)
   const release = await lockDataDir(options.dataDir)
   try {
     const pgdata = join(options.dataDir, 'pgdata')
@@ -61,12 +71,16 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
 }
 
-export function openPostgres(url: string, maxConnections = 10): Store {
+export function openPostgres(url: string, maxConnections = 10, directUrl?: string): Store {
+  // Behind a transaction pooler a named prepared statement may meet another server connection than made it.
+  const prepare = directUrl === undefined
   // Quiet notices ("relation already exists, skipping") that would otherwise reach stdout.
-  const client = postgres(url, { max: maxConnections, onnotice: () => {} })
+  const client = postgres(url, { max: maxConnections, onnotice: () => {}, prepare })
   const pool = new PoolUse(maxConnections)
   const db = new Kysely<Database>({ dialect: countedDialect(new PostgresJSDialect({ postgres: client }), pool) })
-  directs.set(db, (sql, parameters) => pool.counted(client.unsafe(sql, parameters as never[], { prepare: true })))
+  directs.set(db, (sql, parameters) => pool.counted(client.unsafe(sql, parameters as never[], { prepare })))
+  const sessionClient = directUrl ? postgres(directUrl, { max: 1, onnotice: () => {} }) : undefined
+  const session = sessionClient ? new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: sessionClient }) }) : db
   // Kysely's destroy can wait for ever on a query of its own still queued for a connection (kysely-postgres-js
   // reserves one per query); after a grace period the pool's connections are ended regardless. Ending them can wait
   // on such a reserved connection too (seen with a feed's publishes in flight), so that is bounded as well: a close
@@ -74,8 +88,12 @@ export function openPostgres(url: string, maxConnections = 10): Store {
   const close = async () => {
     await Promise.race([db.destroy(), Bun.sleep(5_000)])
     await Promise.race([client.end({ timeout: 0 }), Bun.sleep(2_000)])
+    if (sessionClient) {
+      await Promise.race([session.destroy(), Bun.sleep(2_000)])
+      await Promise.race([sessionClient.end({ timeout: 0 }), Bun.sleep(2_000)])
+    }
   }
-  return { db, kind: 'postgres', url, pool, close }
+  return { db, kind: 'postgres', url: directUrl ?? url, session, pool, close }
 }
 
 export function wrapPglite(pglite: PGlite, release: () => void = () => {}): Store {
@@ -84,6 +102,7 @@ export function wrapPglite(pglite: PGlite, release: () => void = () => {}): Stor
   return {
     db,
     kind: 'pglite',
+    session: db,
     pool,
     async close() {
       try {

@@ -6,8 +6,7 @@ import { rowsOf } from '../helpers/typed-call.ts'
 import { until } from '../helpers/until.ts'
 import manifest from '../../package.json' with { type: 'json' }
 import { systemClock } from '../../src/clock.ts'
-import { openPostgres } from '../../src/db/connect.ts'
-import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, openTestStore, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
 
 test('without INTERNAL_API_SECRET the internal endpoints are closed, saying why', async () => {
@@ -103,7 +102,7 @@ onPostgres(`two processes on one database list each other, with the other's even
   const secret = 'an-internal-secret-of-sufficient-length'
   const database = await createPostgresDatabase()
   const env = { INTERNAL_API_SECRET: secret, SWITCHBOARD_MASTER_KEY: 'c'.repeat(64) }
-  const [one, two] = [await startTestPlatform(env, systemClock, openPostgres(database.url, 4)), await startTestPlatform(env, systemClock, openPostgres(database.url, 4))]
+  const [one, two] = [await startTestPlatform(env, systemClock, openTestStore(database)), await startTestPlatform(env, systemClock, openTestStore(database))]
   const status = async (p: TestPlatform) => (await p.call('GET', '/api/internal/status', { as: null, headers: { authorization: `Bearer ${secret}` } })).body
   try {
     await until(async () => (await status(one)).processes.length === 2, { what: 'both processes to have beaten' })

@@ -3,8 +3,7 @@ import { chatTurn } from '../helpers/chat.ts'
 import { NOTES_PLUGIN } from '../helpers/mcp.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { systemClock } from '../../src/clock.ts'
-import { openPostgres } from '../../src/db/connect.ts'
-import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, openTestStore, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
 import { until } from '../helpers/until.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -154,7 +153,7 @@ const onPostgres = TEST_DATABASE_URL ? test : test.skip
 onPostgres(`with two processes on one database, each measures how late the other's events reach it${TEST_DATABASE_URL ? '' : ` (${CLUSTER_NEEDS_POSTGRES})`}`, async () => {
   const database = await createPostgresDatabase()
   const env = { SWITCHBOARD_METRICS_TOKEN: METRICS_TOKEN, SWITCHBOARD_MASTER_KEY: 'c'.repeat(64) }
-  const [one, two] = [await startTestPlatform(env, systemClock, openPostgres(database.url, 4)), await startTestPlatform(env, systemClock, openPostgres(database.url, 4))]
+  const [one, two] = [await startTestPlatform(env, systemClock, openTestStore(database)), await startTestPlatform(env, systemClock, openTestStore(database))]
   try {
     const lagCount = async (p: TestPlatform) =>
       parsePrometheus(String((await p.call('GET', '/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body)).get('switchboard_event_bus_lag_seconds_count') ?? 0

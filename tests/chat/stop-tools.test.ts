@@ -3,10 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { systemClock } from '../../src/clock.ts'
-import { openPostgres } from '../../src/db/connect.ts'
 import { startChatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
-import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, openTestStore, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { FLAKY, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { until } from '../helpers/until.ts'
@@ -70,8 +69,8 @@ describe('across processes', () => {
   let other: TestPlatform
   beforeAll(async () => {
     database = await createPostgresDatabase()
-    runs = await startMcpPlatform({ env: ENV, servers: [FLAKY_SERVER], rules: [{ server: 'flaky', tool: '*', effect: 'allow' }], store: openPostgres(database.url, 4) })
-    other = await startTestPlatform(ENV, systemClock, openPostgres(database.url, 4))
+    runs = await startMcpPlatform({ env: ENV, servers: [FLAKY_SERVER], rules: [{ server: 'flaky', tool: '*', effect: 'allow' }], store: openTestStore(database) })
+    other = await startTestPlatform(ENV, systemClock, openTestStore(database))
   })
   afterAll(async () => {
     await runs?.close()

@@ -2,7 +2,7 @@ import { afterEach, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, databaseEnv, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { untilReady } from '../helpers/main-process.ts'
 
 // What any process of the same user can read about another: /proc/<pid>/environ and /proc/<pid>/cmdline.
@@ -27,7 +27,7 @@ async function freshPlace(): Promise<Record<string, string>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-environ-'))
   const database = TEST_DATABASE_URL ? await createPostgresDatabase() : undefined
   if (database) drops.push(database.drop)
-  return { SWITCHBOARD_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) }
+  return { SWITCHBOARD_DATA_DIR: dataDir, ...(database ? databaseEnv(database) : {}) }
 }
 
 function spawnMain(env: Record<string, string>) {

@@ -2,7 +2,7 @@ import { afterAll, afterEach, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, databaseEnv, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { collect, untilReady } from '../helpers/main-process.ts'
 import { until } from '../helpers/until.ts'
 
@@ -28,7 +28,7 @@ function spawnMain(env: Record<string, string> = {}, command: string[] = [proces
       SWITCHBOARD_API_PORT: '0',
       SWITCHBOARD_ADMIN_PORT: '0',
       SWITCHBOARD_ADMIN_PASSWORD: PASSWORD,
-      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...(database ? databaseEnv(database) : {}),
       ...env,
     },
     stdin: 'ignore',

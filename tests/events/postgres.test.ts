@@ -2,10 +2,10 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
 import type { Origin } from '../../src/events/bus.ts'
 import { CHANNEL, PostgresBus } from '../../src/events/postgres.ts'
-import { openPostgres, type Store } from '../../src/db/connect.ts'
+import type { Store } from '../../src/db/connect.ts'
 import { migrate } from '../../src/db/migrate.ts'
 import { silentLogger } from '../../src/logger.ts'
-import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, openTestStore, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.ts'
 import { until } from '../helpers/until.ts'
 
 // LISTEN/NOTIFY is PostgreSQL's; the embedded store runs one process and its in-memory bus (memory.test.ts).
@@ -17,19 +17,20 @@ let database: Awaited<ReturnType<typeof createPostgresDatabase>>
 let a: { store: Store; bus: PostgresBus }
 let b: { store: Store; bus: PostgresBus }
 
-async function processOn(url: string) {
-  const store = openPostgres(url, 2)
-  return { store, bus: await PostgresBus.connect(url, store.db, silentLogger) }
+async function processOn(on: TestDatabase) {
+  const store = openTestStore(on, 2)
+  // The bus listens on the server itself, past any pooler (store.url), as a process of the platform does.
+  return { store, bus: await PostgresBus.connect(store.url!, store.db, silentLogger) }
 }
 
 beforeAll(async () => {
   if (!TEST_DATABASE_URL) return
   database = await createPostgresDatabase()
-  const first = openPostgres(database.url, 1)
-  await migrate(first.db)
+  const first = openTestStore(database, 1)
+  await migrate(first.session)
   await first.close()
-  a = await processOn(database.url)
-  b = await processOn(database.url)
+  a = await processOn(database)
+  b = await processOn(database)
 })
 
 afterAll(async () => {

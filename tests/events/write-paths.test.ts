@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import { SESSION_COOKIE } from '../../src/auth/authenticator.ts'
 import { createSession, sessionPolicy } from '../../src/auth/sessions.ts'
 import { loadConfig } from '../../src/config.ts'
-import { openPostgres, type Store } from '../../src/db/connect.ts'
+import type { Store } from '../../src/db/connect.ts'
 import type { CacheName } from '../../src/events/bus.ts'
-import { createPostgresDatabase, freshStore, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, freshStore, openTestStore, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { until } from '../helpers/until.ts'
 import { bootOn, request, rootWithAgent, tokenFor, toolTurn, type Booted } from '../tasks/helpers.ts'
 
@@ -28,7 +28,7 @@ const heard: Array<{ agent?: string; caches?: CacheName[] }> = []
 beforeAll(async () => {
   if (TEST_DATABASE_URL) {
     database = await createPostgresDatabase()
-    stores.push(openPostgres(database.url, 4), openPostgres(database.url, 4))
+    stores.push(openTestStore(database), openTestStore(database))
   } else stores.push(await freshStore())
   writer = await bootOn(stores[0]!, undefined, env)
   listener = stores[1] ? await bootOn(stores[1], undefined, env) : writer

@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createPostgresDatabase, TEST_DATABASE_URL } from './database.ts'
+import { createPostgresDatabase, databaseEnv, TEST_DATABASE_URL } from './database.ts'
 import { collect, untilReady } from './main-process.ts'
 import { freePort } from './ports.ts'
 import type { Principal, Reply } from './platform.ts'
@@ -235,9 +235,9 @@ export async function startCluster({ processes = 3, env = {} }: ClusterOptions =
   }
 
   try {
-    const databaseEnv = { DATABASE_URL: database.url, ...env }
-    started.push(await startProcess(0, databaseEnv))
-    const rest = await Promise.allSettled(Array.from({ length: processes - 1 }, (_, i) => startProcess(i + 1, databaseEnv)))
+    const processEnv = { ...databaseEnv(database), ...env }
+    started.push(await startProcess(0, processEnv))
+    const rest = await Promise.allSettled(Array.from({ length: processes - 1 }, (_, i) => startProcess(i + 1, processEnv)))
     for (const outcome of rest) if (outcome.status === 'fulfilled') started.push(outcome.value)
     const failed = rest.find((outcome) => outcome.status === 'rejected')
     if (failed) throw failed.reason

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { openPostgres } from '../../src/db/connect.ts'
 import { systemClock } from '../../src/clock.ts'
 import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
-import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, openTestStore, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
@@ -18,9 +17,9 @@ let one: TestPlatform
 let two: TestPlatform
 
 /** One of the two: its own pool on the shared database, the same vault key as the other. */
-function start(url: string): Promise<TestPlatform> {
+function start(on: TestDatabase): Promise<TestPlatform> {
   const env = { SWITCHBOARD_MASTER_KEY: 'a'.repeat(64), SWITCHBOARD_PLUGIN_PATHS: join(fixtures, 'good') }
-  return startTestPlatform(env, systemClock, openPostgres(url, 4))
+  return startTestPlatform(env, systemClock, openTestStore(on))
 }
 
 const call = <const Method extends string, const Path extends string>(platform: TestPlatform, method: Method, path: Path) => platform.call(method, path)
@@ -28,8 +27,8 @@ const call = <const Method extends string, const Path extends string>(platform: 
 if (TEST_DATABASE_URL) {
   beforeAll(async () => {
     database = await createPostgresDatabase()
-    one = await start(database.url)
-    two = await start(database.url)
+    one = await start(database)
+    two = await start(database)
   })
   afterAll(async () => {
     for (const platform of [one, two]) await platform?.close()

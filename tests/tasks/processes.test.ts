@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { manualClock } from '../../src/clock.ts'
-import { openPostgres, type Store } from '../../src/db/connect.ts'
+import type { Store } from '../../src/db/connect.ts'
 import { STALE_MS } from '../../src/tasks/tasks.ts'
 import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
-import { createPostgresDatabase, TEST_DATABASE_URL } from '../helpers/database.ts'
+import { createPostgresDatabase, openTestStore, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { until } from '../helpers/until.ts'
 import { bootOn, finish, messagesOf, request, rootWithAgent, started, stopped, taskIdIn, toolTurn, type Booted } from './helpers.ts'
 
@@ -20,7 +20,7 @@ const clock = manualClock()
 if (TEST_DATABASE_URL) {
   beforeAll(async () => {
     database = await createPostgresDatabase()
-    for (let i = 0; i < 2; i++) stores.push(openPostgres(database.url, 4))
+    for (let i = 0; i < 2; i++) stores.push(openTestStore(database))
     a = await bootOn(stores[0]!, clock)
     b = await bootOn(stores[1]!, clock)
     root = await rootWithAgent(stores[0]!, a)
