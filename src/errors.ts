@@ -16,6 +16,7 @@ export const STATUS_BY_CODE = {
   rate_limited: 429,
   budget_exceeded: 429,
   internal_error: 500,
+  bad_gateway: 502,
   unavailable: 503,
   timeout: 504,
 } as const
@@ -36,6 +37,7 @@ export const TITLES: Record<ErrorCode, string> = {
   rate_limited: 'Too many requests',
   budget_exceeded: 'Monthly budget spent',
   internal_error: 'Internal error',
+  bad_gateway: 'Bad gateway',
   unavailable: 'Service unavailable',
   timeout: 'Timed out',
 }

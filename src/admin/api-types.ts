@@ -966,25 +966,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start an interactive sign-in with the provider */
+        /**
+         * Start the provider’s device sign-in (OAuth device grant, RFC 8628)
+         * @description Answers the code to enter and where: someone signs in at the provider with it, then auth/code completes the sign-in. Superadmins only. 409 for a runner that signs in another way (an API key, or nothing).
+         */
         post: operations["runnerAuthLogin"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/runners/{name}/auth/logout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Sign out of the provider */
-        post: operations["runnerAuthLogout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1000,8 +986,31 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete an interactive sign-in with its code */
+        /**
+         * Complete the device sign-in: ask the provider whether the code was entered
+         * @description Asks once; call again after `interval` seconds while the state is `pending`. Signed in, the tokens are kept in the vault and refreshed as they end. Superadmins only. 409 for a runner that signs in another way (an API key, or nothing).
+         */
         post: operations["runnerAuthCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runners/{name}/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out of the provider
+         * @description Forgets the tokens (and any sign-in waiting). Superadmins only. 409 for a runner that signs in another way (an API key, or nothing).
+         */
+        post: operations["runnerAuthLogout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2581,7 +2590,7 @@ export interface components {
             /** @example 1 field(s) are not valid: name: Too small: expected string to have >=1 characters */
             detail: string;
             /** @enum {string} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_error" | "rate_limited" | "budget_exceeded" | "internal_error" | "unavailable" | "timeout";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_error" | "rate_limited" | "budget_exceeded" | "internal_error" | "bad_gateway" | "unavailable" | "timeout";
             errors?: {
                 path: string;
                 message: string;
@@ -3405,8 +3414,28 @@ export interface components {
         };
         RunnerAuthStatus: {
             /** @enum {string} */
-            method: "none" | "api_key";
+            method: "none" | "api_key" | "device";
+            /** @description The runner can reach its provider now (a key is set, or it is signed in). */
             configured: boolean;
+            /**
+             * @description device: where the sign-in stands.
+             * @enum {string}
+             */
+            state?: "signed_out" | "pending" | "signed_in";
+            /** @description device, pending: the code to enter at the provider. */
+            user_code?: string | null;
+            verification_uri?: string | null;
+            /** @description device, signed in: when the access token ends (it is refreshed before). */
+            expires_at?: string | null;
+            /** @description device: why the last sign-in ended without tokens (declined, expired, refused refresh). */
+            problem?: string | null;
+        };
+        RunnerDeviceCode: {
+            user_code: string;
+            verification_uri: string;
+            verification_uri_complete: string | null;
+            expires_in: number;
+            interval: number;
         };
         RunnerApiKey: {
             api_key: string;
@@ -10478,12 +10507,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done. */
+            /** @description The code and where to enter it. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RunnerDeviceCode"];
+                };
             };
             /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
             400: {
@@ -10530,8 +10561,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match names a version that is no longer current. */
-            412: {
+            /** @description The body is larger than the configured limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10539,8 +10570,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is larger than the configured limit. */
-            413: {
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10566,116 +10597,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not possible on this instance yet. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    runnerAuthLogout: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Done. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No valid credentials. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The caller may not do this. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record, or not visible to the caller. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The change conflicts with another record (e.g. a unique field). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description If-Match names a version that is no longer current. */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body is larger than the configured limit. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Over the request throttle; see Retry-After. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected failure; quote the request_id. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not possible on this instance yet. */
-            503: {
+            /** @description The provider’s OAuth endpoint could not be reached or answered nonsense. */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10694,12 +10617,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done. */
+            /** @description Where the sign-in stands now. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RunnerAuthStatus"];
+                };
             };
             /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
             400: {
@@ -10746,8 +10671,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match names a version that is no longer current. */
-            412: {
+            /** @description The body is larger than the configured limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10755,8 +10680,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is larger than the configured limit. */
-            413: {
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10782,8 +10707,118 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not possible on this instance yet. */
-            503: {
+            /** @description The provider’s OAuth endpoint could not be reached or answered nonsense. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runnerAuthLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerAuthStatus"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider’s OAuth endpoint could not be reached or answered nonsense. */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

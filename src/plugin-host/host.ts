@@ -139,6 +139,7 @@ export class PluginHost {
       registry: this.#registry,
       isEnabled: (plugin: string) => this.isEnabled(plugin),
       secret: (plugin: string, key: string) => this.#settings.secret(plugin, key),
+      keepSecret: (plugin: string, key: string, value: string | null) => this.#settings.writeSecrets(plugin, { [key]: value }),
       // The api app, and so its throttle, exists only once the plugins are loaded: mount() hands it over.
       throttle: ((c, next) => this.#apiRate(c, next)) as MiddlewareHandler,
       kernel,

@@ -49,6 +49,7 @@ export interface LoaderContext {
   isEnabled(plugin: string): boolean
   /** One of the plugin's own secrets. */
   secret(plugin: string, key: string): Promise<string | undefined>
+  keepSecret(plugin: string, key: string, value: string | null): Promise<void>
   /** The /api/v1/* throttle, once the api app exists. */
   throttle: MiddlewareHandler<PluginEnv>
   /** The finished kernel services; none in tests of the loader alone. */
@@ -105,6 +106,7 @@ export async function setUpPlugin(found: FoundPlugin, loaded: LoadedPlugin, cont
         registry.runnerPlugins.set(runner.name, manifest.name)
       },
       secret: (key) => context.secret(manifest.name, key),
+      keepSecret: (key, value) => context.keepSecret(manifest.name, key, value),
       get kernel() {
         if (!context.kernel) throw new Error(`${manifest.name}: no kernel services here (the loader runs alone)`)
         return context.kernel

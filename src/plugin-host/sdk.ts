@@ -23,6 +23,8 @@ export { clientPerKey, modelList, priceList, readProviderSettings, usage, type P
 export { finishAnswer, type PartialToolCall } from '../runners/tool-calls.ts'
 export { LONGEST_RETRY_WAIT_MS, patientFetch, providerFailure, type ProviderSdk } from '../runners/provider-failures.ts'
 export { openAICompatibleRunner } from '../runners/openai-compatible.ts'
+export { DeviceSignIn } from '../runners/device-sign-in.ts'
+export { systemClock } from '../clock.ts'
 export { createPluginRouter, problem, signedIn, type PluginEnv } from './openapi.ts'
 export { createRoute, z } from '@hono/zod-openapi'
 export { PLAN_TOOL_INPUTS } from '../plans/inputs.ts'
@@ -109,6 +111,8 @@ export interface PluginContext {
   model(runner: string, modelId?: string): Promise<ModelEntry | undefined>
   /** One of this plugin's own secrets from the vault (e.g. an API key set through the runner endpoints). */
   secret(key: string): Promise<string | undefined>
+  /** Keeps (or, with null, deletes) one of this plugin's own secrets in the vault: tokens it signed in with, say. */
+  keepSecret(key: string, value: string | null): Promise<void>
   /**
    * The API rate limit of /api/v1/*, from the same per-user bucket (a 429 with Retry-After when it is empty), for
    * a route that spends resources: `router.post('/x', context.throttle, handler)`.

@@ -1,3 +1,4 @@
+import type { DeviceSignIn } from './device-sign-in.ts'
 /** The runner contract (DESIGN §4, Runners): a runner streams events for one request to a language model. */
 
 export interface ChatMessage {
@@ -52,7 +53,10 @@ export interface Runner {
   models(): ModelEntry[]
   /** The provider's current catalogue, for POST /models/refresh; absent when the provider has none to ask. */
   catalogue?(signal: AbortSignal): Promise<ModelEntry[]>
-  /** How the runner signs in to its provider; absent when it needs nothing (a local runner). */
-  auth?: { method: 'api_key'; configured(): Promise<boolean> }
+  /**
+   * How the runner signs in to its provider; absent when it needs nothing (a local runner). `device`: with OAuth's
+   * device-authorization grant, through the runner endpoints auth/login, auth/code and auth/logout.
+   */
+  auth?: { method: 'api_key'; configured(): Promise<boolean> } | { method: 'device'; configured(): Promise<boolean>; device: DeviceSignIn }
   stream(request: RunnerRequest): AsyncIterable<RunnerEvent>
 }

@@ -1,3 +1,4 @@
+import type { DeviceSignIn } from './device-sign-in.ts'
 /**
  * A runner for any endpoint that speaks OpenAI's chat completions (OpenAI itself, Moonshot's Kimi, vLLM, Ollama,
  * llama.cpp, OpenRouter), on OpenAI's own SDK: its stream parsing, typed errors, and retries that honour the
@@ -91,15 +92,17 @@ async function catalogue(client: OpenAI, signal: AbortSignal): Promise<ModelEntr
 }
 
 /** A runner for an OpenAI-compatible endpoint, offered to agents under `name`. */
-export function openAICompatibleRunner(name: string, settings: ProviderSettings): Runner {
+export function openAICompatibleRunner(name: string, settings: ProviderSettings, device?: DeviceSignIn): Runner {
   const client = clientPerKey((key) => clientFor(settings, key))
+  // An API key set wins; else the device sign-in's access token, refreshed as it ends.
+  const key = async () => (await settings.apiKey()) ?? (await device?.token())
   return {
     name,
     models: () => settings.models,
-    catalogue: async (signal) => catalogue(client(await settings.apiKey()), signal),
-    auth: { method: 'api_key', configured: async () => Boolean(await settings.apiKey()) },
+    catalogue: async (signal) => catalogue(client(await key()), signal),
+    auth: device ? { method: 'device', device, configured: async () => Boolean(await key()) } : { method: 'api_key', configured: async () => Boolean(await settings.apiKey()) },
     stream: async function* (request) {
-      yield* stream(client(await settings.apiKey()), settings, request)
+      yield* stream(client(await key()), settings, request)
     },
   }
 }

@@ -1,3 +1,4 @@
+import type { DeviceSignInSettings } from './device-sign-in.ts'
 import type { ModelEntry, RunnerEvent } from './contract.ts'
 
 /** Parses a `models` setting: comma-separated `id` or `id:api_id`. */
@@ -23,6 +24,8 @@ export interface ProviderSettings {
   prices: Prices
   /** How many times a request the provider answered 408, 409, 429 or 5xx is sent again (its SDK waits between). */
   maxRetries: number
+  /** Where the provider's device-authorization sign-in is served, when it offers one (and no API key is set). */
+  device?: DeviceSignInSettings
 }
 
 /** Sent again at most this many times unless `max_retries` says otherwise: the SDKs' own default. */
@@ -45,6 +48,9 @@ export function readProviderSettings(
     models: modelList(raw.models ?? defaults.models),
     prices: priceList(raw.prices ?? ''),
     maxRetries,
+    ...(raw.device_authorization_url && raw.token_url && raw.client_id
+      ? { device: { deviceAuthorizationUrl: raw.device_authorization_url, tokenUrl: raw.token_url, clientId: raw.client_id, ...(raw.scope ? { scope: raw.scope } : {}) } }
+      : {}),
   }
 }
 

@@ -4,6 +4,7 @@ import { requireActor } from '../../auth/access.ts'
 import { hasRole } from '../../auth/actor.ts'
 import type { Runner } from '../../runners/contract.ts'
 import type { ApiEnv } from '../../http/env.ts'
+import { SignInRefused, type DeviceSignIn } from '../../runners/device-sign-in.ts'
 import { ApiError } from '../../errors.ts'
 import { authApiKey, authCode, authLogin, authLogout, authStatus, curateModel, listModels, listRunners, refreshModels } from './routes.ts'
 
@@ -20,6 +21,31 @@ function runnerOf(c: Ctx): Runner {
 function allow(c: Ctx, change = false): void {
   const actor = requireActor(c.var.actor)
   if (change && !hasRole(actor, 'superadmin')) throw new ApiError('forbidden', 'Only a superadmin may change a runner.')
+}
+
+/** How the runner signs in and whether it can reach its provider now; for a device sign-in, where it stands. */
+async function authState(runner: Runner) {
+  if (!runner.auth) return { method: 'none' as const, configured: true }
+  const configured = await runner.auth.configured()
+  if (runner.auth.method === 'api_key') return { method: 'api_key' as const, configured }
+  return { method: 'device' as const, configured, ...(await runner.auth.device.status()) }
+}
+
+/** The runner's device sign-in; 409 for a runner that signs in another way. */
+function deviceOf(runner: Runner): DeviceSignIn {
+  if (runner.auth?.method !== 'device') throw noInteractiveSignIn(runner)
+  return runner.auth.device
+}
+
+/** A step of the sign-in, its refusals as problems: nothing pending is a 409, a refusal a 422, an unreachable provider a 502. */
+async function signingIn<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step()
+  } catch (error) {
+    if (error instanceof ApiError) throw error
+    if (error instanceof SignInRefused) throw new ApiError(error.kind === 'nothing_pending' ? 'conflict' : 'validation_error', error.message, error.kind === 'refused' ? { errors: [{ path: 'provider', message: 'refused' }] } : {})
+    throw new ApiError('bad_gateway', `The provider’s sign-in could not be reached: ${(error as Error).message}`)
+  }
 }
 
 function noInteractiveSignIn(runner: Runner): ApiError {
@@ -64,16 +90,25 @@ export function mountRunners(app: OpenAPIHono<ApiEnv>): void {
 
   app.openapi(authStatus, async (c) => {
     allow(c)
-    const runner = runnerOf(c)
-    return c.json(runner.auth ? { method: runner.auth.method, configured: await runner.auth.configured() } : { method: 'none' as const, configured: true }, 200)
+    return c.json(await authState(runnerOf(c)), 200)
   })
 
-  for (const signIn of [authLogin, authLogout, authCode]) {
-    app.openapi(signIn, (c) => {
-      allow(c, true)
-      throw noInteractiveSignIn(runnerOf(c))
-    })
-  }
+  app.openapi(authLogin, async (c) => {
+    allow(c, true)
+    return c.json(await signingIn(() => deviceOf(runnerOf(c)).begin()), 200)
+  })
+  app.openapi(authCode, async (c) => {
+    allow(c, true)
+    const runner = runnerOf(c)
+    await signingIn(() => deviceOf(runner).check())
+    return c.json(await authState(runner), 200)
+  })
+  app.openapi(authLogout, async (c) => {
+    allow(c, true)
+    const runner = runnerOf(c)
+    await deviceOf(runner).signOut()
+    return c.json(await authState(runner), 200)
+  })
 
   app.openapi(authApiKey, async (c) => {
     allow(c, true)

@@ -82,6 +82,18 @@ export const refreshModels = createRoute({
   },
 })
 
+const RunnerAuthStatus = z
+  .object({
+    method: z.enum(['none', 'api_key', 'device']),
+    configured: z.boolean().openapi({ description: 'The runner can reach its provider now (a key is set, or it is signed in).' }),
+    state: z.enum(['signed_out', 'pending', 'signed_in']).optional().openapi({ description: 'device: where the sign-in stands.' }),
+    user_code: z.string().nullable().optional().openapi({ description: 'device, pending: the code to enter at the provider.' }),
+    verification_uri: z.string().nullable().optional(),
+    expires_at: z.string().nullable().optional().openapi({ description: 'device, signed in: when the access token ends (it is refreshed before).' }),
+    problem: z.string().nullable().optional().openapi({ description: 'device: why the last sign-in ended without tokens (declined, expired, refused refresh).' }),
+  })
+  .openapi('RunnerAuthStatus')
+
 export const authStatus = createRoute({
   ...common,
   method: 'get',
@@ -89,23 +101,38 @@ export const authStatus = createRoute({
   operationId: 'runnerAuthStatus',
   summary: 'How the runner signs in to its provider, and whether that is set up',
   request: { params },
-  responses: { ...ok(z.object({ method: z.enum(['none', 'api_key']), configured: z.boolean() }).openapi('RunnerAuthStatus'), 'Status.'), ...errors },
+  responses: { ...ok(RunnerAuthStatus, 'Status.'), ...errors },
 })
 
-const signInRoute = (path: string, operationId: string, summary: string) =>
+const signInRoute = (path: string, operationId: string, summary: string, description: string, answer: z.ZodType, what: string) =>
   createRoute({
     ...common,
     method: 'post',
     path: `/api/runners/{name}/auth/${path}`,
     operationId,
     summary,
+    description: `${description} Superadmins only. 409 for a runner that signs in another way (an API key, or nothing).`,
     request: { params },
-    responses: { 200: { description: 'Done.' }, ...errors, ...conflictErrors, 503: { description: 'Not possible on this instance yet.' } },
+    responses: { ...ok(answer, what), ...errors, 409: conflictErrors[409], 422: validationErrors[422], 502: { description: 'The provider’s OAuth endpoint could not be reached or answered nonsense.' } },
   })
 
-export const authLogin = signInRoute('login', 'runnerAuthLogin', 'Start an interactive sign-in with the provider')
-export const authLogout = signInRoute('logout', 'runnerAuthLogout', 'Sign out of the provider')
-export const authCode = signInRoute('code', 'runnerAuthCode', 'Complete an interactive sign-in with its code')
+export const authLogin = signInRoute(
+  'login',
+  'runnerAuthLogin',
+  'Start the provider’s device sign-in (OAuth device grant, RFC 8628)',
+  'Answers the code to enter and where: someone signs in at the provider with it, then auth/code completes the sign-in.',
+  z.object({ user_code: z.string(), verification_uri: z.string(), verification_uri_complete: z.string().nullable(), expires_in: z.int(), interval: z.int() }).openapi('RunnerDeviceCode'),
+  'The code and where to enter it.',
+)
+export const authCode = signInRoute(
+  'code',
+  'runnerAuthCode',
+  'Complete the device sign-in: ask the provider whether the code was entered',
+  'Asks once; call again after `interval` seconds while the state is `pending`. Signed in, the tokens are kept in the vault and refreshed as they end.',
+  RunnerAuthStatus,
+  'Where the sign-in stands now.',
+)
+export const authLogout = signInRoute('logout', 'runnerAuthLogout', 'Sign out of the provider', 'Forgets the tokens (and any sign-in waiting).', RunnerAuthStatus, 'Signed out.')
 
 export const authApiKey = createRoute({
   ...common,
