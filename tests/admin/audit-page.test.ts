@@ -1,21 +1,13 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { csvField } from '../../src/admin/console/pages/audit.tsx'
 import { ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { CONSOLE_ORIGIN as ORIGIN, consoleCookie } from '../helpers/console.ts'
 
 // The console's audit page over HTTP, as a browser without JavaScript would use it.
 let p: TestPlatform
-const ORIGIN = 'http://127.0.0.1:8080'
 let root: string
 
-async function signIn(username: string, password: string): Promise<string> {
-  const login = await p.admin.request('/auth/login', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
-    body: new URLSearchParams({ username, password }),
-  })
-  expect(login.status).toBe(303)
-  return login.headers.get('set-cookie')!.split(';')[0]!
-}
+const signIn = (username: string, password: string) => consoleCookie(p, username, password)
 
 async function page(path: string, cookie = root, fragment = false) {
   const headers: Record<string, string> = { cookie, origin: ORIGIN, ...(fragment ? { 'hx-request': 'true', 'hx-request-type': 'partial' } : {}) }

@@ -1,22 +1,14 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { CONSOLE_ORIGIN as ORIGIN, consoleCookie } from '../helpers/console.ts'
 
 // The console pages over HTTP, as a browser without JavaScript or htmx would use them; the browser tests drive the
 // same pages in Chromium.
 let p: TestPlatform
-const ORIGIN = 'http://127.0.0.1:8080'
 const htmx = { 'hx-request': 'true', 'hx-request-type': 'partial' }
 let root: string
 
-async function signIn(username: string, password: string): Promise<string> {
-  const login = await p.admin.request('/auth/login', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
-    body: new URLSearchParams({ username, password }),
-  })
-  expect(login.status).toBe(303)
-  return login.headers.get('set-cookie')!.split(';')[0]!
-}
+const signIn = (username: string, password: string) => consoleCookie(p, username, password)
 
 beforeAll(async () => {
   p = await startTestPlatform()

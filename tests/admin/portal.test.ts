@@ -1,3 +1,4 @@
+import { consoleCookie } from '../helpers/console.ts'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Hono } from 'hono'
 import { createApiClient } from '../../src/admin/api-client.ts'
@@ -39,16 +40,7 @@ async function signedInMember(): Promise<Person> {
   return { ...user, cookie: await signIn(user.username, PASSWORD) }
 }
 
-async function signIn(username: string, password: string): Promise<string> {
-  const login = await p.admin.request('/auth/login', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
-    body: new URLSearchParams({ username, password }),
-  })
-  const cookie = login.headers.get('set-cookie')?.split(';')[0]
-  if (login.status !== 303 || !cookie?.startsWith('switchboard_session_token=')) throw new Error(`sign-in as ${username} failed (${login.status})`)
-  return cookie
-}
+const signIn = (username: string, password: string) => consoleCookie(p, username, password)
 
 const htmx = { 'hx-request': 'true', 'hx-request-type': 'partial' }
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'kysely'
 import { startChatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { history } from '../../src/chat/messages.ts'
-import { ADMIN_PASSWORD, startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { consoleCookie } from '../helpers/console.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
 import { rowsOf } from '../helpers/typed-call.ts'
@@ -199,12 +200,7 @@ describe('an agent whose web chat channel is switched off', () => {
     await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { channels: { webchat: { enabled: false } } } })
     expectProblem(await p.call('POST', '/api/chat', { json: { conversation_id: conversation, text: 'and now?' } }), 409, 'conflict')
 
-    const login = await p.admin.request('/auth/login', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://127.0.0.1:8080' },
-      body: new URLSearchParams({ username: 'admin', password: ADMIN_PASSWORD }),
-    })
-    const page = await (await p.admin.request('/chat', { headers: { cookie: login.headers.get('set-cookie')!.split(';')[0]! } })).text()
+    const page = await (await p.admin.request('/chat', { headers: { cookie: await consoleCookie(p) } })).text()
     expect(page).toContain('>demo<')
     expect(page).not.toContain('phone-only')
   })

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { chatTurn } from '../helpers/chat.ts'
-import { startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { openAIRunnerEnv, startFakeOpenAI } from '../helpers/fake-openai.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { fieldsOf } from '../helpers/typed-call.ts'
 
@@ -11,7 +11,7 @@ let p: TestPlatform
 let agent: string
 
 beforeAll(async () => {
-  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url, SWITCHBOARD_PLUGIN_RUNNER_OPENAI_MODELS: 'fast:gpt-fast-2026' })
+  p = await startTestPlatform(openAIRunnerEnv(fake))
   agent = fieldsOf((await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'ctx', runner: 'openai', model: 'fast', personality: 'You answer briefly.' } })).body).id as string
 })
 afterAll(async () => {

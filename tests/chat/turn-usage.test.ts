@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { openAIRunnerEnv, startFakeOpenAI } from '../helpers/fake-openai.ts'
 import { chatTurn, startChatTurn } from '../helpers/chat.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -12,13 +12,8 @@ let admin: Principal
 let agent: string
 
 beforeAll(async () => {
-  p = await startTestPlatform({
-    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url,
-    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY: 'sk-test-key',
-    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_MODELS: 'fast:gpt-fast-2026',
-    // US$ per million tokens, in and out.
-    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_PRICES: 'gpt-fast-2026=2/8',
-  })
+  // US$ 2 per million tokens in, 8 out.
+  p = await startTestPlatform(openAIRunnerEnv(fake))
   admin = await p.createUser({ role: 'admin' })
   agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'priced', runner: 'openai', model: 'fast' } })).body.id
 })

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core'
 import { checkAccessibility, screenshot } from '../helpers/accessibility.ts'
 import { HAS_CHROMIUM, launchChromium, warnWithoutChromium, watchContext, type Watched } from '../helpers/browser.ts'
 import { chatTurn } from '../helpers/chat.ts'
-import { startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { openAIRunnerEnv, startFakeOpenAI } from '../helpers/fake-openai.ts'
 import { fieldsOf } from '../helpers/typed-call.ts'
 import { startChatPlatform, type ChatPlatform } from '../helpers/web-chat.ts'
 import type { Principal } from '../helpers/platform.ts'
@@ -28,12 +28,7 @@ beforeAll(async () => {
   if (!HAS_CHROMIUM) return
   ;[browser, p] = await Promise.all([
     launchChromium(),
-    startChatPlatform({
-      SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url,
-      SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY: 'sk-test-key',
-      SWITCHBOARD_PLUGIN_RUNNER_OPENAI_MODELS: 'fast:gpt-fast-2026,deep:gpt-deep-2026',
-      SWITCHBOARD_PLUGIN_RUNNER_OPENAI_PRICES: 'gpt-fast-2026=2/8,gpt-deep-2026=15/60',
-    }),
+    startChatPlatform(openAIRunnerEnv(fake, { models: 'fast:gpt-fast-2026,deep:gpt-deep-2026', prices: 'gpt-fast-2026=2/8,gpt-deep-2026=15/60' })),
   ])
   company = await p.createCompany()
   const made = async (role: 'owner' | 'member') => {

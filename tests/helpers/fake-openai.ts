@@ -89,3 +89,13 @@ export function startFakeOpenAI(options: { fallback?: Script } = {}) {
     stop: () => server.stop(true),
   }
 }
+
+/** The OpenAI runner's settings for `fake`: its models (id:api_id) and their prices (api_id=in/out, US$ per million). */
+export function openAIRunnerEnv(fake: { url: string }, { models = 'fast:gpt-fast-2026', prices = 'gpt-fast-2026=2/8' }: { models?: string; prices?: string } = {}): Record<string, string> {
+  return {
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url,
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY: 'sk-test-key',
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_MODELS: models,
+    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_PRICES: prices,
+  }
+}

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { systemClock } from '../../src/clock.ts'
 import { createLogger } from '../../src/logger.ts'
+import { consoleCookie } from '../helpers/console.ts'
 import { ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 
 // What the platform logs while people sign in, make tokens and keep secrets: one line per request, and never a
@@ -56,12 +57,7 @@ test('the probes a balancer asks every few seconds are not logged', async () => 
 })
 
 test('a console page is a line too, and the api calls it makes carry its request id', async () => {
-  const login = await p.admin.request('/auth/login', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://127.0.0.1:8080' },
-    body: new URLSearchParams({ username: 'admin', password: ADMIN_PASSWORD }),
-  })
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!
+  const cookie = await consoleCookie(p)
   const mark = lines.length
   const page = await p.admin.request('/agents', { headers: { cookie } })
   expect(page.status).toBe(200)

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'kysely'
 import { sweepConversations } from '../../src/chat/retention.ts'
-import { ADMIN_PASSWORD, startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { consoleCookie } from '../helpers/console.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { fieldsOf, rowsOf } from '../helpers/typed-call.ts'
 
@@ -24,12 +25,7 @@ async function set(key: string, value: unknown) {
 }
 
 async function page(path: string) {
-  const login = await p.admin.request('/auth/login', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://127.0.0.1:8080' },
-    body: new URLSearchParams({ username: 'admin', password: ADMIN_PASSWORD }),
-  })
-  return (await p.admin.request(path, { headers: { cookie: login.headers.get('set-cookie')!.split(';')[0]! } })).text()
+  return (await p.admin.request(path, { headers: { cookie: await consoleCookie(p) } })).text()
 }
 
 test('a known key takes only a value that fits it, said by the field; other keys are free', async () => {

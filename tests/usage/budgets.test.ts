@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { openAIRunnerEnv, startFakeOpenAI } from '../helpers/fake-openai.ts'
 import { chatTurn, startChatTurn } from '../helpers/chat.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -17,12 +17,7 @@ let agent: string
 const TURN = { text: ['Fine.'], usage: { prompt_tokens: 1000, completion_tokens: 100 } }
 
 beforeAll(async () => {
-  p = await startTestPlatform({
-    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_BASE_URL: fake.url,
-    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_API_KEY: 'sk-test-key',
-    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_MODELS: 'fast:gpt-fast-2026',
-    SWITCHBOARD_PLUGIN_RUNNER_OPENAI_PRICES: 'gpt-fast-2026=2/8',
-  })
+  p = await startTestPlatform(openAIRunnerEnv(fake))
   company = await p.createCompany()
   owner = await p.createUser({ companyId: company, role: 'owner' })
   agent = fieldsOf((await p.call('POST', '/api/v1/AgentConfigRecord', { as: owner, json: { name: 'priced', runner: 'openai', model: 'fast' } })).body).id as string
