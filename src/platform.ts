@@ -151,8 +151,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const budgets = new Budgets(store.db, clock, events)
   const settings = new SystemSettings(store.db, clock, events)
   // What still runs here, read when a drain reports: the services it counts are made below.
-  const presence = new Presence(store.db, clock, () => drain.draining)
   const drain = new Drain(() => ({ turns: turns!.running, channel_work: channels.inFlight, background_tasks: kernel.tasks.running }))
+  const presence = new Presence(store.db, clock, () => drain.draining)
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, { metrics, refusal: (user) => budgets.refusal(user) })
   const tools = new AgentTools(store.db, catalog, log)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)

@@ -153,7 +153,7 @@ function inTransaction<T>(db: Executor, model: Model, write: (tx: Executor) => P
 }
 
 /** Records an audited model's write in its transaction, with the fields it changed. */
-function audited(tx: Executor, scope: WriteScope, model: Model, action: 'create' | 'update' | 'delete', change: { before?: ApiRecord; after?: ApiRecord; input?: ApiRecord }) {
+function auditWrite(tx: Executor, scope: WriteScope, model: Model, action: 'create' | 'update' | 'delete', change: { before?: ApiRecord; after?: ApiRecord; input?: ApiRecord }) {
   const record = (change.after ?? change.before)!
   const companyId = model.tenantColumn ? (record[model.tenantColumn] as string | null) : scope.actor.companyId
   return audit(tx, scope.actor.origin, {
@@ -178,7 +178,7 @@ export async function createRecord<T extends TableName>(scope: WriteScope, model
     await guarded.guard?.(tx, actor, { after: { ...input, ...stamps } }, scope)
     const created = split<T>(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
     await model.afterCreate?.(tx, created.record, actor)
-    if (model.audited) await audited(tx, scope, model, 'create', { after: created.record, input })
+    if (model.audited) await auditWrite(tx, scope, model, 'create', { after: created.record, input })
     return created
   })
   const record: ApiRecord = created.record
@@ -203,7 +203,7 @@ export async function replaceRecord(scope: WriteScope, model: Model, id: string,
           const before = await getRecord(tx, actor, model, id, { forUpdate: true })
           await model.guard?.(tx, actor, { before: before.record, after: input }, scope)
           const after = await updateRow(tx, actor, model, id, input, expected)
-          if (model.audited) await audited(tx, scope, model, 'update', { before: before.record, after: after.record, input })
+          if (model.audited) await auditWrite(tx, scope, model, 'update', { before: before.record, after: after.record, input })
           return after
         })
   scope.announce({ type: 'record', model, verb: 'update', id, record: replaced.record, actor })
@@ -254,7 +254,7 @@ export async function deleteRecord(scope: WriteScope, model: Model, id: string, 
       .executeTakeFirst()
     if (!row) throw await staleOrMissing(tx, actor, model, id)
     const removed = split(row)
-    if (model.audited) await audited(tx, scope, model, 'delete', { before: removed.record })
+    if (model.audited) await auditWrite(tx, scope, model, 'delete', { before: removed.record })
     return removed
   })
   scope.announce({ type: 'record', model, verb: 'delete', id, record: removed.record, actor })
