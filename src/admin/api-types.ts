@@ -96,6 +96,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/internal/bridge/{agent_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A message from a bridged platform (Discord, Matrix, Teams…) to an agent
+         * @description For an out-of-process bot of a platform without a plugin. Each delivery is taken once (by network and delivery_id), answered as the linked user, with the same linking and permission rules as the channel plugins (an unknown sender is invited to link, or refused, as the agent’s bridge settings say). The replies go to the agent’s callback_url, or wait for GET …/replies.
+         */
+        post: operations["bridgeMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/internal/bridge/{agent_id}/replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent’s replies waiting for a bridge without a callback (a long poll)
+         * @description Oldest first; each reply is handed out once, to whichever bridge asks first. With `wait`, answers as soon as a reply is there, or empty after that many seconds.
+         */
+        get: operations["bridgeReplies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/internal/status": {
         parameters: {
             query?: never;
@@ -2631,6 +2671,42 @@ export interface components {
             /** @description Nothing runs any more: the process may be stopped. */
             empty: boolean;
         };
+        /**
+         * @example {
+         *       "network": "discord",
+         *       "delivery_id": "1177",
+         *       "thread": "channel-42",
+         *       "sender": {
+         *         "id": "8812",
+         *         "name": "Ada"
+         *       },
+         *       "text": "Where is my order?"
+         *     }
+         */
+        BridgeMessage: {
+            /** @example discord */
+            network: string;
+            /** @description The platform’s id of this message: a second post of it is taken once. */
+            delivery_id: string;
+            /** @description The platform’s id of the thread (channel, room, chat) the replies go to. */
+            thread: string;
+            sender: {
+                /** @description The platform’s id of the person: linked to a user as UserPlatform platform `bridge`, platform_user_id `<network>:<id>`. */
+                id: string;
+                name?: string;
+            };
+            text: string;
+            attachments?: {
+                name: string;
+                base64: string;
+            }[];
+        };
+        BridgeReply: {
+            network: string;
+            thread: string;
+            text: string;
+            created_at: string;
+        };
         PlatformStatus: {
             /** @description The id of the process that answered. */
             process: string;
@@ -3320,7 +3396,7 @@ export interface components {
         };
         ChannelState: {
             /** @enum {string} */
-            platform: "telegram" | "slack" | "whatsapp" | "email";
+            platform: "telegram" | "slack" | "whatsapp" | "email" | "bridge";
             /** @description The channel is in the agent’s settings and enabled, and the agent is enabled. */
             configured: boolean;
             /** @description The plugin serving the platform; null when none is installed. */
@@ -3369,7 +3445,7 @@ export interface components {
             /** Format: uuid */
             user_id: string;
             /** @enum {string} */
-            platform: "slack" | "telegram" | "whatsapp" | "email" | "webchat";
+            platform: "slack" | "telegram" | "whatsapp" | "email" | "webchat" | "bridge";
             platform_user_id: string;
             platform_username: string;
             /**
@@ -3780,6 +3856,22 @@ export interface components {
                  */
                 unknown_senders?: "invite" | "refuse";
             };
+            /** @description An out-of-process bot for a platform without a plugin (Discord, Matrix, Teams…), through /api/internal/bridge. */
+            bridge?: {
+                /** @default true */
+                enabled?: boolean;
+                /**
+                 * @description What a sender not linked to a user of the company is told: how to link their account (invite), or only that the agent does not talk to them (refuse).
+                 * @default invite
+                 * @enum {string}
+                 */
+                unknown_senders?: "invite" | "refuse";
+                /**
+                 * Format: uri
+                 * @description Where the agent’s replies are POSTed (JSON, with the internal secret as bearer token), for a bridge that takes callbacks; the outbound-address policy judges it. Without it, the bridge fetches them: GET /api/internal/bridge/{agent_id}/replies.
+                 */
+                callback_url?: string;
+            };
         };
         /** @default {} */
         AgentVoice: {
@@ -4035,7 +4127,7 @@ export interface components {
             /** Format: uuid */
             user_id: string;
             /** @enum {string} */
-            platform: "slack" | "telegram" | "whatsapp" | "email" | "webchat";
+            platform: "slack" | "telegram" | "whatsapp" | "email" | "webchat" | "bridge";
             platform_user_id: string;
             /** @default  */
             platform_username?: string;
@@ -6010,6 +6102,223 @@ export interface operations {
                 };
             };
             /** @description INTERNAL_API_SECRET is not set, so internal endpoints are off. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bridgeMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent whose bridge channel is on. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BridgeMessage"];
+            };
+        };
+        responses: {
+            /** @description Taken; `fresh` is false for a delivery taken before. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        fresh: boolean;
+                    };
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL_API_SECRET is not set, or this process drains (Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bridgeReplies: {
+        parameters: {
+            query?: {
+                network?: string;
+                /** @description Seconds to wait for a reply (0 to 30). */
+                wait?: number | null;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The agent whose bridge channel is on. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replies. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BridgeReply"][];
+                    };
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL_API_SECRET is not set, or this process drains (Retry-After). */
             503: {
                 headers: {
                     [name: string]: unknown;

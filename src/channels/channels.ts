@@ -19,10 +19,14 @@ import type { ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, Ch
 import { Deliveries } from './deliveries.ts'
 import { splitMessage } from './split.ts'
 import { record, type Claim, type InboxRow, type OutboxRow } from './queue.ts'
+import { bridgeDriver } from './bridge.ts'
 import { backoff, ChannelWorker, type Outcome } from './worker.ts'
 import type { Job, Scheduler } from '../scheduler.ts'
 
-export const CHANNEL_PLATFORMS: readonly ChannelPlatform[] = ['telegram', 'slack', 'whatsapp', 'email']
+/** Who serves a platform the kernel drives itself (the bridge), where a plugin's name would be. */
+const KERNEL = 'kernel'
+
+export const CHANNEL_PLATFORMS: readonly ChannelPlatform[] = ['telegram', 'slack', 'whatsapp', 'email', 'bridge']
 
 export interface ChannelsOptions {
   db: Db
@@ -45,6 +49,8 @@ export interface ChannelsOptions {
   tracing?: Tracing
   /** A draining process takes no webhooks. */
   drain?: Drain
+  /** The internal secret, which a bridge's callback is sent with (see bridge.ts). */
+  internalSecret?: string
   /** Runs the queues' worker and the plugins' periodic rounds (mailboxes). */
   scheduler: Scheduler
   /** The largest attachment read as a document (SWITCHBOARD_DOCUMENT_MAX_BYTES, as for uploads). */
@@ -84,6 +90,8 @@ export class Channels {
       outbox: (row, claim) => this.#send(row, claim),
       gaveUp: (table, row, error) => (table === 'channel_inbox' ? this.deliveries.gaveUp(row as InboxRow, error) : this.#gaveUp(row as OutboxRow, error)),
     }, options.scheduler, options.metrics, options.tracing)
+    // Bridged platforms are the kernel's own: their bot runs outside and speaks through /api/internal/bridge.
+    this.#drivers.set('bridge', [{ driver: bridgeDriver(options.db, options.outbound, () => options.internalSecret) as ChannelDriver, plugin: KERNEL }])
   }
 
   /** The kernel as one plugin sees it: what it registers is known to be its own (and switched off with it). */
@@ -134,14 +142,18 @@ export class Channels {
   }
 
   driver(platform: ChannelPlatform): ChannelDriver | undefined {
-    return this.#drivers.get(platform)?.find((d) => this.options.pluginEnabled(d.plugin))?.driver
+    return this.#drivers.get(platform)?.find((d) => this.#on(d.plugin))?.driver
   }
 
   /** Which plugin serves the platform (the one switched on, else the first), and whether it is on: for the console. */
   served(platform: ChannelPlatform): { plugin: string; enabled: boolean } | undefined {
     const serving = this.#drivers.get(platform) ?? []
-    const entry = serving.find((d) => this.options.pluginEnabled(d.plugin)) ?? serving[0]
-    return entry && { plugin: entry.plugin, enabled: this.options.pluginEnabled(entry.plugin) }
+    const entry = serving.find((d) => this.#on(d.plugin)) ?? serving[0]
+    return entry && { plugin: entry.plugin, enabled: this.#on(entry.plugin) }
+  }
+
+  #on(plugin: string): boolean {
+    return plugin === KERNEL || this.options.pluginEnabled(plugin)
   }
 
   async endpoint<P extends ChannelPlatform>(agentId: string, platform: P): Promise<ChannelEndpoint<P> | undefined> {

@@ -5,7 +5,7 @@ import type { Job, JobWork } from '../scheduler.ts'
 export type { ChannelTarget }
 
 /** The platforms an agent can be reached on besides the web chat. */
-export type ChannelPlatform = 'telegram' | 'slack' | 'whatsapp' | 'email'
+export type ChannelPlatform = 'telegram' | 'slack' | 'whatsapp' | 'email' | 'bridge'
 
 /** The settings of one platform in an agent's `channels`. */
 export type ChannelSettings<P extends ChannelPlatform = ChannelPlatform> = NonNullable<AgentChannels[P]>

@@ -1,7 +1,7 @@
 import type { ChannelEndpoint } from './contract.ts'
 
 /** What the platforms are called when the agent names them to a person. */
-const PLATFORM_NAMES = { telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp', email: 'email' } as const
+const PLATFORM_NAMES = { telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp', email: 'email', bridge: 'chat' } as const
 
 /** A message that asks to link: "/link CODE", "link CODE", or Telegram's deep link "/start CODE". */
 export const LINK_COMMAND = /^\s*\/?(?:link|start)(?:@\w+)?\s+([0-9A-Za-z][0-9A-Za-z -]{7,14})\s*$/i

@@ -58,6 +58,16 @@ export const AgentChannels = z
       })
       .optional(),
     email: z.strictObject({ ...channelBase }).optional(),
+    bridge: z
+      .strictObject({
+        ...channelBase,
+        callback_url: z.url({ protocol: /^https?$/ }).max(2048).optional().openapi({
+          description:
+            'Where the agent’s replies are POSTed (JSON, with the internal secret as bearer token), for a bridge that takes callbacks; the outbound-address policy judges it. Without it, the bridge fetches them: GET /api/internal/bridge/{agent_id}/replies.',
+        }),
+      })
+      .optional()
+      .openapi({ description: 'An out-of-process bot for a platform without a plugin (Discord, Matrix, Teams…), through /api/internal/bridge.' }),
   })
   .openapi('AgentChannels', { description: 'Where the agent can be reached. A channel absent here is off.' })
 export type AgentChannels = z.output<typeof AgentChannels>

@@ -248,6 +248,16 @@ export interface UsageRecordsTable extends Stored {
   tool_calls: Generated<number>
 }
 
+/** A reply waiting for a bridge to fetch it (sql/0028_bridge.sql). */
+export interface BridgeRepliesTable {
+  id: string
+  agent_id: string
+  network: string
+  thread: string
+  text: string
+  created_at: Generated<Date>
+}
+
 /** One process of the platform and its last beat (sql/0027_processes.sql). */
 export interface ProcessesTable {
   id: string
@@ -525,6 +535,7 @@ export interface Database {
   audit_events: AuditEventsTable
   budgets: BudgetsTable
   processes: ProcessesTable
+  bridge_replies: BridgeRepliesTable
   throttle_buckets: ThrottleBucketsTable
   event_payloads: EventPayloadsTable
   mcp_sessions: McpSessionsTable

@@ -41,6 +41,8 @@ export const AgentConfigRecord = defineModel({
       const host = email?.[server]?.host
       if (host) await context.checkOutbound(`email.${server}.host`, `https://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}`)
     }
+    const callback = (change.after?.channels as AgentChannels | undefined)?.bridge?.callback_url
+    if (callback) await context.checkOutbound('channels.bridge.callback_url', callback)
   },
   audited: true,
   access: { list: 'member', read: 'member', create: 'admin', update: 'admin', delete: 'admin' },

@@ -78,7 +78,7 @@ export const UserPlatform = defineModel({
   tenantColumn: 'company_id',
   fields: {
     user_id: z.uuid(),
-    platform: z.enum(['slack', 'telegram', 'whatsapp', 'email', 'webchat']),
+    platform: z.enum(['slack', 'telegram', 'whatsapp', 'email', 'webchat', 'bridge']),
     platform_user_id: z.string().trim().min(1).max(200),
     platform_username: z.string().max(200).default(''),
   },

@@ -11,7 +11,7 @@ import { isFragment, type Ctx } from './resource.ts'
 /** One platform of the agent as GET /api/agents/{id}/channels describes it. */
 type ChannelState = Schema<'ChannelState'>
 
-const PLATFORM_NAMES: Record<ChannelState['platform'], string> = { telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp', email: 'Email' }
+const PLATFORM_NAMES: Record<ChannelState['platform'], string> = { telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp', email: 'Email', bridge: 'Bridge (a bot of another platform)' }
 const EXAMPLE = '{"telegram": {"bot_token_secret": "telegram/bot-token"}}'
 
 const platformName = (platform: ChannelState['platform']) => PLATFORM_NAMES[platform] ?? platform

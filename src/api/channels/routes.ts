@@ -5,7 +5,7 @@ import { commonErrors, notFoundError, signedIn } from '../responses.ts'
 
 const ChannelState = z
   .object({
-    platform: z.enum(['telegram', 'slack', 'whatsapp', 'email']),
+    platform: z.enum(['telegram', 'slack', 'whatsapp', 'email', 'bridge']),
     configured: z.boolean().openapi({ description: 'The channel is in the agent’s settings and enabled, and the agent is enabled.' }),
     plugin: z.object({ name: z.string(), enabled: z.boolean() }).nullable().openapi({ description: 'The plugin serving the platform; null when none is installed.' }),
     webhook_url: z.string().nullable().openapi({ description: 'Where the platform must deliver; null for email, which the platform fetches.' }),

@@ -6,6 +6,7 @@ import { ApiError } from '../../errors.ts'
 import { commonErrors } from '../responses.ts'
 import { queueDepths } from '../../channels/queue.ts'
 import { VERSION } from '../../version.ts'
+import { mountBridge } from './bridge.ts'
 
 const pingRoute = createRoute({
   method: 'get',
@@ -126,6 +127,7 @@ export function mountInternal(app: OpenAPIHono<ApiEnv>, config: Config): void {
     return c.json(drain.status(), 200)
   })
   app.openapi(drainStatusRoute, (c) => c.json(c.var.services.drain.status(), 200))
+  mountBridge(app)
   app.openapi(statusRoute, async (c) => {
     const { presence, events, db } = c.var.services
     const [processes, queues] = await Promise.all([presence.alive(), queueDepths(db)])
