@@ -67,6 +67,8 @@ export interface ArtifactsDeps {
   signingKey: CryptoKey
   /** The browser-facing app's public address: share links point there. */
   shareBaseUrl: string
+  /** Days an artifact is kept when its maker does not say (the System setting retention.artifact_days). */
+  defaultTtlDays?: () => Promise<number>
 }
 
 /**
@@ -84,7 +86,7 @@ export class Artifacts {
     if (title === '' || title.length > 300) {
       throw new ApiError('validation_error', 'The title must be 1 to 300 characters.', { errors: [{ path: 'title', message: 'must be 1 to 300 characters' }] })
     }
-    const ttlDays = input.ttl_days ?? DEFAULT_TTL_DAYS
+    const ttlDays = input.ttl_days ?? (await this.deps.defaultTtlDays?.()) ?? DEFAULT_TTL_DAYS
     if (!Number.isInteger(ttlDays) || ttlDays < 1 || ttlDays > 365) {
       throw new ApiError('validation_error', 'ttl_days must be a whole number of days from 1 to 365.', { errors: [{ path: 'ttl_days', message: 'must be an integer from 1 to 365' }] })
     }

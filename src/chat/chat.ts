@@ -7,7 +7,7 @@ import { createRecord, getRecord } from '../models/records.ts'
 import { WebchatConversation, WebchatParticipant } from '../models/webchat.ts'
 import type { Writes } from '../events/writes.ts'
 import type { Drain } from '../lifecycle/drain.ts'
-import type { SystemSettings } from '../settings/system.ts'
+import { whoStarts, type SystemSettings } from '../settings/system.ts'
 import { hasRole } from '../auth/actor.ts'
 import type { ActiveTurns, Reservation } from './active-turns.ts'
 import { LRUCache } from 'lru-cache'
@@ -129,10 +129,10 @@ export class Chat {
     ])
     const agentId = existing ? existing.record.agent_id : request.agent_id
     if (!agentId && !existing) throw new ApiError('validation_error', 'Name the agent to start a conversation with.', { errors: [{ path: 'agent_id', message: 'needed without conversation_id' }] })
-    if (!existing && door === 'web' && !hasRole(actor, 'admin') && (await this.deps.settings.get('chat.who_starts_conversations')) === 'admins') {
-      throw new ApiError('forbidden', 'On this platform only admins start new conversations (the System setting chat.who_starts_conversations); go on with one you take part in, or ask an admin.')
-    }
     if (!agentId) throw new ApiError('validation_error', 'This conversation has no agent any more (it was deleted).', { errors: [{ path: 'conversation_id', message: 'no agent' }] })
+    if (!existing && door === 'web' && !hasRole(actor, 'admin') && whoStarts(await this.deps.settings.get('chat.who_starts_conversations'), agentId.toLowerCase()) === 'admins') {
+      throw new ApiError('forbidden', 'Only admins start new conversations with this agent (the System setting chat.who_starts_conversations); go on with one you take part in, or ask an admin.')
+    }
     if (existing && request.agent_id && request.agent_id.toLowerCase() !== agentId) {
       throw new ApiError('validation_error', 'This conversation talks to another agent.', { errors: [{ path: 'agent_id', message: 'not the conversation’s agent' }] })
     }

@@ -5,6 +5,13 @@ import type { Db } from '../db/schema.ts'
 import type { EventBus } from '../events/bus.ts'
 import { flushOn } from '../events/caches.ts'
 
+const WHO = z.enum(['members', 'admins'])
+
+/** Who may start a conversation with the agent, as the setting says (the agent's own rule, else the default). */
+export function whoStarts(rule: SettingValue<'chat.who_starts_conversations'>, agentId: string): 'members' | 'admins' {
+  return typeof rule === 'string' ? rule : (rule.agents[agentId] ?? rule.default)
+}
+
 /**
  * The platform-wide settings an operator changes without a restart, as SystemConfig keys: each with its schema (a
  * SystemConfig record of a known key is refused unless its value fits), its default, and the code that reads it.
@@ -22,9 +29,18 @@ export const SETTINGS = {
     description: 'A notice on every page of the console and the web chat (a maintenance window, say); empty for none.',
   },
   'chat.who_starts_conversations': {
-    schema: z.enum(['members', 'admins']),
+    schema: z.union([
+      WHO,
+      z.strictObject({ default: WHO, agents: z.record(z.uuid(), WHO).default({}) }),
+    ]),
     default: 'members',
-    description: 'Who may start new conversations with agents, in the web chat and through the API: everyone (members) or admins only. Existing conversations go on either way.',
+    description:
+      'Who may start new conversations with agents, in the web chat and through the API: "members" (everyone) or "admins", or per agent as {"default": "members", "agents": {"<agent id>": "admins"}}. Existing conversations go on either way.',
+  },
+  'retention.artifact_days': {
+    schema: z.int().min(1).max(365),
+    default: 30,
+    description: 'How many days an artifact is kept when whoever makes it does not say (it is deleted then unless pinned).',
   },
   'retention.conversation_days': {
     schema: z.int().min(0).max(36_500),

@@ -58,13 +58,34 @@ test('with chat.who_starts_conversations = admins, a member continues a conversa
   await set('chat.who_starts_conversations', 'admins')
   try {
     const refused = expectProblem(await p.call('POST', '/api/chat', { as: member, json: { agent_id: demo, text: 'a new one' } }), 403, 'forbidden')
-    expect(refused.detail).toContain('only admins start new conversations')
+    expect(refused.detail).toContain('Only admins start new conversations with this agent')
     expect((await p.call('POST', '/api/chat', { as: member, json: { conversation_id: conversation, text: 'go on' } })).status).toBe(200)
     expect((await p.call('POST', '/api/chat', { json: { agent_id: demo, text: 'an admin’s' } })).status).toBe(200)
   } finally {
     await set('chat.who_starts_conversations', 'members')
   }
   expect((await p.call('POST', '/api/chat', { as: member, json: { agent_id: demo, text: 'allowed again' } })).status).toBe(200)
+})
+
+test('who starts conversations may be set per agent: admins only for one, everyone for the rest', async () => {
+  const guarded = fieldsOf((await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: `guarded-${crypto.randomUUID().slice(0, 6)}` } })).body).id as string
+  expectProblem(await p.call('POST', '/api/v1/SystemConfig', { json: { key: 'chat.who_starts_conversations', value: { default: 'members', agents: { 'not-an-id': 'admins' } } } }), 422, 'validation_error')
+  await set('chat.who_starts_conversations', { default: 'members', agents: { [guarded]: 'admins' } })
+  try {
+    expectProblem(await p.call('POST', '/api/chat', { as: member, json: { agent_id: guarded, text: 'hi' } }), 403, 'forbidden')
+    expect((await p.call('POST', '/api/chat', { as: member, json: { agent_id: demo, text: 'hi' } })).status).toBe(200)
+  } finally {
+    await set('chat.who_starts_conversations', 'members')
+  }
+})
+
+test('retention.artifact_days is how long an artifact is kept when its maker does not say', async () => {
+  const made = async () => fieldsOf((await p.call('POST', '/api/artifacts', { json: { title: 'Figures', kind: 'markdown', content: '# Q3' } })).body)
+  const days = (artifact: Record<string, unknown>) => Math.round((Date.parse(String(artifact.expires_at)) - Date.parse(String(artifact.created_at))) / 86_400_000)
+  expect(days(await made())).toBe(30)
+  await set('retention.artifact_days', 7)
+  expect(days(await made())).toBe(7)
+  expectProblem(await p.call('POST', '/api/v1/SystemConfig', { json: { key: 'retention.artifact_days', value: 0 } }), 422, 'validation_error')
 })
 
 test('retention.conversation_days deletes the conversations quiet for that long, and only those; 0 keeps all', async () => {
