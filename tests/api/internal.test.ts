@@ -9,6 +9,8 @@ import { systemClock } from '../../src/clock.ts'
 import { createPostgresDatabase, openTestStore, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { CLUSTER_NEEDS_POSTGRES } from '../helpers/cluster.ts'
 
+const secret = 'an-internal-secret-of-sufficient-length'
+
 test('without INTERNAL_API_SECRET the internal endpoints are closed, saying why', async () => {
   const p = await startTestPlatform()
   try {
@@ -22,7 +24,6 @@ test('without INTERNAL_API_SECRET the internal endpoints are closed, saying why'
 })
 
 test('with the secret set, only the exact secret gets in, on every internal path', async () => {
-  const secret = 'an-internal-secret-of-sufficient-length'
   const p = await startTestPlatform({ INTERNAL_API_SECRET: secret })
   try {
     const ping = (authorization?: string) => p.call('GET', '/api/internal/ping', { as: null, headers: authorization ? { authorization } : {} })
@@ -38,7 +39,6 @@ test('with the secret set, only the exact secret gets in, on every internal path
 })
 
 test('a drain: no new turn or task is taken, /readyz says draining, what runs finishes, and the status says when it is empty', async () => {
-  const secret = 'an-internal-secret-of-sufficient-length'
   const p = await startTestPlatform({ INTERNAL_API_SECRET: secret })
   const internal = { as: null, headers: { authorization: `Bearer ${secret}` } }
   try {
@@ -75,7 +75,6 @@ test('a drain: no new turn or task is taken, /readyz says draining, what runs fi
 })
 
 test('the status: this process, its version, the event bus and the queues', async () => {
-  const secret = 'an-internal-secret-of-sufficient-length'
   const p = await startTestPlatform({ INTERNAL_API_SECRET: secret })
   try {
     expectProblem(await p.call('GET', '/api/internal/status'), 401, 'unauthorized')
@@ -99,7 +98,6 @@ test('the status: this process, its version, the event bus and the queues', asyn
 
 const onPostgres = TEST_DATABASE_URL ? test : test.skip
 onPostgres(`two processes on one database list each other, with the other's event lag; one that stops is gone${TEST_DATABASE_URL ? '' : ` (${CLUSTER_NEEDS_POSTGRES})`}`, async () => {
-  const secret = 'an-internal-secret-of-sufficient-length'
   const database = await createPostgresDatabase()
   const env = { INTERNAL_API_SECRET: secret, SWITCHBOARD_MASTER_KEY: 'c'.repeat(64) }
   const [one, two] = [await startTestPlatform(env, systemClock, openTestStore(database)), await startTestPlatform(env, systemClock, openTestStore(database))]
