@@ -107,6 +107,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
     if (!me.data) throw new Error(`GET /api/me answered ${me.response.status}`)
     c.set('me', me.data)
     await next()
+    // A signed-in page is the person's own: after sign-out, Back must not show it from the browser's cache.
+    c.header('cache-control', 'no-store')
   })
 
   app.get('/', async (c) => {

@@ -239,3 +239,12 @@ test('an API answer that is not JSON is shown as a failure, not a 500', async ()
   const app = new Hono().get('/', async (c) => c.json(await client.call(c, 'GET', '/anything')))
   expect(await (await app.request('/')).json()).toMatchObject({ status: 200, body: 'plain words' })
 })
+
+test('signed-in pages are not kept by the browser (Back after sign-out shows nothing private); static files are', async () => {
+  for (const path of ['/', '/agents', '/chat', '/me', '/usage']) {
+    const page = await p.admin.request(path, { headers: { cookie } })
+    expect(page.status, path).toBe(200)
+    expect(page.headers.get('cache-control'), path).toBe('no-store')
+  }
+  expect((await p.admin.request('/static/htmx.min.js')).headers.get('cache-control')).toBe('public, max-age=86400')
+})
