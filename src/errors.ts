@@ -1,5 +1,6 @@
 import { HTTPException } from 'hono/http-exception'
 import type { ZodError } from 'zod'
+import { readableIssue } from './http/readable-issues.ts'
 
 /** The one table from error code to HTTP status (DESIGN §3). */
 export const STATUS_BY_CODE = {
@@ -82,7 +83,7 @@ export function zodErrors(error: ZodError, prefix = ''): FieldError[] {
     if (issue.code === 'unrecognized_keys') {
       return { path: path || '(body)', message: `unknown field(s): ${issue.keys.join(', ')}` }
     }
-    return { path: path || '(body)', message: issue.message }
+    return { path: path || '(body)', message: readableIssue(issue) }
   })
 }
 

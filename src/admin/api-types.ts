@@ -2627,7 +2627,7 @@ export interface components {
             title: string;
             /** @example 422 */
             status: number;
-            /** @example 1 field(s) are not valid: name: Too small: expected string to have >=1 characters */
+            /** @example 1 field(s) are not valid: name: must not be empty */
             detail: string;
             /** @enum {string} */
             code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_error" | "rate_limited" | "budget_exceeded" | "internal_error" | "bad_gateway" | "unavailable" | "timeout";
@@ -4618,7 +4618,7 @@ export interface components {
             /** @description Total matching rows; present with count=exact. */
             count?: number;
         };
-        /** @description Platform-wide settings as keyed JSON values, read without a restart. These keys are the platform’s own, each validated: `platform.name` (The platform’s name, in the console’s header, its page titles and the sign-in page.); `platform.banner` (A notice on every page of the console and the web chat (a maintenance window, say); empty for none.); `chat.who_starts_conversations` (Who may start new conversations with agents, in the web chat and through the API: everyone (members) or admins only. Existing conversations go on either way.); `retention.conversation_days` (Conversations with no message for this many days are deleted, with their messages and documents; 0 keeps them.). Other keys are free for operators’ and plugins’ own use. */
+        /** @description Platform-wide settings as keyed JSON values, read without a restart. These keys are the platform’s own, each validated: `platform.name` (The platform’s name, in the console’s header, its page titles and the sign-in page.); `platform.banner` (A notice on every page of the console and the web chat (a maintenance window, say); empty for none.); `chat.who_starts_conversations` (Who may start new conversations with agents, in the web chat and through the API: "members" (everyone) or "admins", or per agent as {"default": "members", "agents": {"<agent id>": "admins"}}. Existing conversations go on either way.); `retention.artifact_days` (How many days an artifact is kept when whoever makes it does not say (it is deleted then unless pinned).); `retention.conversation_days` (Conversations with no message for this many days are deleted, with their messages and documents; 0 keeps them.). Other keys are free for operators’ and plugins’ own use. */
         SystemConfig: {
             /**
              * Format: uuid

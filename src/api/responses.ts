@@ -6,7 +6,7 @@ export const ProblemSchema = z
     type: z.string().openapi({ example: 'urn:switchboard:problem:validation_error' }),
     title: z.string().openapi({ example: 'Validation failed' }),
     status: z.int().openapi({ example: 422 }),
-    detail: z.string().openapi({ example: '1 field(s) are not valid: name: Too small: expected string to have >=1 characters' }),
+    detail: z.string().openapi({ example: '1 field(s) are not valid: name: must not be empty' }),
     code: z.enum(Object.keys(STATUS_BY_CODE) as [keyof typeof STATUS_BY_CODE]),
     errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     request_id: z.string(),

@@ -225,7 +225,7 @@ describe('bad requests', () => {
     expectProblem(await deliver(envelope, { to: elsewhere }), 404, 'not_found')
     const off = await createAgent('slack-off', { enabled: false, bot_token_secret: 'slack/token', signing_secret_secret: 'slack/signing' })
     expectProblem(await deliver(envelope, { to: off }), 404, 'not_found')
-    expect(expectProblem(await deliver(envelope, { to: 'not-a-uuid' }), 400, 'bad_request').errors).toEqual([{ path: 'param.agent_id', message: 'Invalid UUID' }])
+    expect(expectProblem(await deliver(envelope, { to: 'not-a-uuid' }), 400, 'bad_request').errors).toEqual([{ path: 'param.agent_id', message: 'must be an id (a UUID)' }])
   })
 
   test('a signed body that is not JSON, or not an envelope as Slack sends it, is 400', async () => {

@@ -54,7 +54,7 @@ test('an agent’s turn makes an artifact with create_artifact and answers a lin
 
 test('bad arguments come back to the model as the tool’s error, and nothing is made', async () => {
   const before = (await p.call('GET', '/api/v1/Artifact?count=exact&limit=1')).body.count
-  expect((await useTool(agentId, 'mcp-artifacts__create_artifact {"title":"x","kind":"pdf","content":"x"}')).result).toBe('Error: The input is not valid: kind: Invalid option: expected one of "text"|"markdown"|"html"|"json"|"csv"|"image".')
+  expect((await useTool(agentId, 'mcp-artifacts__create_artifact {"title":"x","kind":"pdf","content":"x"}')).result).toBe('Error: The input is not valid: kind: must be one of: "text", "markdown", "html", "json", "csv", "image".')
   expect((await useTool(agentId, 'mcp-artifacts__create_artifact {"kind":"text","content":"x"}')).result).toStartWith('Error: The input is not valid: title: ')
   expect((await useTool(agentId, 'mcp-artifacts__create_artifact {"title":"x","kind":"text","content":"x","ttl_days":0}')).result).toStartWith('Error: The input is not valid: ttl_days: ')
   expect((await useTool(agentId, 'mcp-artifacts__create_artifact {"title":"x","kind":"text","content":"x","public":true}')).result).toStartWith('Error: The input is not valid: ')

@@ -162,7 +162,7 @@ test('a tool the person may not use is refused, as are the task tools themselves
     'Error: mcp-tasks__async_run_tool cannot itself run in the background.',
   )
   expect((await ask(`mcp-tasks__async_run_tool {"tool":"wait"}`)).result).toBe('Error: Name the tool as server__tool.')
-  expect((await ask(`mcp-tasks__async_run_tool {"tool":"slow__wait","arguments":[1]}`)).result).toBe('Error: The input is not valid: arguments: Invalid input: expected record, received array.')
+  expect((await ask(`mcp-tasks__async_run_tool {"tool":"slow__wait","arguments":[1]}`)).result).toBe('Error: The input is not valid: arguments: must be an object.')
   const after = await p.store.db.selectFrom('background_tasks').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', barred.userId).executeTakeFirstOrThrow()
   expect(Number(after.n)).toBe(Number(before.n))
 })
