@@ -87,6 +87,29 @@ export function zodErrors(error: ZodError, prefix = ''): FieldError[] {
   })
 }
 
+/**
+ * The columns of a unique key PostgreSQL reported, whatever expressions wrap them: "Key (company_id,
+ * COALESCE(user_id, '…'::uuid), lower(name))=(…)" names company_id, user_id and name.
+ */
+function uniqueFields(detail: string): string[] {
+  const key = /^Key \((.*)\)=\(/.exec(detail)?.[1]
+  if (!key) return []
+  const parts: string[] = []
+  let depth = 0
+  let current = ''
+  for (const char of key) {
+    if (char === '(') depth++
+    if (char === ')') depth--
+    if (char === ',' && depth === 0) {
+      parts.push(current)
+      current = ''
+    } else current += char
+  }
+  parts.push(current)
+  // The first plain name in each part that is not a function's: lower(name) → name, COALESCE(user_id, …) → user_id.
+  return parts.flatMap((part) => /(?:^|\()\s*"?([a-z_][a-z0-9_]*)"?\s*(?:[,)]|$)/i.exec(part.trim())?.[1] ?? [])
+}
+
 /** Database errors a caller can cause, by SQLSTATE. Everything else stays a 500 without its SQL. */
 function fromDatabase(error: unknown): ApiError | undefined {
   const e = error as { code?: unknown; detail?: unknown; constraint?: unknown; constraint_name?: unknown }
@@ -95,10 +118,10 @@ function fromDatabase(error: unknown): ApiError | undefined {
   const constraint = String(e.constraint_name ?? e.constraint ?? '')
   switch (e.code) {
     case '23505': {
-      // "Key (company_id, name)=(…)": the tenant column is implied, name the field the caller chose.
-      const fields = /^Key \((?:lower\()?([a-z_, ]+)\)?\)=/.exec(detail)?.[1]?.split(', ').filter((f) => f !== 'company_id')
-      const field = fields?.length ? fields.join(', ') : constraint
-      return new ApiError('conflict', `A record with this ${field} already exists.`)
+      // "Key (company_id, name)=(…)": the tenant column is implied, name the fields the caller chose.
+      const fields = uniqueFields(detail).filter((f) => f !== 'company_id')
+      const named = fields.length > 1 ? `${fields.slice(0, -1).join(', ')} and ${fields.at(-1)}` : fields[0]
+      return new ApiError('conflict', named ? `Another record already has the same ${named}.` : 'Another record already has these values.')
     }
     case '23503':
       return /is still referenced/.test(detail)

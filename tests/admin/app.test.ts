@@ -116,7 +116,7 @@ test('a form the API refuses comes back with each field’s message, and nothing
 
   const duplicate = await page('/companies', { method: 'POST', ...form({ name: 'Again', slug: 'default' }) })
   expect(duplicate.status).toBe(409)
-  expect(duplicate.text).toContain('already exists')
+  expect(duplicate.text).toContain('Another record already has the same slug.')
 })
 
 test('companies page pages through records twenty at a time', async () => {

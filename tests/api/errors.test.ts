@@ -1,4 +1,5 @@
 import { expect, test } from 'bun:test'
+import { toApiError } from '../../src/errors.ts'
 import { usePlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -92,4 +93,14 @@ test('JSON nested deeper than any configuration needs is refused with 422', asyn
   expectProblem(await p().call('POST', '/api/v1/SystemConfig', { json: { key: 'deep', value: deep } }), 422, 'validation_error')
   const made = await p().call('POST', '/api/v1/SystemConfig', { json: { key: 'shallow', value: 1 } })
   expectProblem(await p().call('PATCH', `/api/v1/SystemConfig/${made.body.id}`, { json: { value: deep } }), 422, 'validation_error')
+})
+
+test('a duplicate names the fields the caller chose, whatever expressions the unique key wraps them in', () => {
+  const said = (detail: string) => toApiError({ code: '23505', detail, constraint_name: 'a_key' }).detail
+  expect(said('Key (company_id, name)=(01, helpdesk) already exists.')).toBe('Another record already has the same name.')
+  expect(said(`Key (company_id, COALESCE(user_id, '00000000-0000-0000-0000-000000000000'::uuid), server, tool)=(…) already exists.`)).toBe(
+    'Another record already has the same user_id, server and tool.',
+  )
+  expect(said('Key (lower(email))=(a@b.c) already exists.')).toBe('Another record already has the same email.')
+  expect(said('no detail')).toBe('Another record already has these values.')
 })
