@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPostgresDatabase, databaseEnv, TEST_DATABASE_URL } from '../helpers/database.ts'
-import { collect, untilReady } from '../helpers/main-process.ts'
+import { untilReady } from '../helpers/main-process.ts'
 import { until } from '../helpers/until.ts'
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
@@ -122,10 +122,9 @@ test('SIGTERM lets a request in flight finish before the process exits', async (
   // Nothing outside the server can tell that it has begun handling a request whose body is still coming, so it is
   // given a moment; a slow machine that missed it fails below with the request refused, not with a wrong pass.
   await Bun.sleep(300)
-  const log = collect(server.process.stderr)
   running.delete(server)
   server.process.kill('SIGTERM')
-  await until(() => log.text().includes('"shutting down"'), { what: 'the server to log that it is shutting down' })
+  await until(() => server.output().includes('"shutting down"'), { what: 'the server to log that it is shutting down' })
   sendRest()
   expect((await reply).status).toBe(201)
   expect(await server.process.exited).toBe(0)

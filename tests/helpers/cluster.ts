@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPostgresDatabase, databaseEnv, TEST_DATABASE_URL } from './database.ts'
-import { collect, untilReady } from './main-process.ts'
+import { untilReady } from './main-process.ts'
 import { freePort } from './ports.ts'
 import type { Principal, Reply } from './platform.ts'
 import type { CallBody } from './typed-call.ts'
@@ -124,19 +124,17 @@ async function startProcess(index: number, env: Record<string, string>): Promise
   })
   let started
   try {
-    // untilReady reads stderr itself when the process dies before it is ready, so stderr is collected only after.
     started = await untilReady(child)
   } catch (error) {
     rmSync(dataDir, { recursive: true, force: true })
     throw new Error(`platform process ${index} did not start: ${(error as Error).message}`, { cause: error })
   }
-  const stderr = collect(child.stderr)
   return {
     index,
     api: started.api,
     admin: started.admin,
     pid: child.pid,
-    output: () => `${started.output()}${stderr.text()}`,
+    output: started.output,
     child,
     dataDir,
   }

@@ -29,6 +29,8 @@ const API_LINE = /API and docs\s+(\S+)/
  */
 export async function untilReady(child: Bun.Subprocess<'ignore', 'pipe', 'pipe'>, { timeoutMs = 30_000 } = {}): Promise<Started> {
   const stdout = collect(child.stdout)
+  // The log (a line per request) goes to stderr: read from the start, or a full pipe would stall the server.
+  const stderr = collect(child.stderr)
   let stopped = false
   void stdout.ended.then(() => (stopped = true))
   try {
@@ -36,13 +38,16 @@ export async function untilReady(child: Bun.Subprocess<'ignore', 'pipe', 'pipe'>
   } catch (error) {
     // A server that hangs at start would otherwise outlive the test, holding its data directory.
     child.kill('SIGKILL')
-    throw new Error(`${(error as Error).message} It printed:\n${stdout.text()}`)
+    throw new Error(`${(error as Error).message} It printed:\n${stdout.text()}${stderr.text()}`)
   }
-  if (!API_LINE.test(stdout.text())) throw new Error(`the server stopped before it was ready:\n${stdout.text()}${await new Response(child.stderr).text()}`)
+  if (!API_LINE.test(stdout.text())) {
+    await stderr.ended
+    throw new Error(`the server stopped before it was ready:\n${stdout.text()}${stderr.text()}`)
+  }
   const output = stdout.text()
   return {
     admin: /Admin console\s+(\S+)/.exec(output)![1]!.replace(/\/$/, ''),
     api: API_LINE.exec(output)![1]!.replace(/\/api\/docs$/, ''),
-    output: stdout.text,
+    output: () => `${stdout.text()}${stderr.text()}`,
   }
 }
