@@ -11,6 +11,7 @@ import type { Filter, ListQuery } from './list-query.ts'
 import { mergePatch } from './merge-patch.ts'
 import { audit } from '../audit/trail.ts'
 import { recordChanges } from '../audit/changes.ts'
+import { inTransaction } from '../db/transaction.ts'
 import { validationError } from './validation.ts'
 
 export type ApiRecord = Record<string, unknown>
@@ -148,8 +149,8 @@ async function checkReferences(db: Executor, actor: Actor, model: Model, input: 
 }
 
 /** Runs a write in a transaction when the model has steps that must share one (its guard, afterCreate, audit). */
-function inTransaction<T>(db: Executor, model: Model, write: (tx: Executor) => Promise<T>): Promise<T> {
-  return (model.guard || model.afterCreate || model.audited) && !db.isTransaction ? db.transaction().execute(write) : write(db)
+function modelTransaction<T>(db: Executor, model: Model, write: (tx: Executor) => Promise<T>): Promise<T> {
+  return model.guard || model.afterCreate || model.audited ? inTransaction(db, write) : write(db)
 }
 
 /** Records an audited model's write in its transaction, with the fields it changed. */
@@ -174,7 +175,7 @@ export async function createRecord<T extends TableName>(scope: WriteScope, model
   const row = { ...(await toColumns(model, input, actor)), ...generated.columns, ...stamps, id: Bun.randomUUIDv7() }
   // The guard is judged on the input, which is not yet a typed record.
   const guarded: Model = model
-  const created = await inTransaction(db, model, async (tx) => {
+  const created = await modelTransaction(db, model, async (tx) => {
     await guarded.guard?.(tx, actor, { after: { ...input, ...stamps } }, scope)
     const created = split<T>(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
     await model.afterCreate?.(tx, created.record, actor)
@@ -199,7 +200,7 @@ export async function replaceRecord(scope: WriteScope, model: Model, id: string,
   const replaced =
     !model.guard && !model.audited
       ? await updateRow(db, actor, model, id, input, expected)
-      : await inTransaction(db, model, async (tx) => {
+      : await modelTransaction(db, model, async (tx) => {
           const before = await getRecord(tx, actor, model, id, { forUpdate: true })
           await model.guard?.(tx, actor, { before: before.record, after: input }, scope)
           const after = await updateRow(tx, actor, model, id, input, expected)
@@ -235,13 +236,13 @@ export async function patchRecord(scope: WriteScope, model: Model, id: string, p
     if (!parsed.success) throw validationError(parsed.error)
     return replaceRecord({ ...scope, db: tx }, model, id, parsed.data, [current.version])
   }
-  return scope.db.isTransaction ? run(scope.db) : scope.db.transaction().execute(run)
+  return inTransaction(scope.db, run)
 }
 
 export async function deleteRecord(scope: WriteScope, model: Model, id: string, expected?: readonly number[]): Promise<void> {
   const { db, actor } = scope
   if (expected?.length === 0) throw await staleOrMissing(db, actor, model, id)
-  const removed = await inTransaction(db, model, async (tx) => {
+  const removed = await modelTransaction(db, model, async (tx) => {
     if (model.guard) {
       const before = await getRecord(tx, actor, model, id, { forUpdate: true })
       await model.guard(tx, actor, { before: before.record }, scope)

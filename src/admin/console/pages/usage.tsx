@@ -7,6 +7,7 @@ import { Alert, Notice } from '../../components/feedback.tsx'
 import type { PageAssets } from '../../components/layout.tsx'
 import { Table } from '../../components/table.tsx'
 import { PageRefusal } from '../routes.tsx'
+import { monthOf } from '../../../usage/budgets.ts'
 import type { Ctx } from '../resource.ts'
 
 type Summary = Answer<'get', '/api/usage'>
@@ -201,8 +202,7 @@ export function mountUsage(app: Hono<AdminEnv>, api: ApiClient): void {
     const id = c.req.param('id')
     const form = await c.req.parseBody()
     const back = typeof form.back === 'string' && /^\/(me\/)?usage(\?[\w=&%.-]*)?$/.test(form.back) ? form.back : '/usage'
-    const end = new Date()
-    const until = new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth() + 1, 1)).toISOString()
+    const until = monthOf(Date.now()).end.toISOString()
     const reply = await api.as(c).PATCH('/api/v1/Budget/{id}', { params: { path: { id } }, body: { lifted_until: until } })
     if (!reply.data) throw new PageRefusal(reply.response.status, problemText(reply, 'Lifting the budget'))
     return c.redirect(`${back}${back.includes('?') ? '&' : '?'}lifted=1`, 303)
