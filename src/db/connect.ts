@@ -72,10 +72,13 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 }
 
 export function openPostgres(url: string, maxConnections = 10, directUrl?: string): Store {
-  // Behind a transaction pooler a named prepared statement may meet another server connection than made it.
-  const prepare = directUrl === undefined
+  // Behind a transaction pooler a named prepared statement may meet another server connection than made it, and
+  // queries written behind one still running wedge the connection (PgBouncer 1.18 forwards the first after the
+  // server goes back to its pool, the rest never): each connection then waits for its query's answer before the next.
+  const behindPooler = directUrl !== undefined
+  const prepare = !behindPooler
   // Quiet notices ("relation already exists, skipping") that would otherwise reach stdout.
-  const client = postgres(url, { max: maxConnections, onnotice: () => {}, prepare })
+  const client = postgres(url, { max: maxConnections, onnotice: () => {}, prepare, ...(behindPooler ? { max_pipeline: 0 } : {}) })
   const pool = new PoolUse(maxConnections)
   const db = new Kysely<Database>({ dialect: countedDialect(new PostgresJSDialect({ postgres: client }), pool) })
   directs.set(db, (sql, parameters) => pool.counted(client.unsafe(sql, parameters as never[], { prepare })))
