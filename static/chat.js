@@ -9,6 +9,8 @@
   const composer = document.getElementById('composer')
   const text = document.getElementById('composer-text')
   const stopButton = document.getElementById('stop')
+  const sendButton = document.getElementById('send')
+  const jumpButton = document.getElementById('jump-latest')
   const typingLine = document.getElementById('typing')
   const status = document.getElementById('connection')
   const pending = document.getElementById('pending-attachments')
@@ -31,7 +33,60 @@
   function renderMarkdown(el, source) {
     el.innerHTML = DOMPurify.sanitize(marked.parse(source, { gfm: true, breaks: true }), PURIFY)
   }
-  for (const el of document.querySelectorAll('[data-md]')) renderMarkdown(el, el.textContent)
+
+  // ---- a finished answer: highlighted code, copy buttons ----------------------------------------------------------
+  // Done once the answer is whole, never per streamed piece. The buttons are added after sanitizing, by this script.
+  // Classes, not data-* attributes: the answer's markup is checked to carry none (htmx reads data-hx-*).
+  function copyButton(label, what) {
+    const button = document.createElement('button')
+    button.type = 'button'
+    button.className = `copy copy-${what}`
+    button.textContent = 'Copy'
+    button.setAttribute('aria-label', label)
+    return button
+  }
+  function finish(li, body, source) {
+    li.source = source
+    for (const code of body.querySelectorAll('pre > code')) {
+      if (window.hljs) {
+        window.hljs.highlightElement(code)
+        code.removeAttribute('data-highlighted')
+      }
+      const pre = code.parentElement
+      pre.classList.add('code-block')
+      pre.append(copyButton('Copy the code', 'code'))
+    }
+    if (!li.querySelector(':scope > .msg-actions')) {
+      const actions = document.createElement('div')
+      actions.className = 'msg-actions'
+      actions.append(copyButton('Copy the answer', 'answer'))
+      li.append(actions)
+    }
+  }
+  if (window.hljs) window.hljs.configure({ ignoreUnescapedHTML: true })
+  for (const el of document.querySelectorAll('[data-md]')) {
+    const source = el.textContent
+    renderMarkdown(el, source)
+    if (el.closest('li.msg-agent')) finish(el.closest('li'), el, source)
+  }
+
+  // ---- times, in the reader's own locale and zone ------------------------------------------------------------------
+  const sameDay = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
+  const otherDay = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+  const exact = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' })
+  function showTime(el) {
+    const at = new Date(el.getAttribute('datetime'))
+    if (Number.isNaN(at.getTime())) return
+    el.textContent = (at.toDateString() === new Date().toDateString() ? sameDay : otherDay).format(at)
+    el.title = exact.format(at)
+  }
+  function timeElement(iso) {
+    const el = document.createElement('time')
+    el.setAttribute('datetime', iso)
+    showTime(el)
+    return el
+  }
+  for (const el of document.querySelectorAll('time[datetime]')) showTime(el)
 
   // ---- the list, kept fresh on every chat page -----------------------------------------------------------------
   let staleTimer
@@ -65,23 +120,48 @@
   let retry = 0
   let lastTyped = 0
   let attachments = []
+  /** What was last sent, given back to the composer if the server refuses it. */
+  let lastSent = null
   /** The answer being streamed: its element and text so far. */
   let streaming = null
+  /** Whether a turn runs: Send waits for it to end. */
+  let running = false
 
-  const scrollDown = () => messages.lastElementChild?.scrollIntoView({ block: 'end' })
+  // ---- following the conversation ------------------------------------------------------------------------------
+  // The view follows new messages and a streaming answer while the reader is at the bottom; once they scroll up to
+  // read, it stays where they are and offers a way back instead.
+  let following = true
+  messages.addEventListener('scroll', () => {
+    following = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 48
+    if (following) jumpButton.hidden = true
+  })
+  function scrollDown(force = false) {
+    if (force) following = true
+    if (following) {
+      messages.scrollTop = messages.scrollHeight
+      jumpButton.hidden = true
+    } else jumpButton.hidden = false
+  }
+  jumpButton.addEventListener('click', () => {
+    scrollDown(true)
+    text.focus()
+  })
   const byId = (id) => (id ? messages.querySelector(`li[data-id="${CSS.escape(id)}"]`) : null)
 
-  function item(role, { id, who, status: state, mine } = {}) {
+  function item(role, { id, who, status: state, mine, time } = {}) {
     const li = document.createElement('li')
     li.className = `msg msg-${role}${mine ? ' mine' : ''}`
     if (id) li.dataset.id = id
     if (state) li.dataset.status = state
+    const header = document.createElement('div')
+    header.className = 'who'
     if (who) {
-      const name = document.createElement('div')
-      name.className = 'who'
+      const name = document.createElement('span')
       name.textContent = who
-      li.append(name)
+      header.append(name)
     }
+    header.append(timeElement(time || new Date().toISOString()))
+    li.append(header)
     const body = document.createElement('div')
     body.className = role === 'agent' ? 'body md' : 'body text'
     li.append(body)
@@ -121,9 +201,11 @@
       finishStream(m.id, m.text, m.status)
       return
     }
-    const { li, body } = item(m.role, { id: m.id, who: m.role === 'system' ? '' : m.sender_name, status: m.status, mine: m.sender_id === me })
-    if (m.role === 'agent') renderMarkdown(body, m.text)
-    else body.textContent = m.text
+    const { li, body } = item(m.role, { id: m.id, who: m.role === 'system' ? '' : m.sender_name, status: m.status, mine: m.sender_id === me, time: m.created_at })
+    if (m.role === 'agent') {
+      renderMarkdown(body, m.text)
+      finish(li, body, m.text)
+    } else body.textContent = m.text
     chips(li, m.attachments)
     if (m.status === 'aborted') flag(li, 'Stopped before the end')
     if (m.status === 'error') flag(li, 'The answer failed')
@@ -166,6 +248,7 @@
     s.li.dataset.status = state
     if (full !== undefined) s.text = full
     renderMarkdown(s.body, s.text)
+    finish(s.li, s.body, s.text)
     if (state === 'aborted') flag(s.li, 'Stopped before the end')
     if (state === 'error') flag(s.li, 'The answer failed')
   }
@@ -178,7 +261,11 @@
     if (ms) typingTimer = setTimeout(() => (typingLine.textContent = ''), ms)
   }
   function busy(on) {
+    running = on
     stopButton.hidden = !on
+    // One turn at a time per conversation: Send waits for this one (what is typed stays typed meanwhile).
+    sendButton.disabled = on
+    sendButton.title = on ? 'Wait for the answer, or stop it' : ''
     // A screen reader announces the answer once it is whole, not every streamed piece of it.
     messages.setAttribute('aria-busy', on ? 'true' : 'false')
     if (!on) typingNote('', 0)
@@ -193,6 +280,40 @@
     }, 500)
   }
 
+  // ---- errors --------------------------------------------------------------------------------------------------
+  function showError(e) {
+    const { li, body } = item('error')
+    li.setAttribute('role', 'alert')
+    body.textContent = e.text
+    const details = document.createElement('details')
+    const summary = document.createElement('summary')
+    summary.textContent = 'Details'
+    const more = document.createElement('p')
+    more.textContent = e.details || 'No details.'
+    const kind = document.createElement('p')
+    kind.className = 'error-type'
+    kind.textContent = `Error type: ${e.error_type}`
+    details.append(summary, more, kind)
+    li.append(details)
+    scrollDown(true)
+  }
+  /**
+   * The server refused something this page asked (a message sent while another answer runs, a stop too late): the
+   * running answer is left alone, and a refused message goes back into the composer unless something new is there.
+   */
+  function refusal(e) {
+    if (e.refused === 'message' && lastSent) {
+      if (!text.value.trim()) text.value = lastSent.text
+      if (!attachments.length && lastSent.attachments.length) {
+        attachments = lastSent.attachments
+        for (const a of attachments) pendingChip(a.name)
+      }
+      lastSent = null
+    }
+    if (e.refused === 'read' || e.refused === 'user_typing') return
+    showError(e)
+  }
+
   // ---- events from the server ------------------------------------------------------------------------------
   const handlers = {
     history(e) {
@@ -202,12 +323,15 @@
       markRead()
     },
     user_message(e) {
+      if (e.sender === me) lastSent = null
       if (!byId(e.message_id)) {
-        const { li, body } = item('user', { id: e.message_id, who: e.display_name, status: 'complete', mine: e.sender === me })
+        const { li, body } = item('user', { id: e.message_id, who: e.display_name, status: 'complete', mine: e.sender === me, time: e.time })
         body.textContent = e.text
         chips(li, e.attachments)
-        scrollDown()
+        // One's own message brings the view back down; someone else's does only if it was following.
+        scrollDown(e.sender === me)
       }
+      if (e.attachments?.length) document.body.dispatchEvent(new CustomEvent('chat-documents-stale'))
       after = e.message_id
       markRead()
     },
@@ -227,7 +351,11 @@
     message(e) {
       // A background task's result is a message of its own, even when it lands while another answer streams.
       if (e.task_id) {
-        if (!byId(e.message_id)) renderMarkdown(item('agent', { id: e.message_id, who: e.agent, status: 'complete' }).body, e.text)
+        if (!byId(e.message_id)) {
+          const { li, body } = item('agent', { id: e.message_id, who: e.agent, status: 'complete' })
+          renderMarkdown(body, e.text)
+          finish(li, body, e.text)
+        }
         scrollDown()
         return
       }
@@ -247,22 +375,10 @@
       busy(false)
     },
     error(e) {
+      if (e.refused) return refusal(e)
       if (streaming) finishStream(undefined, undefined, 'error')
       busy(false)
-      const { li, body } = item('error')
-      li.setAttribute('role', 'alert')
-      body.textContent = e.text
-      const details = document.createElement('details')
-      const summary = document.createElement('summary')
-      summary.textContent = 'Details'
-      const more = document.createElement('p')
-      more.textContent = e.details || 'No details.'
-      const kind = document.createElement('p')
-      kind.className = 'error-type'
-      kind.textContent = `Error type: ${e.error_type}`
-      details.append(summary, more, kind)
-      li.append(details)
-      scrollDown()
+      showError(e)
     },
     notice(e) {
       notice(e.text)
@@ -347,13 +463,14 @@
   composer.addEventListener('submit', (event) => {
     event.preventDefault()
     const words = text.value.trim()
-    if (!words) return
+    if (!words || running) return
     const message = { type: 'message', conversation_id: conversationId, text: words }
     if (attachments.length) message.attachments = attachments.map((a) => a.id)
     if (!send(message)) {
       status.textContent = 'Not connected yet; your message is kept. Try again in a moment.'
       return
     }
+    lastSent = { text: text.value, attachments }
     text.value = ''
     attachments = []
     pending.replaceChildren()
@@ -371,7 +488,38 @@
     send({ type: 'user_typing', conversation_id: conversationId })
   })
   stopButton.addEventListener('click', () => send({ type: 'stop', conversation_id: conversationId }))
+  // Esc stops the running answer from anywhere on the page, unless it closes something else first (a menu, a form).
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || !running || event.defaultPrevented) return
+    if (event.target instanceof Element && event.target.closest('details[open], dialog[open]')) return
+    event.preventDefault()
+    send({ type: 'stop', conversation_id: conversationId })
+  })
+
+  // Copy a code block, or a whole answer as the markdown it was written in.
+  messages.addEventListener('click', async (event) => {
+    const button = event.target instanceof Element ? event.target.closest('button.copy') : null
+    if (!button) return
+    const li = button.closest('li.msg')
+    // A code block's text ends with the newline before its closing fence, which is not part of the code.
+    const what = button.classList.contains('copy-code') ? button.closest('pre')?.querySelector('code')?.textContent?.replace(/\n$/, '') : li?.source
+    if (what === undefined) return
+    try {
+      await navigator.clipboard.writeText(what)
+      button.textContent = 'Copied'
+    } catch {
+      button.textContent = 'Copy failed'
+    }
+    setTimeout(() => (button.textContent = 'Copy'), 2000)
+  })
   document.addEventListener('visibilitychange', markRead)
+
+  function pendingChip(name) {
+    const chip = document.createElement('li')
+    chip.className = 'chip'
+    chip.textContent = name
+    pending.append(chip)
+  }
 
   upload.addEventListener('change', async () => {
     const file = upload.files?.[0]
@@ -388,18 +536,11 @@
       return
     }
     attachments.push({ id: body.id, name: body.filename })
-    const chip = document.createElement('li')
-    chip.className = 'chip'
-    chip.textContent = body.filename
-    pending.append(chip)
-    const list = document.querySelector('#documents ul')
-    const entry = document.createElement('li')
-    entry.dataset.id = body.id
-    entry.textContent = body.filename
-    list?.append(entry)
+    pendingChip(body.filename)
+    document.body.dispatchEvent(new CustomEvent('chat-documents-stale'))
     if (body.notice) notice(body.notice)
   })
 
   connect()
-  scrollDown()
+  scrollDown(true)
 })()

@@ -35,6 +35,7 @@ const HTMX_DIR = join(packageDir('htmx.org'), 'dist')
 const MARKED_DIR = join(packageDir('marked'), 'lib')
 const PURIFY_DIR = join(packageDir('dompurify'), 'dist')
 const CHART_DIR = join(packageDir('chart.js'), 'dist')
+const HIGHLIGHT_DIR = packageDir('@highlightjs/cdn-assets')
 
 declare module 'hono' {
   interface ContextRenderer {
@@ -58,6 +59,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   // The chat renders answers as markdown and sanitizes them in the browser, with these two, served from here.
   app.get('/static/vendor/marked.js', serveStatic({ root: MARKED_DIR, path: 'marked.umd.js', ...aDay }))
   app.get('/static/vendor/purify.js', serveStatic({ root: PURIFY_DIR, path: 'purify.min.js', ...aDay }))
+  // Code in answers is highlighted with highlight.js's browser build; its colours are the theme's (chat.css).
+  app.get('/static/vendor/highlight.js', serveStatic({ root: HIGHLIGHT_DIR, path: 'highlight.min.js', ...aDay }))
   // The usage pages draw their charts with Chart.js, served from here like the others.
   app.get('/static/vendor/chart.js', serveStatic({ root: CHART_DIR, path: 'chart.umd.min.js', ...aDay }))
   // serveStatic refuses `..`, doubled slashes and backslashes before it looks at the disk, but hands a NUL byte to

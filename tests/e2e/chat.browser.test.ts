@@ -116,7 +116,7 @@ async function converse(site: Site, pageA: Page, pageB: Page): Promise<void> {
   expect(await pageA.locator('#typing').textContent()).toBe('')
   await pageA.press('#composer-text', 'Enter')
   await pageB.locator('#messages li.msg-user', { hasText: 'Hello B' }).waitFor()
-  expect(await pageB.locator('#messages li.msg-user', { hasText: 'Hello B' }).locator('.who').textContent()).toBe(a.username)
+  expect(await pageB.locator('#messages li.msg-user', { hasText: 'Hello B' }).locator('.who span').textContent()).toBe(a.username)
   expect(await pageA.locator('#messages li.msg-user.mine', { hasText: 'Hello B' }).count()).toBe(1)
 
   // Without a mention the agent keeps quiet; with one it answers, and both see the answer. Turns are taken one at a

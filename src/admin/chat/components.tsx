@@ -72,12 +72,20 @@ function Attachments({ attachments }: { attachments: Message['attachments'] }) {
   )
 }
 
+/** A moment, in UTC until the page's script says it in the reader's own locale and time zone. */
+export function Time({ iso }: { iso: string }) {
+  return <time datetime={iso}>{iso.slice(0, 16).replace('T', ' ')} UTC</time>
+}
+
 /** One stored message. An agent's answer is markdown, rendered (and sanitized) in the browser like a live one. */
 export function MessageItem({ message, me }: { message: Message; me: string }) {
   const mine = message.role === 'user' && message.sender_id === me
   return (
     <li class={`msg msg-${message.role}${mine ? ' mine' : ''}`} data-id={message.id} data-status={message.status}>
-      {message.role === 'system' ? null : <div class="who">{message.sender_name ?? (message.role === 'agent' ? 'Agent' : 'Someone')}</div>}
+      <div class="who">
+        {message.role === 'system' ? null : <span>{message.sender_name ?? (message.role === 'agent' ? 'Agent' : 'Someone')}</span>}
+        <Time iso={message.created_at} />
+      </div>
       {message.role === 'agent' ? <div class="body md" data-md="">{message.text}</div> : <div class="body text">{message.text}</div>}
       <Attachments attachments={message.attachments ?? []} />
       {message.status === 'aborted' ? <div class="flag">Stopped before the end</div> : null}
@@ -135,9 +143,18 @@ export function Participants({ conversation, participants, me, problem }: Partic
   )
 }
 
-export function DocumentsPanel({ documents }: { documents: ChatDocument[] }) {
+/** The conversation's documents, redrawn (its content, as ConversationList says why) when one is added. */
+export function DocumentsPanel({ conversationId, documents }: { conversationId: string; documents: ChatDocument[] }) {
   return (
-    <section id="documents" class="panel" aria-labelledby="documents-title">
+    <section id="documents" class="panel" aria-labelledby="documents-title" hx-get={`/chat/${conversationId}/documents`} hx-trigger="chat-documents-stale from:body" hx-swap="innerHTML">
+      <Documents documents={documents} />
+    </section>
+  )
+}
+
+export function Documents({ documents }: { documents: ChatDocument[] }) {
+  return (
+    <>
       <h2 id="documents-title">Documents</h2>
       {documents.length === 0 ? <p class="muted">None yet. The agent reads every document of the conversation.</p> : null}
       <ul>
@@ -148,7 +165,7 @@ export function DocumentsPanel({ documents }: { documents: ChatDocument[] }) {
           </li>
         ))}
       </ul>
-    </section>
+    </>
   )
 }
 
@@ -166,13 +183,16 @@ function Composer({ conversationId }: { conversationId: string }) {
           Attach a document
           <input id="upload" type="file" accept=".pdf,.docx,.xlsx,.txt,.csv,application/pdf,text/plain,text/csv" />
         </label>
-        <button type="button" id="stop" class="stop" hidden>
+        <button type="button" id="stop" class="stop" hidden aria-keyshortcuts="Escape">
           Stop
         </button>
         <button type="submit" id="send">
           Send
         </button>
       </div>
+      <p id="composer-hint" class="muted hint">
+        Enter sends, Shift+Enter starts a new line, Esc stops the answer.
+      </p>
     </form>
   )
 }
@@ -180,7 +200,9 @@ function Composer({ conversationId }: { conversationId: string }) {
 export interface ChatView {
   me: string
   conversations: ConversationSummary[]
-  agents: Array<Pick<Schema<'AgentConfigRecord'>, 'id' | 'name'>>
+  agents: Array<Pick<Schema<'AgentConfigRecord'>, 'id' | 'name' | 'description'>>
+  /** The agent the open conversation is with, when it still exists. */
+  agent?: Pick<Schema<'AgentConfigRecord'>, 'id' | 'name' | 'description'>
   conversation?: Conversation
   messages?: Message[]
   participants?: Participant[]
@@ -207,6 +229,58 @@ function NewConversation({ agents }: { agents: ChatView['agents'] }) {
   )
 }
 
+/**
+ * The open conversation's title and who it is with; its creator renames or deletes it here. Both are plain forms
+ * behind a disclosure, so a deletion takes a second, deliberate click and needs no script.
+ */
+function ConversationHeader({ conversation, agent, me, problem }: { conversation: Conversation; agent?: ChatView['agent']; me: string; problem?: string }) {
+  const title = conversation.title || 'New conversation'
+  return (
+    <header class="conversation-header">
+      <div class="agent-badge" aria-hidden="true">
+        {(agent?.name ?? '?').slice(0, 1).toUpperCase()}
+      </div>
+      <div class="conversation-heading">
+        <h1 id="chat-title">{title}</h1>
+        <p id="conversation-agent" class="muted">
+          {agent ? (
+            <>
+              With <strong>{agent.name}</strong>
+              {agent.description ? ` — ${agent.description}` : ''}
+            </>
+          ) : (
+            'Its agent has been removed.'
+          )}
+        </p>
+      </div>
+      {conversation.created_by === me ? (
+        <div class="conversation-tools">
+          <details class="rename">
+            <summary>Rename</summary>
+            <form method="post" action={`/chat/${conversation.id}/rename`}>
+              <label for="conversation-title-input">
+                Title
+                <input id="conversation-title-input" name="title" value={conversation.title} maxlength={300} required />
+              </label>
+              <button type="submit">Save</button>
+            </form>
+          </details>
+          <details class="delete">
+            <summary>Delete</summary>
+            <form method="post" action={`/chat/${conversation.id}/delete`}>
+              <p>Delete “{title}” and all its messages and documents, for everyone in it? This cannot be undone.</p>
+              <button type="submit" class="danger">
+                Delete the conversation
+              </button>
+            </form>
+          </details>
+        </div>
+      ) : null}
+      <Alert text={problem} />
+    </header>
+  )
+}
+
 /** The chat page: the list, the open conversation with its composer, and its people and documents. */
 export function ChatPage({ view }: { view: ChatView }) {
   const { conversation, me } = view
@@ -219,17 +293,22 @@ export function ChatPage({ view }: { view: ChatView }) {
       </aside>
       {conversation ? (
         <section class="chat-main" aria-labelledby="chat-title">
-          <h1 id="chat-title">{conversation.title || 'New conversation'}</h1>
+          <ConversationHeader conversation={conversation} agent={view.agent} me={me} problem={view.problem} />
           <p id="conversation-cost" class="muted">
             {conversation.cost_usd > 0 ? `This conversation has cost USD ${conversation.cost_usd.toFixed(conversation.cost_usd < 0.01 ? 4 : 2)} so far.` : 'This conversation has cost nothing yet.'}{' '}
             <a href="/me/usage">Your usage</a>
           </p>
           <p id="connection" class="muted" role="status"></p>
-          <ol id="messages" aria-live="polite" hx-ignore="">
-            {messages.map((m) => (
-              <MessageItem message={m} me={me} />
-            ))}
-          </ol>
+          <div class="messages-frame">
+            <ol id="messages" aria-live="polite" hx-ignore="" tabindex={0} aria-label="Messages">
+              {messages.map((m) => (
+                <MessageItem message={m} me={me} />
+              ))}
+            </ol>
+            <button type="button" id="jump-latest" class="jump-latest" hidden>
+              Jump to latest ↓
+            </button>
+          </div>
           <p id="typing" class="muted" aria-live="polite"></p>
           <Composer conversationId={conversation.id} />
         </section>
@@ -244,7 +323,7 @@ export function ChatPage({ view }: { view: ChatView }) {
         <aside class="chat-aside" aria-label="About this conversation">
           <PlanPanel conversationId={conversation.id} plan={view.plan} />
           <ParticipantsPanel conversation={conversation} participants={view.participants ?? []} me={me} />
-          <DocumentsPanel documents={view.documents ?? []} />
+          <DocumentsPanel conversationId={conversation.id} documents={view.documents ?? []} />
         </aside>
       ) : null}
     </div>

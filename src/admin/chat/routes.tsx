@@ -4,13 +4,13 @@ import { bodyLimit } from 'hono/body-limit'
 import { isUuid } from '../../models/fields.ts'
 import { problemOf, problemText, type ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
-import { ChatPage, ConversationItems, Participants, type ChatView } from './components.tsx'
+import { ChatPage, ConversationItems, Documents, Participants, type ChatView } from './components.tsx'
 import { PlanContent } from './plan-panel.tsx'
 import type { PlanView } from '../../plans/view.ts'
 
 type Ctx = Context<AdminEnv>
 
-const ASSETS = { scripts: ['/static/vendor/marked.js', '/static/vendor/purify.js', '/static/chat.js'], styles: ['/static/css/chat.css'] }
+const ASSETS = { scripts: ['/static/vendor/marked.js', '/static/vendor/purify.js', '/static/vendor/highlight.js', '/static/chat.js'], styles: ['/static/css/chat.css'] }
 
 /** How many of a conversation's latest messages the page shows; the socket brings the ones after. */
 const SHOWN_MESSAGES = 200
@@ -36,23 +36,28 @@ async function participantsOf(c: Ctx, api: ApiClient, id: string) {
 
 /** Everything the page shows; a conversation the user does not take part in is a 404 page. */
 async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string): Promise<ChatView | undefined> {
-  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name,channels', order: 'name.asc', limit: '500' } } })
+  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name,description,channels', order: 'name.asc', limit: '500' } } })
   // An agent whose web chat channel is off is not offered here (the API refuses it too).
-  const offered = ((await agents).data?.data ?? []).filter((agent) => agent.channels?.webchat?.enabled !== false).map(({ id, name }) => ({ id, name }))
+  const offered = ((await agents).data?.data ?? []).filter((agent) => agent.channels?.webchat?.enabled !== false).map(({ id, name, description }) => ({ id, name, description }))
   const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api), agents: offered, problem }
   if (!id) return view
   const conversation = await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
   if (conversation.response.status === 404) return undefined
-  const [messages, participants, documents, plan] = await Promise.all([
+  const agentId = conversation.data?.agent_id
+  const [messages, participants, documents, plan, agent] = await Promise.all([
     api.as(c).GET('/api/v1/WebchatMessage', { params: { query: { conversation_id: `eq.${id}`, order: 'id.desc', limit: String(SHOWN_MESSAGES) } } }),
     participantsOf(c, api, id),
     api.as(c).GET('/api/v1/WebchatDocument', {
       params: { query: { conversation_id: `eq.${id}`, select: 'id,filename,media_type,size_bytes,truncated', order: 'created_at.asc', limit: '500' } },
     }),
     planOf(c, api, id),
+    // Said even when it is no longer offered (switched off since): the conversation is still with it.
+    offered.find((a) => a.id === agentId) ??
+      (agentId ? api.as(c).GET('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: agentId } } }).then(({ data }) => data && { id: data.id, name: data.name, description: data.description }) : undefined),
   ])
   return {
     ...view,
+    agent,
     conversation: ok(conversation, 'conversation'),
     messages: ok(messages, 'messages').data.reverse(),
     participants,
@@ -96,7 +101,7 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
   app.use('/chat/:id', onlyConversationIds)
 
   app.get('/chat/:id', async (c) => {
-    const view = await chatView(c, api, c.req.param('id'))
+    const view = await chatView(c, api, c.req.param('id'), c.req.query('problem'))
     if (!view) return c.notFound()
     return c.render(<ChatPage view={view} />, { title: view.conversation!.title || 'Chat', assets: ASSETS })
   })
@@ -114,6 +119,31 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
       return c.html(<ConversationItems conversations={await conversationsOf(c, api)} current={isUuid(current) ? current : undefined} />)
     })
   }
+
+  // Renaming and deleting are the creator's (the API says so for anyone else); a refusal comes back in words.
+  app.post('/chat/:id/rename', async (c) => {
+    const id = c.req.param('id')!
+    const title = String((await c.req.parseBody()).title ?? '').trim()
+    const renamed = await api.as(c).PATCH('/api/v1/WebchatConversation/{id}', { params: { path: { id } }, body: { title } })
+    if (renamed.response.status === 404) return c.notFound()
+    return backTo(c, renamed.data ? `/chat/${id}` : `/chat/${id}?${new URLSearchParams({ problem: problemText(renamed, 'Renaming') })}`)
+  })
+
+  app.post('/chat/:id/delete', async (c) => {
+    const id = c.req.param('id')!
+    const deleted = await api.as(c).DELETE('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
+    if (deleted.response.status === 404) return c.notFound()
+    if (deleted.response.status !== 204) return backTo(c, `/chat/${id}?${new URLSearchParams({ problem: problemText(deleted, 'Deleting') })}`)
+    return backTo(c, '/chat')
+  })
+
+  app.get('/chat/:id/documents', async (c) => {
+    const id = c.req.param('id')!
+    if (!isFragment(c)) return backTo(c, `/chat/${id}`)
+    const query = { conversation_id: `eq.${id}`, select: 'id,filename,media_type,size_bytes,truncated', order: 'created_at.asc', limit: '500' }
+    const documents = await api.as(c).GET('/api/v1/WebchatDocument', { params: { query } })
+    return c.html(<Documents documents={ok(documents, 'documents').data} />)
+  })
 
   async function participantsPanel(c: Ctx, id: string, problem?: string) {
     const conversation = (await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })).data

@@ -115,7 +115,7 @@ export function chatSocketHandler(sockets: ChatSockets, api: ApiClient, events: 
         return
       }
       if (admission === 'close') ws.close(1008, 'Too many messages; reload the page.')
-      else if (admission === 'refused') sendError(ws, undefined, 'Too many at once: that was not sent. Wait a moment and try again.', '', 'rate_limited')
+      else if (admission === 'refused') sendError(ws, undefined, 'Too many at once: that was not sent. Wait a moment and try again.', '', 'rate_limited', 'message')
     },
     close(ws) {
       sockets.remove(ws)
@@ -151,13 +151,13 @@ async function receive(ws: ChatSocket, raw: string | Buffer, api: ApiClient, log
   try {
     message = ClientMessage.parse(JSON.parse(String(raw)))
   } catch {
-    return sendError(ws, undefined, 'That message could not be understood.', 'Expected JSON with a type of message, user_typing, stop or read.', 'bad_request')
+    return sendError(ws, undefined, 'That message could not be understood.', 'Expected JSON with a type of message, user_typing, stop or read.', 'bad_request', 'message')
   }
   try {
     await act(ws, message, api)
   } catch (error) {
     log.error('web chat message failed', { type: message.type, error: String((error as Error)?.stack ?? error) })
-    sendError(ws, message.conversation_id, 'The message could not be handled on our side.', '', 'internal_error')
+    sendError(ws, message.conversation_id, 'The message could not be handled on our side.', '', 'internal_error', message.type)
   }
 }
 
@@ -169,42 +169,46 @@ async function act(ws: ChatSocket, message: ClientMessage, api: ApiClient): Prom
     case 'message': {
       if (message.context_prompt !== undefined) {
         const patched = await api.asWho(who).PATCH('/api/v1/WebchatConversation/{id}', { params: { path: { id: conversation_id } }, body: { context_prompt: message.context_prompt } })
-        if (!patched.data) return refused(ws, conversation_id, patched)
+        if (!patched.data) return refused(ws, message.type, conversation_id, patched)
       }
       const body = { conversation_id, text: message.text, ...(message.attachments?.length ? { attachments: message.attachments } : {}) }
       const response = await api.fetchAs(who, 'POST', '/api/chat', { json: body })
-      if (response.status !== 200) return refused(ws, conversation_id, { response, error: await response.json().catch(() => undefined) })
+      if (response.status !== 200) return refused(ws, message.type, conversation_id, { response, error: await response.json().catch(() => undefined) })
       // Everyone in the conversation, this socket too, hears the turn from the bus; the stream is only drained.
       for await (const _ of response.body ?? []) void _
       return
     }
     case 'stop':
-      return checked(ws, conversation_id, await api.asWho(who).POST('/api/chat/abort', { body: { conversation_id } }))
+      return checked(ws, message.type, conversation_id, await api.asWho(who).POST('/api/chat/abort', { body: { conversation_id } }))
     case 'user_typing':
-      return checked(ws, conversation_id, await api.asWho(who).POST('/api/chat/typing', { body: { conversation_id } }))
+      return checked(ws, message.type, conversation_id, await api.asWho(who).POST('/api/chat/typing', { body: { conversation_id } }))
     case 'read':
-      return checked(ws, conversation_id, await api.asWho(who).POST('/api/chat/conversations/{id}/read', { params: { path: { id: conversation_id } } }))
+      return checked(ws, message.type, conversation_id, await api.asWho(who).POST('/api/chat/conversations/{id}/read', { params: { path: { id: conversation_id } } }))
   }
 }
 
 /** A call's answer as the socket judges it: what came back, and the problem when it was refused. */
 type Answered = { response: Response; error?: unknown }
 
-function checked(ws: ChatSocket, conversationId: string, answered: Answered): void {
-  if (answered.response.status >= 300) refused(ws, conversationId, answered)
+function checked(ws: ChatSocket, asked: ClientMessage['type'], conversationId: string, answered: Answered): void {
+  if (answered.response.status >= 300) refused(ws, asked, conversationId, answered)
 }
 
-/** The API refused what the socket asked: the person sees why; an ended session closes the socket (4001). */
-function refused(ws: ChatSocket, conversationId: string, { response, error }: Answered): void {
+/**
+ * The API refused what the socket asked: the person sees why; an ended session closes the socket (4001). The error
+ * says what was refused (`refused`), so that the page tells a message it must give back to its writer from a turn
+ * that failed: a message refused while an answer streams leaves that answer alone.
+ */
+function refused(ws: ChatSocket, asked: ClientMessage['type'], conversationId: string, { response, error }: Answered): void {
   if (response.status === 401) {
     ws.close(4001, 'Your session has ended; sign in again.')
     return
   }
   const problem = problemOf(error)
   const details = (problem.errors ?? []).map((e) => `${e.path}: ${e.message}`).join('; ')
-  sendError(ws, conversationId, problem.detail ?? `The request failed (${response.status}).`, details, problem.code ?? 'error')
+  sendError(ws, conversationId, problem.detail ?? `The request failed (${response.status}).`, details, problem.code ?? 'error', asked)
 }
 
-function sendError(ws: ChatSocket, conversationId: string | undefined, text: string, details: string, errorType: string): void {
-  ws.send(JSON.stringify({ type: 'error', text, details, error_type: errorType, ...(conversationId ? { conversation_id: conversationId } : {}) }))
+function sendError(ws: ChatSocket, conversationId: string | undefined, text: string, details: string, errorType: string, asked?: ClientMessage['type']): void {
+  ws.send(JSON.stringify({ type: 'error', text, details, error_type: errorType, ...(conversationId ? { conversation_id: conversationId } : {}), ...(asked ? { refused: asked } : {}) }))
 }
