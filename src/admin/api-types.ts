@@ -550,8 +550,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s conversations: pinned first, then the latest, with unread counts */
+        /**
+         * The caller’s conversations: pinned first, then the latest, with unread counts
+         * @description Without `archived`, the conversations the caller has not archived; with `archived=true`, those they have. `q` keeps those whose title or a message holds every word given, each as the beginning of a word (full-text search, no stemming: `launc` finds “launch”, `plan` finds “planning”).
+         */
         get: operations["chatConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/conversations/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The whole conversation as a file: Markdown to read, or JSON to process */
+        get: operations["chatExport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3060,11 +3080,21 @@ export interface components {
              */
             participant_id: string;
             pinned_at: string | null;
+            /** @description Set when the caller archived it. */
+            archived_at: string | null;
             shared: boolean;
             /** @description Messages from others since the caller last read the conversation. */
             unread: number;
             last_message_at: string | null;
             created_at: string;
+        };
+        ChatExport: {
+            conversation: {
+                [key: string]: unknown;
+            };
+            messages: {
+                [key: string]: unknown;
+            }[];
         };
         ChatTypingRequest: {
             /** Format: uuid */
@@ -4345,6 +4375,11 @@ export interface components {
              * @description Messages after this are unread for this participant.
              */
             last_read_at: string | null;
+            /**
+             * Format: date-time
+             * @description Set: the conversation is archived for this participant (out of their list until they look among the archived).
+             */
+            archived_at: string | null;
             /** @description Display name of the participant. */
             user_name: string | null;
             /**
@@ -4380,6 +4415,12 @@ export interface components {
              * @default null
              */
             last_read_at?: string | null;
+            /**
+             * Format: date-time
+             * @description Set: the conversation is archived for this participant (out of their list until they look among the archived).
+             * @default null
+             */
+            archived_at?: string | null;
         };
         /** @description A JSON merge patch (RFC 7396): fields present are changed, `null` resets a field to its default. */
         WebchatParticipantPatch: {
@@ -4391,6 +4432,8 @@ export interface components {
             pinned_at?: unknown;
             /** @description Merged into last_read_at (see WebchatParticipantCreate); null resets it. */
             last_read_at?: unknown;
+            /** @description Merged into archived_at (see WebchatParticipantCreate); null resets it. */
+            archived_at?: unknown;
         };
         WebchatMessageList: {
             data: components["schemas"]["WebchatMessage"][];
@@ -8495,7 +8538,12 @@ export interface operations {
     };
     chatConversations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Words to find in titles and messages. */
+                q?: string;
+                /** @description The archived conversations instead of the others. */
+                archived?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8533,6 +8581,94 @@ export interface operations {
             };
             /** @description The caller may not do this. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    chatExport: {
+        parameters: {
+            query?: {
+                format?: "markdown" | "json";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation, sent as an attachment (Content-Disposition) named after its title. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                    "application/json": components["schemas"]["ChatExport"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17508,6 +17644,8 @@ export interface operations {
                 pinned_at?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 last_read_at?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                archived_at?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
                 user_name?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */

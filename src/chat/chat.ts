@@ -13,7 +13,8 @@ import type { ActiveTurns, Reservation } from './active-turns.ts'
 import { LRUCache } from 'lru-cache'
 import { TtlCache } from '../cache.ts'
 import { systemClock } from '../clock.ts'
-import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, type ConversationSummary } from './conversations.ts'
+import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, type ConversationFilter, type ConversationSummary } from './conversations.ts'
+import { titleOf } from './title.ts'
 import type { ChatEvent, FeedEvent } from './events.ts'
 import type { ChatFeed } from './feed.ts'
 import { documentContext } from '../documents/context.ts'
@@ -270,8 +271,8 @@ export class Chat {
   }
 
   /** The caller's conversations, pinned first, with their unread counts. */
-  conversations(actor: Actor): Promise<ConversationSummary[]> {
-    return listConversations(this.deps.db, actor)
+  conversations(actor: Actor, filter?: ConversationFilter): Promise<ConversationSummary[]> {
+    return listConversations(this.deps.db, actor, filter)
   }
 
   /** Everything so far in the conversation counts as read by the caller. */
@@ -352,15 +353,6 @@ export class Chat {
     void this.deps.feed.publish(conversationId, { type: 'typing' }, { toSocket: socket })
     if (streamed) void this.deps.feed.publish(conversationId, { type: 'stream', text: streamed, offset: 0 }, { toSocket: socket })
   }
-}
-
-/** A conversation's title from its first message: the first line, shortened at a word. */
-function titleOf(text: string): string {
-  const line = text.trim().split('\n', 1)[0]!.trim()
-  if (line.length <= 80) return line
-  const cut = line.slice(0, 80)
-  const space = cut.lastIndexOf(' ')
-  return `${space > 40 ? cut.slice(0, space) : cut}…`
 }
 
 /** The answer to a message the agent does not answer: the conversation, and a notice saying why. */

@@ -16,6 +16,7 @@ export interface ConversationSummary {
   /** The caller's own participant row, where their pin lives. */
   participant_id: string
   pinned_at: string | null
+  archived_at: string | null
   shared: boolean
   /** Messages from others (people and the agent) since the caller last read the conversation. */
   unread: number
@@ -26,7 +27,24 @@ export interface ConversationSummary {
 /** How many conversations the list shows: pinned first, then the latest. */
 const LIST_LIMIT = 200
 
-export async function listConversations(db: Executor, actor: Actor): Promise<ConversationSummary[]> {
+export interface ConversationFilter {
+  /** Words the title or a message holds (each as a word's beginning: "launc" finds "launch"). */
+  q?: string
+  /** The archived conversations instead of the others. */
+  archived?: boolean
+}
+
+/**
+ * A full-text query (the 'simple' configuration, as the index has it) in which each word the person typed must begin
+ * a word of the text. Only letters and digits are taken from what they typed, so no input is a syntax error.
+ */
+export function prefixQuery(q: string): string | undefined {
+  const words = (q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 8)
+  return words.length ? words.map((word) => `${word}:*`).join(' & ') : undefined
+}
+
+export async function listConversations(db: Executor, actor: Actor, filter: ConversationFilter = {}): Promise<ConversationSummary[]> {
+  const query = filter.q === undefined ? undefined : prefixQuery(filter.q)
   const rows = await scoped(db, actor)
     .selectFrom(WebchatParticipant)
     .innerJoin('webchat_conversations as c', 'c.id', 'webchat_participants.conversation_id')
@@ -38,6 +56,7 @@ export async function listConversations(db: Executor, actor: Actor): Promise<Con
       'a.name as agent_name',
       'webchat_participants.id as participant_id',
       'webchat_participants.pinned_at',
+      'webchat_participants.archived_at',
       'c.created_at',
       sql<boolean>`(select count(*) from webchat_participants o where o.conversation_id = c.id) > 1`.as('shared'),
       sql<number>`(select count(*) from webchat_messages m where m.conversation_id = c.id and m.role <> 'system'
@@ -46,6 +65,13 @@ export async function listConversations(db: Executor, actor: Actor): Promise<Con
       sql<Date | null>`(select max(m.created_at) from webchat_messages m where m.conversation_id = c.id)`.as('last_message_at'),
     ])
     .where('webchat_participants.user_id', '=', actor.userId)
+    .where('webchat_participants.archived_at', filter.archived ? 'is not' : 'is', null)
+    .$if(query !== undefined, (qb) =>
+      qb.where(
+        sql<boolean>`(to_tsvector('simple', c.title) @@ to_tsquery('simple', ${query})
+          or exists (select 1 from webchat_messages m where m.conversation_id = c.id and to_tsvector('simple', m.text) @@ to_tsquery('simple', ${query})))`,
+      ),
+    )
     .orderBy(sql`webchat_participants.pinned_at desc nulls last`)
     .orderBy(sql`coalesce((select max(m.created_at) from webchat_messages m where m.conversation_id = c.id), c.created_at) desc`)
     .limit(LIST_LIMIT)
@@ -54,6 +80,7 @@ export async function listConversations(db: Executor, actor: Actor): Promise<Con
     ...row,
     unread: Number(row.unread),
     pinned_at: iso(row.pinned_at),
+    archived_at: iso(row.archived_at),
     last_message_at: iso(row.last_message_at),
     created_at: iso(row.created_at)!,
   }))

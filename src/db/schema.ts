@@ -74,6 +74,7 @@ export interface WebchatParticipantsTable extends Stored {
   conversation_id: string
   user_id: string
   pinned_at: Timestamp | null
+  archived_at: Timestamp | null
   /** Messages after this are unread for the participant. */
   last_read_at: Timestamp | null
 }

@@ -85,6 +85,9 @@ export const WebchatParticipant = defineModel({
     user_id: z.uuid(),
     pinned_at: z.iso.datetime({ offset: true }).nullable().default(null),
     last_read_at: z.iso.datetime({ offset: true }).nullable().default(null).openapi({ description: 'Messages after this are unread for this participant.' }),
+    archived_at: z.iso.datetime({ offset: true }).nullable().default(null).openapi({
+      description: 'Set: the conversation is archived for this participant (out of their list until they look among the archived).',
+    }),
   },
   references: { conversation_id: conversation, user_id: companyMember },
   recordRule: (eb, actor, access) => {
@@ -95,9 +98,9 @@ export const WebchatParticipant = defineModel({
   guard: async (_tx, actor, { before, after }) => {
     // Adding someone gives them a seat, not a pin or a read marker chosen for them.
     if (!before && after && after.user_id !== actor.userId) {
-      const chosen = (['pinned_at', 'last_read_at'] as const).filter((field) => after[field] != null)
+      const chosen = (['pinned_at', 'last_read_at', 'archived_at'] as const).filter((field) => after[field] != null)
       if (chosen.length > 0) {
-        throw new ApiError('validation_error', "A participant's pin and read marker are their own to set.", { errors: chosen.map((path) => ({ path, message: 'only its owner sets it' })) })
+        throw new ApiError('validation_error', "A participant's pin, read marker and archive are their own to set.", { errors: chosen.map((path) => ({ path, message: 'only its owner sets it' })) })
       }
     }
     if (!before || !after) return

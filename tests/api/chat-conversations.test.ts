@@ -208,3 +208,73 @@ describe('typing, read markers and colleagues', () => {
     expectProblem(await p().call('GET', '/api/chat/people', { as: null }), 401, 'unauthorized')
   })
 })
+
+describe('finding, archiving and exporting conversations', () => {
+  async function say(as: Principal, conversationId: string, text: string) {
+    expect((await p().call('POST', '/api/v1/WebchatMessage', { json: { conversation_id: conversationId, text }, as })).status).toBe(201)
+  }
+  const idsOf = async (as: Principal, query: string) => (((await p().call("GET", `/api/chat/conversations${query}`, { as })).body as any).data as any[]).map((c) => c.id)
+
+  test('q finds conversations by the beginnings of words in their titles or any message, every word given', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const { id: agentId } = await agent()
+    const [launch, budget, other] = [await conversationOf(a, agentId), await conversationOf(a, agentId), await conversationOf(a, agentId)]
+    await p().call('PATCH', `/api/v1/WebchatConversation/${budget}`, { json: { title: 'Budget for 2027' }, as: a })
+    await say(a, launch, 'The rocket launches on Tuesday from the northern pad.')
+    await say(a, other, 'Nothing to see here.')
+    expect(await idsOf(a, '?q=launch')).toEqual([launch])
+    expect(await idsOf(a, '?q=LAUNC%20tues')).toEqual([launch])
+    expect(await idsOf(a, '?q=launch%20wednesday')).toEqual([])
+    expect(await idsOf(a, '?q=budg')).toEqual([budget])
+    // Punctuation and query syntax are words or nothing, never an error.
+    expect(await idsOf(a, `?q=${encodeURIComponent("launch & !(tues:* | ') \\")}`)).toEqual([launch])
+    expect((await idsOf(a, `?q=${encodeURIComponent('&|!()')}`)).sort()).toEqual([launch, budget, other].sort())
+    // Someone else's conversations are not searched.
+    expect(await idsOf(b, '?q=launch')).toEqual([])
+    expectProblem(await p().call('GET', `/api/chat/conversations?q=${'x'.repeat(201)}`, { as: a }), 400, 'bad_request')
+  })
+
+  test('archiving is each participant’s own: out of their list, listed among the archived, found there by q', async () => {
+    const [a, b] = [await p().createUser(), await p().createUser()]
+    const id = await conversationOf(a, (await agent()).id)
+    await p().call('POST', '/api/v1/WebchatParticipant', { json: { conversation_id: id, user_id: b.userId }, as: a })
+    await say(a, id, 'quarterly numbers')
+    const mine = (await rows(id, a)).find((r) => r.user_id === a.userId)
+    const theirs = (await rows(id, a)).find((r) => r.user_id === b.userId)
+    expectProblem(await p().call('PATCH', `/api/v1/WebchatParticipant/${theirs.id}`, { json: { archived_at: new Date().toISOString() }, as: a }), 403, 'forbidden')
+    expect((await p().call('PATCH', `/api/v1/WebchatParticipant/${mine.id}`, { json: { archived_at: new Date().toISOString() }, as: a })).status).toBe(200)
+    expect(await idsOf(a, '')).not.toContain(id)
+    expect(await idsOf(a, '?archived=true')).toEqual([id])
+    expect(await idsOf(a, '?archived=true&q=quarter')).toEqual([id])
+    expect(await idsOf(b, '')).toContain(id)
+    expectProblem(await p().call('GET', '/api/chat/conversations?archived=maybe', { as: a }), 400, 'bad_request')
+  })
+
+  test('export: the whole conversation as Markdown or JSON, to its participants only', async () => {
+    const [a, outsider] = [await p().createUser(), await p().createUser({ companyId: await p().createCompany() })]
+    const { id: agentId, name } = await agent()
+    const id = await conversationOf(a, agentId)
+    await p().call('PATCH', `/api/v1/WebchatConversation/${id}`, { json: { title: 'Café plans: Q3/Q4' }, as: a })
+    await say(a, id, 'first line\n\n# not a heading of the export')
+    await chatTurn(p(), { conversation_id: id, text: 'and an answer' }, { as: a })
+    const md = await p().call('GET', `/api/chat/conversations/${id}/export`, { as: a })
+    expect(md.status).toBe(200)
+    expect(md.headers.get('content-type')).toBe('text/markdown; charset=utf-8')
+    expect(md.headers.get('content-disposition')).toBe('attachment; filename="Cafe-plans-Q3-Q4.md"')
+    const text = md.body as unknown as string
+    expect(text.startsWith(`# Café plans: Q3/Q4\n\nA conversation with ${name}.`)).toBe(true)
+    expect(text).toContain(`**${a.username}** · `)
+    expect(text).toContain('first line\n\n# not a heading of the export')
+    expect(text).toContain(`**${name}** · `)
+    const json = await p().call('GET', `/api/chat/conversations/${id}/export?format=json`, { as: a })
+    expect(json.headers.get('content-disposition')).toBe('attachment; filename="Cafe-plans-Q3-Q4.json"')
+    expect(json.body.conversation).toMatchObject({ id, title: 'Café plans: Q3/Q4', agent_name: name })
+    expect(json.body.messages.map((m: any) => m.role)).toEqual(['user', 'user', 'agent'])
+    expect(json.body.messages[0]).toMatchObject({ sender_name: a.username, text: 'first line\n\n# not a heading of the export', status: 'complete' })
+    expectProblem(await p().call('GET', `/api/chat/conversations/${id}/export`, { as: outsider }), 404, 'not_found')
+    expectProblem(await p().call('GET', `/api/chat/conversations/${id}/export`, { as: await p().createUser() }), 404, 'not_found')
+    expectProblem(await p().call('GET', `/api/chat/conversations/${id}/export`, { as: null }), 401, 'unauthorized')
+    expectProblem(await p().call('GET', `/api/chat/conversations/${id}/export?format=pdf`, { as: a }), 400, 'bad_request')
+    expectProblem(await p().call('GET', `/api/chat/conversations/${crypto.randomUUID()}/export`, { as: a }), 404, 'not_found')
+  })
+})

@@ -2,7 +2,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import { stream } from 'hono/streaming'
 import type { ApiEnv } from '../../http/env.ts'
 import { WebchatConversation, WebchatMessage } from '../../models/webchat.ts'
-import { abortRoute, chatRoute, colleaguesRoute, conversationsRoute, readRoute, typingRoute } from './routes.ts'
+import { abortRoute, chatRoute, colleaguesRoute, conversationsRoute, exportRoute, readRoute, typingRoute } from './routes.ts'
+import { exportConversation } from '../../chat/export.ts'
 
 /** POST /api/chat and /api/chat/abort: the web chat's turn, for scripts; and what the web chat page needs besides. */
 export function mountChat(app: OpenAPIHono<ApiEnv>): void {
@@ -36,7 +37,18 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(conversationsRoute, async (c) => {
     const { services } = c.var
     const actor = await services.access.authorize(c.var.actor, WebchatConversation, 'list')
-    return c.json({ data: await services.chat.conversations(actor) }, 200)
+    const { q, archived } = c.req.valid('query')
+    return c.json({ data: await services.chat.conversations(actor, { q, archived: archived === 'true' }) }, 200)
+  })
+
+  app.openapi(exportRoute, async (c) => {
+    const { services } = c.var
+    const actor = await services.access.authorize(c.var.actor, WebchatConversation, 'read')
+    const { format } = c.req.valid('query')
+    const exported = await exportConversation(services.db, actor, c.req.valid('param').id, format)
+    c.header('content-disposition', `attachment; filename="${exported.filename}"`)
+    c.header('content-type', format === 'json' ? 'application/json; charset=utf-8' : 'text/markdown; charset=utf-8')
+    return c.body(exported.body, 200) as never
   })
 
   app.openapi(readRoute, async (c) => {

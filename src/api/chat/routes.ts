@@ -71,6 +71,7 @@ const ConversationSummary = z
     agent_name: z.string().nullable(),
     participant_id: z.uuid().openapi({ description: 'The caller’s own WebchatParticipant row: their pin and read marker.' }),
     pinned_at: z.string().nullable(),
+    archived_at: z.string().nullable().openapi({ description: 'Set when the caller archived it.' }),
     shared: z.boolean(),
     unread: z.int().openapi({ description: 'Messages from others since the caller last read the conversation.' }),
     last_message_at: z.string().nullable(),
@@ -83,11 +84,45 @@ export const conversationsRoute = createRoute({
   path: '/api/chat/conversations',
   operationId: 'chatConversations',
   summary: 'The caller’s conversations: pinned first, then the latest, with unread counts',
+  description:
+    'Without `archived`, the conversations the caller has not archived; with `archived=true`, those they have. ' +
+    '`q` keeps those whose title or a message holds every word given, each as the beginning of a word ' +
+    '(full-text search, no stemming: `launc` finds “launch”, `plan` finds “planning”).',
   tags: ['Chat'],
   security: signedIn,
+  request: {
+    query: z.object({
+      q: z.string().max(200).optional().openapi({ description: 'Words to find in titles and messages.' }),
+      archived: z.enum(['true', 'false']).default('false').openapi({ description: 'The archived conversations instead of the others.' }),
+    }),
+  },
   responses: {
     200: { description: 'At most 200 conversations.', content: { 'application/json': { schema: z.object({ data: z.array(ConversationSummary) }) } } },
     ...commonErrors,
+  },
+})
+
+export const exportRoute = createRoute({
+  method: 'get',
+  path: '/api/chat/conversations/{id}/export',
+  operationId: 'chatExport',
+  summary: 'The whole conversation as a file: Markdown to read, or JSON to process',
+  tags: ['Chat'],
+  security: signedIn,
+  request: {
+    params: ConversationId,
+    query: z.object({ format: z.enum(['markdown', 'json']).default('markdown') }),
+  },
+  responses: {
+    200: {
+      description: 'The conversation, sent as an attachment (Content-Disposition) named after its title.',
+      content: {
+        'text/markdown': { schema: z.string() },
+        'application/json': { schema: z.object({ conversation: z.record(z.string(), z.unknown()), messages: z.array(z.record(z.string(), z.unknown())) }).openapi('ChatExport') },
+      },
+    },
+    ...commonErrors,
+    ...notFoundError,
   },
 })
 

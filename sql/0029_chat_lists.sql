@@ -1,0 +1,4 @@
+-- Each person archives a conversation for themselves (like a pin), and finds conversations by the words in them:
+-- full-text search over message text, with the 'simple' configuration (no stemming, so no language is assumed).
+ALTER TABLE webchat_participants ADD COLUMN archived_at timestamptz;
+CREATE INDEX webchat_messages_text_search_idx ON webchat_messages USING gin (to_tsvector('simple', text));
