@@ -88,6 +88,16 @@
   }
   for (const el of document.querySelectorAll('time[datetime]')) showTime(el)
 
+  // ---- Ctrl/Cmd+K searches the conversations, from anywhere on the page ------------------------------------------
+  document.addEventListener('keydown', (event) => {
+    if (event.key.toLowerCase() !== 'k' || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return
+    const search = document.getElementById('chat-search')
+    if (!search) return
+    event.preventDefault()
+    search.focus()
+    search.select()
+  })
+
   // ---- the list, kept fresh on every chat page -----------------------------------------------------------------
   let staleTimer
   function listStale() {

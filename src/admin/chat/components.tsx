@@ -15,6 +15,42 @@ export type ConversationSummary = Answer<'get', '/api/chat/conversations'>['data
 interface ConversationListProps {
   conversations: ConversationSummary[]
   current?: string
+  /** The words the list is searched for, if any. */
+  q?: string
+  /** The archived conversations are listed instead of the others. */
+  archived?: boolean
+}
+
+/** The list's own address, with what it shows: its refreshes keep the search and the view. */
+export function listPath({ current, archived }: Pick<ConversationListProps, 'current' | 'archived'>): string {
+  const query = new URLSearchParams({ ...(current ? { current } : {}), ...(archived ? { archived: 'true' } : {}) })
+  return `/chat/list${query.size ? `?${query}` : ''}`
+}
+
+/** Search (Ctrl/Cmd+K from anywhere on the page), live as one types; a plain GET without scripts. */
+function ConversationSearch({ current, q, archived }: Pick<ConversationListProps, 'current' | 'q' | 'archived'>) {
+  return (
+    <form role="search" method="get" action={current ? `/chat/${current}` : '/chat'} class="chat-search">
+      <label for="chat-search">
+        Search conversations <kbd>Ctrl</kbd>+<kbd>K</kbd>
+      </label>
+      <input
+        id="chat-search"
+        name="q"
+        type="search"
+        value={q ?? ''}
+        maxlength={200}
+        autocomplete="off"
+        aria-keyshortcuts="Control+K Meta+K"
+        aria-controls="conversation-list"
+        hx-get={listPath({ current, archived })}
+        hx-trigger="input changed delay:250ms, search"
+        hx-target="#conversation-list"
+        hx-swap="innerHTML"
+      />
+      {archived ? <input type="hidden" name="archived" value="true" /> : null}
+    </form>
+  )
 }
 
 /**
@@ -24,17 +60,24 @@ interface ConversationListProps {
  */
 export function ConversationList(props: ConversationListProps) {
   return (
-    <nav id="conversation-list" aria-label="Conversations" hx-get={`/chat/list${props.current ? `?current=${props.current}` : ''}`} hx-trigger="chat-list-stale from:body" hx-swap="innerHTML">
-      <ConversationItems {...props} />
-    </nav>
+    <>
+      <ConversationSearch {...props} />
+      <p class="list-view">
+        {props.archived ? <a href="/chat">← Your conversations</a> : <a href="/chat?archived=true">Archived conversations</a>}
+      </p>
+      <nav id="conversation-list" aria-label={props.archived ? 'Archived conversations' : 'Conversations'} hx-get={listPath(props)} hx-include="#chat-search" hx-trigger="chat-list-stale from:body" hx-swap="innerHTML">
+        <ConversationItems {...props} />
+      </nav>
+    </>
   )
 }
 
 /** The list's content: the page's first draw and each redraw. */
-export function ConversationItems({ conversations, current }: ConversationListProps) {
+export function ConversationItems({ conversations, current, q, archived }: ConversationListProps) {
+  const none = q?.trim() ? `No conversation holds “${q.trim()}”.` : archived ? 'Nothing archived.' : 'No conversations yet: choose an agent above and start one.'
   return (
     <>
-      {conversations.length === 0 ? <p class="muted">No conversations yet.</p> : null}
+      {conversations.length === 0 ? <p class="muted">{none}</p> : null}
       <ul>
         {conversations.map((c) => (
           <li class={`conversation${c.id === current ? ' current' : ''}`} data-id={c.id}>
@@ -48,15 +91,33 @@ export function ConversationItems({ conversations, current }: ConversationListPr
               ) : null}
             </a>
             <form method="post" action={`/chat/${c.id}/${c.pinned_at ? 'unpin' : 'pin'}`} hx-post={`/chat/${c.id}/${c.pinned_at ? 'unpin' : 'pin'}`} hx-target="#conversation-list" hx-swap="innerHTML">
-              <input type="hidden" name="current" value={current ?? ''} />
+              <ListState current={current} q={q} archived={archived} />
               <button type="submit" class="pin" aria-pressed={c.pinned_at ? 'true' : 'false'} title={c.pinned_at ? 'Unpin' : 'Pin'}>
                 {c.pinned_at ? '★' : '☆'}
                 <span class="visually-hidden">{c.pinned_at ? `Unpin ${c.title}` : `Pin ${c.title}`}</span>
               </button>
             </form>
+            <form method="post" action={`/chat/${c.id}/${archived ? 'unarchive' : 'archive'}`} hx-post={`/chat/${c.id}/${archived ? 'unarchive' : 'archive'}`} hx-target="#conversation-list" hx-swap="innerHTML">
+              <ListState current={current} q={q} archived={archived} />
+              <button type="submit" class="archive" title={archived ? 'Back to your conversations' : 'Archive'}>
+                <span aria-hidden="true">{archived ? '↩' : '⌫'}</span>
+                <span class="visually-hidden">{archived ? `Unarchive ${c.title || 'New conversation'}` : `Archive ${c.title || 'New conversation'}`}</span>
+              </button>
+            </form>
           </li>
         ))}
       </ul>
+    </>
+  )
+}
+
+/** What a list action redraws the list with: the open conversation, the search and the view. */
+function ListState({ current, q, archived }: Pick<ConversationListProps, 'current' | 'q' | 'archived'>) {
+  return (
+    <>
+      <input type="hidden" name="current" value={current ?? ''} />
+      <input type="hidden" name="q" value={q ?? ''} />
+      <input type="hidden" name="archived" value={archived ? 'true' : ''} />
     </>
   )
 }
@@ -209,6 +270,8 @@ export interface ChatView {
   documents?: ChatDocument[]
   plan?: PlanView
   problem?: string
+  q?: string
+  archived?: boolean
 }
 
 function NewConversation({ agents }: { agents: ChatView['agents'] }) {
@@ -253,6 +316,23 @@ function ConversationHeader({ conversation, agent, me, problem }: { conversation
           )}
         </p>
       </div>
+      <div class="conversation-tools">
+        <details class="export">
+          <summary>Export</summary>
+          <ul>
+            <li>
+              <a href={`/chat/${conversation.id}/export?format=markdown`} download="">
+                Markdown, to read
+              </a>
+            </li>
+            <li>
+              <a href={`/chat/${conversation.id}/export?format=json`} download="">
+                JSON, to process
+              </a>
+            </li>
+          </ul>
+        </details>
+      </div>
       {conversation.created_by === me ? (
         <div class="conversation-tools">
           <details class="rename">
@@ -289,7 +369,7 @@ export function ChatPage({ view }: { view: ChatView }) {
     <div class="chat" data-me={me} data-conversation={conversation?.id ?? ''} data-after={messages.at(-1)?.id ?? ''}>
       <aside class="chat-side" aria-label="Your conversations">
         <NewConversation agents={view.agents} />
-        <ConversationList conversations={view.conversations} current={conversation?.id} />
+        <ConversationList conversations={view.conversations} current={conversation?.id} q={view.q} archived={view.archived} />
       </aside>
       {conversation ? (
         <section class="chat-main" aria-labelledby="chat-title">

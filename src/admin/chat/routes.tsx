@@ -25,8 +25,20 @@ function ok<T>({ data, response }: { data?: T; response: Response }, what: strin
   return data
 }
 
-async function conversationsOf(c: Ctx, api: ApiClient) {
-  return ok(await api.as(c).GET('/api/chat/conversations'), 'GET /api/chat/conversations').data
+/** What the list shows: the search and the view, from the query (a page, a refresh) or a list action's form. */
+interface ListView {
+  q?: string
+  archived?: boolean
+}
+
+function listViewOf(values: Record<string, unknown>): ListView {
+  const q = typeof values.q === 'string' ? values.q.trim().slice(0, 200) : ''
+  return { q: q || undefined, archived: values.archived === 'true' }
+}
+
+async function conversationsOf(c: Ctx, api: ApiClient, { q, archived }: ListView = {}) {
+  const query = { ...(q ? { q } : {}), archived: archived ? ('true' as const) : ('false' as const) }
+  return ok(await api.as(c).GET('/api/chat/conversations', { params: { query } }), 'GET /api/chat/conversations').data
 }
 
 async function participantsOf(c: Ctx, api: ApiClient, id: string) {
@@ -35,11 +47,11 @@ async function participantsOf(c: Ctx, api: ApiClient, id: string) {
 }
 
 /** Everything the page shows; a conversation the user does not take part in is a 404 page. */
-async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string): Promise<ChatView | undefined> {
+async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string, list: ListView = listViewOf(c.req.query())): Promise<ChatView | undefined> {
   const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name,description,channels', order: 'name.asc', limit: '500' } } })
   // An agent whose web chat channel is off is not offered here (the API refuses it too).
   const offered = ((await agents).data?.data ?? []).filter((agent) => agent.channels?.webchat?.enabled !== false).map(({ id, name, description }) => ({ id, name, description }))
-  const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api), agents: offered, problem }
+  const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api, list), agents: offered, problem, ...list }
   if (!id) return view
   const conversation = await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
   if (conversation.response.status === 404) return undefined
@@ -94,7 +106,8 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
 
   app.get('/chat/list', async (c) => {
     const current = c.req.query('current')
-    return c.html(<ConversationItems conversations={await conversationsOf(c, api)} current={current && isUuid(current) ? current : undefined} />)
+    const list = listViewOf(c.req.query())
+    return c.html(<ConversationItems conversations={await conversationsOf(c, api, list)} current={current && isUuid(current) ? current : undefined} {...list} />)
   })
 
   app.use('/chat/:id/*', onlyConversationIds)
@@ -106,19 +119,34 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     return c.render(<ChatPage view={view} />, { title: view.conversation!.title || 'Chat', assets: ASSETS })
   })
 
-  // The pin is the caller's own participant row, found in their list.
-  for (const action of ['pin', 'unpin'] as const) {
+  // The pin and the archive mark are the caller's own participant row, found in the list they were shown.
+  const marks = { pin: { pinned_at: true }, unpin: { pinned_at: false }, archive: { archived_at: true }, unarchive: { archived_at: false } } as const
+  for (const [action, mark] of Object.entries(marks)) {
     app.post(`/chat/:id/${action}`, async (c) => {
       const id = c.req.param('id')!
-      const mine = (await conversationsOf(c, api)).find((conversation) => conversation.id === id)
+      const form = await c.req.parseBody()
+      const list = listViewOf(form)
+      const mine = (await conversationsOf(c, api, { archived: list.archived })).find((conversation) => conversation.id === id)
       if (!mine) return c.notFound()
-      const pinned = await api.as(c).PATCH('/api/v1/WebchatParticipant/{id}', { params: { path: { id: mine.participant_id } }, body: { pinned_at: action === 'pin' ? new Date().toISOString() : null } })
-      ok(pinned, 'pinning')
-      const current = String((await c.req.parseBody()).current ?? '')
+      const [field, on] = Object.entries(mark)[0] as ['pinned_at' | 'archived_at', boolean]
+      const marked = await api.as(c).PATCH('/api/v1/WebchatParticipant/{id}', { params: { path: { id: mine.participant_id } }, body: { [field]: on ? new Date().toISOString() : null } })
+      ok(marked, action)
+      const current = String(form.current ?? '')
       if (!isFragment(c)) return backTo(c, isUuid(current) ? `/chat/${current}` : '/chat')
-      return c.html(<ConversationItems conversations={await conversationsOf(c, api)} current={isUuid(current) ? current : undefined} />)
+      return c.html(<ConversationItems conversations={await conversationsOf(c, api, list)} current={isUuid(current) ? current : undefined} {...list} />)
     })
   }
+
+  // The export is the API's, passed on with its file name; the browser saves it.
+  app.get('/chat/:id/export', async (c) => {
+    const format = c.req.query('format') === 'json' ? 'json' : 'markdown'
+    const response = await api.fetchAs(api.credentials(c), 'GET', `/api/chat/conversations/${c.req.param('id')}/export?format=${format}`)
+    if (response.status === 404) return c.notFound()
+    const headers = new Headers({ 'content-type': response.headers.get('content-type') ?? 'application/octet-stream' })
+    const disposition = response.headers.get('content-disposition')
+    if (disposition) headers.set('content-disposition', disposition)
+    return new Response(response.body, { status: response.status, headers })
+  })
 
   // Renaming and deleting are the creator's (the API says so for anyone else); a refusal comes back in words.
   app.post('/chat/:id/rename', async (c) => {
