@@ -88,12 +88,21 @@
   }
   for (const el of document.querySelectorAll('time[datetime]')) showTime(el)
 
+  // ---- on a phone, the list is a drawer -------------------------------------------------------------------------
+  const listToggle = document.getElementById('list-toggle')
+  listToggle?.addEventListener('click', () => {
+    const open = root.classList.toggle('list-open')
+    listToggle.setAttribute('aria-expanded', String(open))
+    if (open) document.getElementById('chat-search')?.focus()
+  })
+
   // ---- Ctrl/Cmd+K searches the conversations, from anywhere on the page ------------------------------------------
   document.addEventListener('keydown', (event) => {
     if (event.key.toLowerCase() !== 'k' || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return
     const search = document.getElementById('chat-search')
     if (!search) return
     event.preventDefault()
+    if (!root.classList.contains('list-open')) listToggle?.click()
     search.focus()
     search.select()
   })
@@ -225,7 +234,7 @@
   let renderQueued = false
   function ensureStream(agent) {
     if (!streaming) {
-      const { li, body } = item('agent', { who: agent || 'Agent' })
+      const { li, body } = item('agent', { who: agent || root.dataset.agent || 'Agent' })
       li.classList.add('streaming')
       streaming = { li, body, text: '' }
     }

@@ -28,6 +28,7 @@ import { hasThemeLogo, mountTheme } from './theme.ts'
 import { PageRefusal } from './console/routes.tsx'
 import type { WebChat } from './chat/index.ts'
 import { Alert } from './components/feedback.tsx'
+import { standing } from './components/layout.tsx'
 
 const STATIC_DIR = join(import.meta.dir, '..', '..', 'static')
 const packageDir = (name: string) => dirname(Bun.fileURLToPath(import.meta.resolve(`${name}/package.json`)))
@@ -115,6 +116,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   })
 
   app.get('/', async (c) => {
+    // A member's home is the chat: the overview is about running the company, which is not theirs to do.
+    if (standing(c.get('me')) === 'member') return c.redirect('/chat', 303)
     const counts = await Promise.all(
       [...services.models.keys()].map(async (model) => {
         const { status, body } = await api.call(c, 'GET', `/api/v1/${model}?limit=1&select=id&count=exact`)

@@ -366,8 +366,12 @@ export function ChatPage({ view }: { view: ChatView }) {
   const { conversation, me } = view
   const messages = view.messages ?? []
   return (
-    <div class="chat" data-me={me} data-conversation={conversation?.id ?? ''} data-after={messages.at(-1)?.id ?? ''}>
-      <aside class="chat-side" aria-label="Your conversations">
+    <div class={`chat${conversation ? '' : ' list-open'}`} data-me={me} data-agent={view.agent?.name ?? ''} data-conversation={conversation?.id ?? ''} data-after={messages.at(-1)?.id ?? ''}>
+      {/* On a phone the list is a drawer this opens and closes (see chat.css); wider, both are always shown. */}
+      <button type="button" id="list-toggle" class="list-toggle" aria-expanded={conversation ? 'false' : 'true'} aria-controls="chat-side">
+        Conversations
+      </button>
+      <aside id="chat-side" class="chat-side" aria-label="Your conversations">
         <NewConversation agents={view.agents} />
         <ConversationList conversations={view.conversations} current={conversation?.id} q={view.q} archived={view.archived} />
       </aside>

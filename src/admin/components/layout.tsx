@@ -5,27 +5,61 @@ import { API_MAJOR, VERSION } from '../../version.ts'
 
 type Standing = 'member' | 'admin' | 'superadmin'
 
-/** Pages by the least standing that can use them; the API decides in the end, this only keeps the menu honest. */
-const NAV: Array<{ href: string; label: string; for: Standing }> = [
-  { href: '/', label: 'Overview', for: 'member' },
-  { href: '/chat', label: 'Chat', for: 'member' },
-  { href: '/agents', label: 'Agents', for: 'member' },
-  { href: '/mcp-servers', label: 'MCP servers', for: 'member' },
-  { href: '/permissions', label: 'Permissions', for: 'admin' },
-  { href: '/runners', label: 'Runners', for: 'admin' },
-  { href: '/plugins', label: 'Plugins', for: 'member' },
-  { href: '/vault', label: 'Vault', for: 'member' },
-  { href: '/usage', label: 'Usage', for: 'member' },
-  { href: '/budgets', label: 'Budgets', for: 'admin' },
-  { href: '/users', label: 'Users', for: 'admin' },
-  { href: '/audit', label: 'Audit trail', for: 'admin' },
-  { href: '/companies', label: 'Companies', for: 'member' },
-  { href: '/mcp-commands', label: 'MCP programs', for: 'superadmin' },
-  { href: '/model-acls', label: 'Model permissions', for: 'superadmin' },
-  { href: '/system-config', label: 'System settings', for: 'superadmin' },
+interface NavItem {
+  href: string
+  label: string
+  /** The least standing that can use the page; the API decides in the end, this only keeps the menu honest. */
+  for: Standing
+}
+
+/** The console's pages in groups, each offered only to whoever can use it; a group with nothing to offer is left out. */
+const NAV: Array<{ label: string; items: NavItem[] }> = [
+  { label: 'Chat', items: [{ href: '/chat', label: 'Chat', for: 'member' }] },
+  {
+    label: 'Agents',
+    items: [
+      { href: '/agents', label: 'Agents', for: 'member' },
+      { href: '/runners', label: 'Runners', for: 'admin' },
+      { href: '/plugins', label: 'Plugins', for: 'admin' },
+    ],
+  },
+  {
+    label: 'Tools',
+    items: [
+      { href: '/mcp-servers', label: 'MCP servers', for: 'member' },
+      { href: '/permissions', label: 'Permissions', for: 'admin' },
+      { href: '/mcp-commands', label: 'MCP programs', for: 'superadmin' },
+    ],
+  },
+  {
+    label: 'People',
+    items: [
+      { href: '/users', label: 'Users', for: 'admin' },
+      { href: '/companies', label: 'Companies', for: 'admin' },
+      { href: '/model-acls', label: 'Model permissions', for: 'superadmin' },
+    ],
+  },
+  {
+    label: 'Platform',
+    items: [
+      { href: '/', label: 'Overview', for: 'admin' },
+      { href: '/usage', label: 'Usage', for: 'member' },
+      { href: '/budgets', label: 'Budgets', for: 'admin' },
+      { href: '/audit', label: 'Audit trail', for: 'admin' },
+      { href: '/vault', label: 'Vault', for: 'member' },
+      { href: '/system-config', label: 'System settings', for: 'superadmin' },
+    ],
+  },
 ]
 
-function standing(me: Me): Standing {
+/** The menu as `me` sees it. */
+export function menuOf(me: Me): Array<{ label: string; items: NavItem[] }> {
+  const rank = RANK[standing(me)]
+  return NAV.map((group) => ({ ...group, items: group.items.filter((item) => RANK[item.for] <= rank) })).filter((group) => group.items.length > 0)
+}
+
+/** What `me` may use of the console: members chat and see their own things; admins run their company. */
+export function standing(me: Me): Standing {
   if (me.user.is_superadmin) return 'superadmin'
   return me.role === 'admin' || me.role === 'owner' ? 'admin' : 'member'
 }
@@ -57,7 +91,7 @@ export interface PageAssets {
  * overrides the console's colours; it is served at a fixed address that always holds the active theme.
  */
 export function Layout({ title, apiBaseUrl, me, display = { name: 'Switchboard', banner: '' }, assets = {}, logo, path = '', children }: { title: string; apiBaseUrl: string; me?: Me; display?: Display; assets?: PageAssets; logo?: boolean; path?: string; children?: Child }) {
-  const mine = me ? NAV.filter((item) => RANK[item.for] <= RANK[standing(me)]) : []
+  const groups = me ? menuOf(me) : []
   return (
     <html lang="en">
       <head>
@@ -71,6 +105,7 @@ export function Layout({ title, apiBaseUrl, me, display = { name: 'Switchboard',
         ))}
         <link rel="stylesheet" href="/static/theme.css" />
         <script src="/static/htmx.min.js" defer></script>
+        <script src="/static/menu.js" defer></script>
         {(assets.scripts ?? []).map((src) => (
           <script src={src} defer></script>
         ))}
@@ -85,12 +120,32 @@ export function Layout({ title, apiBaseUrl, me, display = { name: 'Switchboard',
             {display.name}
           </a>
           {me ? (
-            <nav aria-label="Console">
-              {mine.map((item) => (
-                <a href={item.href} aria-current={current(item.href, path) ? 'page' : undefined}>
-                  {item.label}
-                </a>
-              ))}
+            <button type="button" id="menu-toggle" class="menu-toggle" aria-expanded="false" aria-controls="site-nav">
+              Menu
+            </button>
+          ) : null}
+          {me ? (
+            <nav id="site-nav" class="site-nav" aria-label="Console">
+              {groups.map((group) =>
+                group.items.length === 1 && group.items[0]!.label === group.label ? (
+                  <a href={group.items[0]!.href} aria-current={current(group.items[0]!.href, path) ? 'page' : undefined}>
+                    {group.label}
+                  </a>
+                ) : (
+                  <details class="nav-group">
+                    <summary class={group.items.some((item) => current(item.href, path)) ? 'here' : undefined}>{group.label}</summary>
+                    <ul>
+                      {group.items.map((item) => (
+                        <li>
+                          <a href={item.href} aria-current={current(item.href, path) ? 'page' : undefined}>
+                            {item.label}
+                          </a>
+                        </li>
+                      ))}
+                    </ul>
+                  </details>
+                ),
+              )}
               <a href={`${apiBaseUrl}/api/docs`}>API docs</a>
             </nav>
           ) : null}
