@@ -2,3 +2,5 @@
 -- full-text search over message text, with the 'simple' configuration (no stemming, so no language is assumed).
 ALTER TABLE webchat_participants ADD COLUMN archived_at timestamptz;
 CREATE INDEX webchat_messages_text_search_idx ON webchat_messages USING gin (to_tsvector('simple', text));
+-- The console's overview counts a company's messages of the day.
+CREATE INDEX webchat_messages_company_time_idx ON webchat_messages (company_id, created_at);

@@ -70,23 +70,13 @@
     if (el.closest('li.msg-agent')) finish(el.closest('li'), el, source)
   }
 
-  // ---- times, in the reader's own locale and zone ------------------------------------------------------------------
-  const sameDay = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
-  const otherDay = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-  const exact = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' })
-  function showTime(el) {
-    const at = new Date(el.getAttribute('datetime'))
-    if (Number.isNaN(at.getTime())) return
-    el.textContent = (at.toDateString() === new Date().toDateString() ? sameDay : otherDay).format(at)
-    el.title = exact.format(at)
-  }
+  // ---- times: said in the reader's locale and zone by the page's own script (page.js) --------------------------------
   function timeElement(iso) {
     const el = document.createElement('time')
     el.setAttribute('datetime', iso)
-    showTime(el)
+    window.showTime?.(el)
     return el
   }
-  for (const el of document.querySelectorAll('time[datetime]')) showTime(el)
 
   // ---- on a phone, the list is a drawer -------------------------------------------------------------------------
   const listToggle = document.getElementById('list-toggle')

@@ -808,6 +808,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Is everything all right? The company’s day at a glance
+         * @description For the company’s admins: today’s turns and failures, active conversations, channel queues and failures, background tasks and open breakers.
+         */
+        get: operations["getOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/chat/documents": {
         parameters: {
             query?: never;
@@ -3352,6 +3372,46 @@ export interface components {
             lifted_until: string | null;
             /** @description Turns and tool calls are refused now. */
             refusing: boolean;
+        };
+        Overview: {
+            /** @description The start of the day (UTC) the day’s figures count from. */
+            since: string;
+            /** @description Answers agents gave today, in the web chat and on the channels. */
+            turns: number;
+            /** @description Of those, answers that failed. */
+            failed_turns: number;
+            /** @description Conversations with a message in the last 24 hours. */
+            active_conversations: number;
+            channels: {
+                /** @description Messages from the platforms not answered yet. */
+                waiting_inbound: number;
+                /** @description Replies not delivered yet. */
+                waiting_replies: number;
+                /** @description Deliveries and replies that failed for good today. */
+                failed: number;
+                /** @description The latest five of them. */
+                latest_failures: components["schemas"]["ChannelFailure"][];
+            };
+            background_tasks: {
+                running: number;
+                /** @description Failed or interrupted today. */
+                failed: number;
+            };
+            /** @description MCP servers whose circuit breaker is open on the process that answered. */
+            breakers_open: string[];
+        };
+        ChannelFailure: {
+            /** Format: uuid */
+            agent_id: string;
+            agent_name: string;
+            platform: string;
+            /**
+             * @description A message from the platform that could not be answered, or a reply that could not be sent.
+             * @enum {string}
+             */
+            direction: "inbound" | "reply";
+            error: string;
+            at: string;
         };
         /** @description A document uploaded to a conversation with POST /api/chat/documents, and the text the platform extracted from it. Only its filename can be changed here; it cannot be created here. */
         UploadedDocument: components["schemas"]["WebchatDocument"] & {
@@ -9843,6 +9903,98 @@ export interface operations {
             };
             /** @description The caller may not do this. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -11,12 +11,12 @@ import { requestIds } from '../http/request-id.ts'
 import { requestLog } from '../http/request-log.ts'
 import { PAGE_POLICY, securityHeaders } from '../http/security-headers.ts'
 import type { Services } from '../services.ts'
-import type { ApiClient } from './api-client.ts'
+import { problemText, type ApiClient } from './api-client.ts'
 import { Layout, type PageAssets } from './components/layout.tsx'
 import type { AdminEnv } from './context.ts'
 import { LoginPage } from './pages/login.tsx'
 import { ResetPasswordPage } from './pages/reset-password.tsx'
-import { Overview } from './pages/overview.tsx'
+import { Health, Overview } from './pages/overview.tsx'
 import { CONSOLE_PAGES, mountConsole } from './console/index.ts'
 import { mountAvatarFiles } from './portal/avatar-files.ts'
 import { mountPortal } from './portal/routes.tsx'
@@ -125,7 +125,9 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
         return { model, count }
       }),
     )
-    return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} pages={CONSOLE_PAGES} />, { title: 'Overview' })
+    const [figures, budgets] = await Promise.all([api.as(c).GET('/api/overview'), api.as(c).GET('/api/usage/budgets')])
+    const health = figures.data ? <Health figures={figures.data} budgets={budgets.data?.data ?? []} /> : <Alert text={problemText(figures, 'Reading the overview')} />
+    return c.render(<Overview counts={counts} apiBaseUrl={apiBaseUrl} pages={CONSOLE_PAGES} health={health} />, { title: 'Overview' })
   })
   mountConsole(app, api)
   mountConnections(app, api)

@@ -29,6 +29,7 @@ import { mountEmailChange } from './me/email.ts'
 import { mountMe } from './me/index.ts'
 import { mountPlans } from './plans/index.ts'
 import { mountUsage } from './usage/index.ts'
+import { mountOverview } from './overview/index.ts'
 import { mountVersion } from './version/index.ts'
 import { deprecationHeaders } from './deprecations.ts'
 import { VERSION } from '../version.ts'
@@ -122,6 +123,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountTasks(app)
   mountPlans(app)
   mountUsage(app)
+  mountOverview(app)
   mountDocuments(app)
   mountAgents(app)
   mountChannels(app)

@@ -105,7 +105,7 @@ export function Layout({ title, apiBaseUrl, me, display = { name: 'Switchboard',
         ))}
         <link rel="stylesheet" href="/static/theme.css" />
         <script src="/static/htmx.min.js" defer></script>
-        <script src="/static/menu.js" defer></script>
+        <script src="/static/page.js" defer></script>
         {(assets.scripts ?? []).map((src) => (
           <script src={src} defer></script>
         ))}
