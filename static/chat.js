@@ -212,6 +212,8 @@
     }
     const { li, body } = item(m.role, { id: m.id, who: m.role === 'system' ? '' : m.sender_name, status: m.status, mine: m.sender_id === me, time: m.created_at })
     if (m.role === 'agent') {
+      li.dataset.group = m.version_of || m.id
+      if (m.superseded_at) li.dataset.superseded = ''
       renderMarkdown(body, m.text)
       finish(li, body, m.text)
     } else body.textContent = m.text
@@ -275,6 +277,7 @@
     // One turn at a time per conversation: Send waits for this one (what is typed stays typed meanwhile).
     sendButton.disabled = on
     sendButton.title = on ? 'Wait for the answer, or stop it' : ''
+    offerActions()
     // A screen reader announces the answer once it is whole, not every streamed piece of it.
     messages.setAttribute('aria-busy', on ? 'true' : 'false')
     if (!on) typingNote('', 0)
@@ -287,6 +290,118 @@
     readTimer = setTimeout(() => {
       if (document.visibilityState === 'visible') send({ type: 'read', conversation_id: conversationId })
     }, 500)
+  }
+
+  // ---- versions of an answer, and answering again -------------------------------------------------------------------
+  // A regenerated answer is a version of the group's first (data-group); the latest shows, with a pager to flip back.
+  function arrangeVersions() {
+    const groups = new Map()
+    for (const li of messages.querySelectorAll('li.msg-agent[data-group]')) {
+      if (!groups.has(li.dataset.group)) groups.set(li.dataset.group, [])
+      groups.get(li.dataset.group).push(li)
+    }
+    for (const versions of groups.values()) {
+      const current = versions.find((li) => !('superseded' in li.dataset)) ?? versions.at(-1)
+      for (const li of versions) {
+        li.hidden = li !== current
+        li.versions = versions
+        pager(li)
+      }
+    }
+  }
+  function pager(li) {
+    li.querySelector(':scope > .msg-actions .versions')?.remove()
+    const versions = li.versions
+    if (!versions || versions.length < 2) return
+    const at = versions.indexOf(li)
+    const box = document.createElement('span')
+    box.className = 'versions'
+    const step = (by, label, symbol) => {
+      const button = document.createElement('button')
+      button.type = 'button'
+      button.textContent = symbol
+      button.setAttribute('aria-label', label)
+      button.disabled = !versions[at + by]
+      button.addEventListener('click', () => {
+        const other = versions[at + by]
+        li.hidden = true
+        other.hidden = false
+        other.querySelector('.versions button:not(:disabled)')?.focus()
+      })
+      return button
+    }
+    const where = document.createElement('span')
+    where.textContent = `${at + 1} / ${versions.length}`
+    where.setAttribute('aria-label', `version ${at + 1} of ${versions.length}`)
+    box.append(step(-1, 'Earlier version', '‹'), where, step(1, 'Later version', '›'))
+    li.querySelector(':scope > .msg-actions')?.prepend(box)
+  }
+  /** The conversation's last question and answer, when the question is this person's: what may be edited or answered again. */
+  function lastExchange() {
+    const shown = [...messages.querySelectorAll('li.msg-user, li.msg-agent')].filter((li) => !li.hidden && li.dataset.id)
+    const [question, answer] = shown.slice(-2)
+    return question?.classList.contains('mine') && answer?.classList.contains('msg-agent') ? { question, answer } : undefined
+  }
+  function offerActions() {
+    for (const el of messages.querySelectorAll('.regenerate, .edit')) el.remove()
+    const last = lastExchange()
+    if (!last || running) return
+    const again = document.createElement('button')
+    again.type = 'button'
+    again.className = 'regenerate'
+    again.textContent = last.answer.dataset.status === 'complete' ? 'Regenerate' : 'Retry'
+    again.addEventListener('click', () => send({ type: 'regenerate', conversation_id: conversationId }))
+    last.answer.querySelector(':scope > .msg-actions')?.append(again)
+    const edit = document.createElement('button')
+    edit.type = 'button'
+    edit.className = 'edit'
+    edit.textContent = 'Edit'
+    edit.addEventListener('click', () => editQuestion(last.question))
+    let actions = last.question.querySelector(':scope > .msg-actions')
+    if (!actions) {
+      actions = document.createElement('div')
+      actions.className = 'msg-actions'
+      last.question.append(actions)
+    }
+    actions.append(edit)
+  }
+  /** The question becomes a small form: saved, it is changed for everyone and answered again. */
+  function editQuestion(li) {
+    const body = li.querySelector('.body')
+    const form = document.createElement('form')
+    form.className = 'edit-form'
+    const box = document.createElement('textarea')
+    box.value = body.textContent
+    box.rows = 3
+    box.setAttribute('aria-label', 'Your question, edited')
+    const save = document.createElement('button')
+    save.type = 'submit'
+    save.textContent = 'Save and answer again'
+    const cancel = document.createElement('button')
+    cancel.type = 'button'
+    cancel.textContent = 'Cancel'
+    form.append(box, save, cancel)
+    body.hidden = true
+    body.after(form)
+    box.focus()
+    const close = () => {
+      form.remove()
+      body.hidden = false
+    }
+    cancel.addEventListener('click', close)
+    form.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') {
+        event.preventDefault()
+        event.stopPropagation()
+        close()
+      }
+    })
+    form.addEventListener('submit', (event) => {
+      event.preventDefault()
+      const edited = box.value.trim()
+      if (!edited) return
+      if (send({ type: 'regenerate', conversation_id: conversationId, text: edited })) close()
+    })
   }
 
   // ---- errors --------------------------------------------------------------------------------------------------
@@ -327,6 +442,8 @@
   const handlers = {
     history(e) {
       for (const m of e.messages) showStored(m)
+      arrangeVersions()
+      offerActions()
       if (e.messages.length) after = e.messages.at(-1).id
       scrollDown()
       markRead()
@@ -342,6 +459,7 @@
       }
       if (e.attachments?.length) document.body.dispatchEvent(new CustomEvent('chat-documents-stale'))
       after = e.message_id
+      offerActions()
       markRead()
     },
     typing() {
@@ -370,6 +488,12 @@
       }
       if (streaming) finishStream(e.message_id, e.text, 'complete')
       else showStored({ id: e.message_id, role: 'agent', text: e.text, status: 'complete', sender_name: e.agent })
+      const answer = byId(e.message_id)
+      if (answer) {
+        answer.dataset.group = e.version_of || e.message_id
+        for (const li of messages.querySelectorAll(`li.msg-agent[data-group="${CSS.escape(answer.dataset.group)}"]`)) if (li !== answer) li.dataset.superseded = ''
+        arrangeVersions()
+      }
       after = e.message_id
       busy(false)
       scrollDown()
@@ -391,6 +515,10 @@
     },
     notice(e) {
       notice(e.text)
+    },
+    user_message_edited(e) {
+      const body = byId(e.message_id)?.querySelector('.body')
+      if (body) body.textContent = e.text
     },
     user_typing(e) {
       typingNote(`${e.display_name} is typing…`)
@@ -550,6 +678,8 @@
     if (body.notice) notice(body.notice)
   })
 
+  arrangeVersions()
+  offerActions()
   connect()
   scrollDown(true)
 })()

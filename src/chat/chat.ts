@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { AgentSupervisor } from '../agents/supervisor.ts'
 import type { Actor } from '../auth/actor.ts'
 import { ApiError } from '../errors.ts'
@@ -19,7 +20,7 @@ import type { ChatEvent, FeedEvent } from './events.ts'
 import type { ChatFeed } from './feed.ts'
 import { documentContext } from '../documents/context.ts'
 import { mentions } from './mention.ts'
-import { history, insertMessage } from './messages.ts'
+import { history, insertMessage, lastExchange } from './messages.ts'
 import { runTurn, type Turn, type TurnDeps } from './turn.ts'
 
 export interface TurnRequest {
@@ -173,6 +174,42 @@ export class Chat {
       throw error
     })
     return this.#run({ actor, agent, conversation, history: earlier, documents, text, notices, message: { id: said.message_id, attachments }, signal: controller.signal }, controller)
+  }
+
+  /**
+   * Answers the conversation's latest question again, edited first when `text` is given (only its writer may): the
+   * new answer is a version of the latest one, which stays for people to flip back to but leaves what the model reads.
+   */
+  async regenerate(actor: Actor, request: { conversation_id: string; text?: string }, door: Door = 'web'): Promise<StartedTurn> {
+    const { db, turns, budgets, drain, feed } = this.deps
+    drain.refuse('turns')
+    const { record: conversation } = await getRecord(db, actor, WebchatConversation, request.conversation_id.toLowerCase())
+    if (!conversation.agent_id) throw new ApiError('conflict', 'This conversation has no agent any more (it was deleted).')
+    const { record: agent } = await getRecord(db, actor, AgentConfigRecord, conversation.agent_id)
+    if (!agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
+    if (door === 'web' && agent.channels.webchat?.enabled === false) {
+      throw new ApiError('conflict', `${agent.name} does not take conversations in the web chat (its web chat channel is switched off).`)
+    }
+    const notices = await budgets.admit(actor)
+    // Under the conversation's turn lock: what is the latest exchange cannot change while it is answered again.
+    const controller = await turns.start(conversation.id, actor.userId)
+    try {
+      const last = await lastExchange(db, conversation.id)
+      if (!last) throw new ApiError('conflict', 'There is nothing to answer again: the conversation does not end with an answer to a question.')
+      if (last.question.sender_id !== actor.userId) throw new ApiError('forbidden', 'Only who asked the question has it answered again or edits it.')
+      let text = last.question.text
+      if (request.text !== undefined && request.text !== text) {
+        text = request.text
+        await db.updateTable('webchat_messages').set({ text, updated_at: new Date(), version: sql`version + 1` }).where('id', '=', last.question.id).execute()
+        void feed.publish(conversation.id, { type: 'user_message_edited', message_id: last.question.id, text })
+      }
+      const earlier = await history(db, conversation.id, { beforeId: last.question.id })
+      const message = { id: last.question.id, attachments: last.question.attachments, stored: true as const }
+      return this.#run({ actor, agent, conversation, history: earlier, text, notices, message, regenerates: { group: last.answer.group }, signal: controller.signal }, controller)
+    } catch (error) {
+      await turns.finish(conversation.id, controller)
+      throw error
+    }
   }
 
   /**

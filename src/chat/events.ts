@@ -14,7 +14,8 @@ export type ChatEvent =
   | { type: 'stream'; text: string }
   | { type: 'stream_end' }
   /** The agent's stored answer; `task_id` marks a background task's result, which may land while another answer streams. */
-  | { type: 'message'; text: string; agent: string; message_id: string; task_id?: string }
+  /** `version_of`: a regenerated answer, which replaces that group's current answer (kept as an earlier version). */
+  | { type: 'message'; text: string; agent: string; message_id: string; task_id?: string; version_of?: string }
   | { type: 'error'; text: string; details: string; error_type: string }
   | { type: 'aborted'; message_id: string | null }
 
@@ -44,6 +45,8 @@ export type FeedEvent =
       attachments: Attachment[]
     }
   | { type: 'user_typing'; sender: string; display_name: string }
+  /** A question its writer edited before having it answered again. */
+  | { type: 'user_message_edited'; message_id: string; text: string }
   | { type: 'conversation_update'; title: string }
   /** Someone was added or removed: lists and the participants panel are stale. */
   | { type: 'participants' }

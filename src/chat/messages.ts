@@ -11,6 +11,8 @@ const HISTORY = 50
 
 export type NewMessage = Required<Pick<NewWebchatMessage, 'company_id' | 'conversation_id' | 'sender_id' | 'agent_id' | 'role' | 'text' | 'status'>> & {
   attachments?: Attachment[]
+  /** A regenerated answer: the first answer of its group. */
+  version_of?: string
 }
 export type MessageStatus = NewMessage['status']
 
@@ -19,7 +21,7 @@ export type MessageStatus = NewMessage['status']
  * conversation's company, through the scoped builder like every tenant write.
  */
 export async function insertMessage(db: Executor, message: NewMessage, id = Bun.randomUUIDv7()): Promise<string> {
-  const { company_id, conversation_id, sender_id, agent_id, role, text, status, attachments = [] } = message
+  const { company_id, conversation_id, sender_id, agent_id, role, text, status, attachments = [], version_of = null } = message
   // Compiled once: on every turn this insert is time before the first token.
   await runTemplate(
     db,
@@ -34,8 +36,9 @@ export async function insertMessage(db: Executor, message: NewMessage, id = Bun.
         text: slot(6),
         status: slot(7),
         attachments: sql`${slot(8)}::text::jsonb`,
+        version_of: slot(9),
       }),
-    [id, company_id, conversation_id, sender_id, agent_id, role, text, status, JSON.stringify(attachments)],
+    [id, company_id, conversation_id, sender_id, agent_id, role, text, status, JSON.stringify(attachments), version_of],
   )
   return id
 }
@@ -73,6 +76,7 @@ export async function history(db: Executor, conversationId: string, range: { bef
         .where('conversation_id', '=', slot(0))
         .where('status', '=', 'complete')
         .where('role', '<>', 'system')
+        .where('superseded_at', 'is', null)
         .where('id', '>', slot(1))
         .where('id', '<', slot(2))
         .orderBy('id', 'desc')
@@ -80,4 +84,44 @@ export async function history(db: Executor, conversationId: string, range: { bef
     values,
   )
   return rows.reverse().map((row) => ({ role: row.role === 'agent' ? 'assistant' : 'user', content: row.text }))
+}
+
+/** What a regeneration answers again: the conversation's latest answer and the question before it. */
+export interface LastExchange {
+  question: { id: string; text: string; sender_id: string | null; attachments: Attachment[] }
+  answer: { id: string; group: string }
+}
+
+/**
+ * The conversation's latest question and the answer after it (the current version, whatever its status); undefined
+ * when the conversation does not end with an answer to a person's message.
+ */
+export async function lastExchange(db: Executor, conversationId: string): Promise<LastExchange | undefined> {
+  const rows = await db
+    .selectFrom('webchat_messages')
+    .select(['id', 'role', 'text', 'sender_id', 'attachments', 'version_of'])
+    .where('conversation_id', '=', conversationId)
+    .where('role', '<>', 'system')
+    .where('superseded_at', 'is', null)
+    .orderBy('id', 'desc')
+    .limit(2)
+    .execute()
+  const [answer, question] = rows
+  if (answer?.role !== 'agent' || question?.role !== 'user') return undefined
+  return {
+    question: { id: question.id, text: question.text, sender_id: question.sender_id, attachments: question.attachments as Attachment[] },
+    answer: { id: answer.id, group: answer.version_of ?? answer.id },
+  }
+}
+
+/** The answers of a group a new version replaces: kept, no longer current. */
+export async function supersede(db: Executor, conversationId: string, group: string, newest: string): Promise<void> {
+  await db
+    .updateTable('webchat_messages')
+    .set({ superseded_at: sql`now()` })
+    .where('conversation_id', '=', conversationId)
+    .where((eb) => eb.or([eb('id', '=', group), eb('version_of', '=', group)]))
+    .where('id', '<>', newest)
+    .where('superseded_at', 'is', null)
+    .execute()
 }

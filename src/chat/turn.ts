@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts'
 import type { RunnerModels } from '../runners/registry.ts'
 import type { ChatMessage, ModelEntry, Runner, RunnerEvent } from '../runners/contract.ts'
 import type { Attachment, ChatEvent } from './events.ts'
-import { expiredSessionEnd, history, insertMessage, type MessageStatus } from './messages.ts'
+import { expiredSessionEnd, history, insertMessage, supersede, type MessageStatus } from './messages.ts'
 import { documentContext, type DocumentContext } from '../documents/context.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 import { unlessAborted, untilAborted } from './abortable.ts'
@@ -36,7 +36,9 @@ export interface Turn {
    * The user's message: its id (published before it is stored) and the documents it attaches. A `system` message is
    * the platform's (a plan's continuation): the model reads it as the user's turn, people see it as the platform's.
    */
-  message: { id: string; attachments: Attachment[]; role?: 'user' | 'system' }
+  message: { id: string; attachments: Attachment[]; role?: 'user' | 'system'; stored?: true }
+  /** Answers the question again: the new answer is a version of this group's, which it replaces once stored. */
+  regenerates?: { group: string }
   /** Aborted by POST /api/chat/abort or by the client going away. */
   signal: AbortSignal
   /** Said to the people before the answer, found while the turn was admitted (a budget nearly spent). */
@@ -131,8 +133,12 @@ class Answer {
 
   async #save(status: MessageStatus, text: string): Promise<string> {
     await this.stored
-    const { agent, conversation } = this.turn
-    return insertMessage(this.deps.db, { company_id: agent.company_id, conversation_id: conversation.id, sender_id: null, agent_id: agent.id, role: 'agent', text, status })
+    const { agent, conversation, regenerates } = this.turn
+    const base = { company_id: agent.company_id, conversation_id: conversation.id, sender_id: null, agent_id: agent.id, role: 'agent', text, status } as const
+    if (!regenerates) return insertMessage(this.deps.db, base)
+    const id = await insertMessage(this.deps.db, { ...base, version_of: regenerates.group })
+    await supersede(this.deps.db, conversation.id, regenerates.group, id)
+    return id
   }
 
   async #closeCost(outcome: TurnUsage['outcome']): Promise<void> {
@@ -185,7 +191,8 @@ async function prepareTurn(deps: TurnDeps, turn: Turn, signal: AbortSignal, answ
   const base = { company_id: agent.company_id, conversation_id: conversation.id }
   const { id, attachments, role = 'user' } = turn.message
   const author = role === 'user' ? { sender_id: actor.userId, agent_id: null } : { sender_id: null, agent_id: agent.id }
-  answer.stored = insertMessage(db, { ...base, ...author, role, text: turn.text, status: 'complete', attachments }, id)
+  // A regeneration answers a question already stored.
+  answer.stored = turn.message.stored ? Promise.resolve() : insertMessage(db, { ...base, ...author, role, text: turn.text, status: 'complete', attachments }, id)
   answer.stored.catch(() => {}) // awaited when the answer is stored; this only stops it counting as unhandled meanwhile
 
   const runner = deps.runners.get(agent.runner)
@@ -278,5 +285,6 @@ async function* settleTurn(turn: Turn, answer: Answer, timeout: AbortSignal): As
     return
   }
   yield { type: 'stream_end' }
-  yield { type: 'message', text: answer.text, agent: turn.agent.name, message_id: await answer.settle('complete') }
+  const versionOf = turn.regenerates ? { version_of: turn.regenerates.group } : {}
+  yield { type: 'message', text: answer.text, agent: turn.agent.name, message_id: await answer.settle('complete'), ...versionOf }
 }

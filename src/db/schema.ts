@@ -88,6 +88,10 @@ export interface WebchatMessagesTable extends Stored {
   text: string
   attachments: Json<unknown[]>
   status: Generated<'complete' | 'aborted' | 'error'>
+  /** A regenerated answer: the first answer of its group. */
+  version_of: Generated<string | null>
+  /** Set when a regenerated answer replaced this one. */
+  superseded_at: Generated<Timestamp | null>
 }
 
 export interface WebchatDocumentsTable extends Stored {

@@ -147,6 +147,8 @@ export const WebchatMessage = defineModel({
     agent_id: z.uuid().nullable(),
     role: z.enum(['user', 'agent', 'system']),
     status: z.enum(['complete', 'aborted', 'error']),
+    version_of: z.uuid().nullable().openapi({ description: 'A regenerated answer: the first answer it is a version of (POST /api/chat/regenerate).' }),
+    superseded_at: z.iso.datetime({ offset: true }).nullable().openapi({ description: 'Set when a regenerated answer replaced this one: kept, but no longer what the agent reads.' }),
   },
   // Messages written through the API are the caller's own; agent and system messages come from the runtime.
   stamp: (actor) => ({ sender_id: actor.userId, role: 'user' }),

@@ -244,3 +244,36 @@ test.skipIf(!HAS_CHROMIUM)('a week-old conversation is found by a word in it (Ct
   expect(saved).toContain('The invoice from Hallstatt Timber is overdue.')
   await page.context().close()
 })
+
+test.skipIf(!HAS_CHROMIUM)('a question is edited and answered again; the two answers are compared by flipping between them, after a reload too', async () => {
+  const { page } = await openConversation()
+  await say(page, 'what is the capitol of France')
+  const current = page.locator('#messages li.msg-agent:not([hidden])')
+  await page.locator('#messages li.msg-agent[data-status=complete]').waitFor()
+  expect(await current.locator('.body').innerText()).toBe('Echo: what is the capitol of France')
+
+  // Edit: the question becomes a form; saved, it changes and is answered again.
+  await page.click('#messages li.msg-user.mine button.edit')
+  await page.fill('.edit-form textarea', 'what is the capital of France')
+  await page.click('.edit-form button[type=submit]')
+  await untilEqual(() => current.locator('.body').innerText(), 'Echo: what is the capital of France', 'the new answer')
+  expect(await page.locator('#messages li.msg-user .body').textContent()).toBe('what is the capital of France')
+  expect(await current.locator('.versions span').textContent()).toBe('2 / 2')
+
+  // Flip back to the first answer, and forth again.
+  await current.locator('.versions button[aria-label="Earlier version"]').click()
+  expect(await current.locator('.body').innerText()).toBe('Echo: what is the capitol of France')
+  expect(await current.locator('.versions span').textContent()).toBe('1 / 2')
+  await current.locator('.versions button[aria-label="Later version"]').click()
+  expect(await current.locator('.body').innerText()).toBe('Echo: what is the capital of France')
+
+  // Regenerate makes a third; a reload shows the latest with its pager.
+  await page.click('#messages li.msg-agent:not([hidden]) button.regenerate')
+  await untilEqual(() => current.locator('.versions span').textContent(), '3 / 3', 'a third version')
+  await page.reload()
+  await socketOpen(page)
+  expect(await page.locator('#messages li.msg-agent:not([hidden])').count()).toBe(1)
+  expect(await current.locator('.versions span').textContent()).toBe('3 / 3')
+  expect(await page.locator('#messages li.msg-user').count()).toBe(1)
+  await page.context().close()
+})

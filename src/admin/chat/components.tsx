@@ -142,7 +142,13 @@ export function Time({ iso }: { iso: string }) {
 export function MessageItem({ message, me }: { message: Message; me: string }) {
   const mine = message.role === 'user' && message.sender_id === me
   return (
-    <li class={`msg msg-${message.role}${mine ? ' mine' : ''}`} data-id={message.id} data-status={message.status}>
+    <li
+      class={`msg msg-${message.role}${mine ? ' mine' : ''}`}
+      data-id={message.id}
+      data-status={message.status}
+      data-group={message.role === 'agent' ? (message.version_of ?? message.id) : undefined}
+      data-superseded={message.superseded_at ? '' : undefined}
+    >
       <div class="who">
         {message.role === 'system' ? null : <span>{message.sender_name ?? (message.role === 'agent' ? 'Agent' : 'Someone')}</span>}
         <Time iso={message.created_at} />

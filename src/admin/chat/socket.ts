@@ -27,6 +27,8 @@ const ClientMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('user_typing'), conversation_id: conversationId }),
   z.object({ type: z.literal('stop'), conversation_id: conversationId }),
   z.object({ type: z.literal('read'), conversation_id: conversationId }),
+  // The latest question answered again; with `text`, edited first.
+  z.object({ type: z.literal('regenerate'), conversation_id: conversationId, text: z.string().optional() }),
 ])
 type ClientMessage = z.infer<typeof ClientMessage>
 
@@ -151,7 +153,7 @@ async function receive(ws: ChatSocket, raw: string | Buffer, api: ApiClient, log
   try {
     message = ClientMessage.parse(JSON.parse(String(raw)))
   } catch {
-    return sendError(ws, undefined, 'That message could not be understood.', 'Expected JSON with a type of message, user_typing, stop or read.', 'bad_request', 'message')
+    return sendError(ws, undefined, 'That message could not be understood.', 'Expected JSON with a type of message, regenerate, user_typing, stop or read.', 'bad_request', 'message')
   }
   try {
     await act(ws, message, api)
@@ -175,6 +177,13 @@ async function act(ws: ChatSocket, message: ClientMessage, api: ApiClient): Prom
       const response = await api.fetchAs(who, 'POST', '/api/chat', { json: body })
       if (response.status !== 200) return refused(ws, message.type, conversation_id, { response, error: await response.json().catch(() => undefined) })
       // Everyone in the conversation, this socket too, hears the turn from the bus; the stream is only drained.
+      for await (const _ of response.body ?? []) void _
+      return
+    }
+    case 'regenerate': {
+      const body = { conversation_id, ...(message.text === undefined ? {} : { text: message.text }) }
+      const response = await api.fetchAs(who, 'POST', '/api/chat/regenerate', { json: body })
+      if (response.status !== 200) return refused(ws, message.type, conversation_id, { response, error: await response.json().catch(() => undefined) })
       for await (const _ of response.body ?? []) void _
       return
     }

@@ -1,8 +1,10 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { stream } from 'hono/streaming'
+import type { Context } from 'hono'
+import type { StartedTurn } from '../../chat/chat.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { WebchatConversation, WebchatMessage } from '../../models/webchat.ts'
-import { abortRoute, chatRoute, colleaguesRoute, conversationsRoute, exportRoute, readRoute, typingRoute } from './routes.ts'
+import { abortRoute, chatRoute, colleaguesRoute, conversationsRoute, exportRoute, readRoute, regenerateRoute, typingRoute } from './routes.ts'
 import { exportConversation } from '../../chat/export.ts'
 
 /** POST /api/chat and /api/chat/abort: the web chat's turn, for scripts; and what the web chat page needs besides. */
@@ -10,22 +12,13 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
   app.openapi(chatRoute, async (c) => {
     const { services } = c.var
     const actor = await services.access.authorize(c.var.actor, WebchatMessage, 'create')
-    const turn = await services.chat.start(actor, c.req.valid('json'))
-    c.header('content-type', 'application/x-ndjson; charset=utf-8')
-    c.header('cache-control', 'no-store')
-    return stream(c, async (out) => {
-      // A client that goes away stops the turn as an abort would.
-      out.onAbort(() => turn.stop(new Error('the client went away')))
-      const stopped = new Promise<void>((resolve) => turn.signal.addEventListener('abort', () => resolve(), { once: true }))
-      for await (const event of turn.events) {
-        const line = `${JSON.stringify(event)}\n`
-        // Before the answer streams there is nothing to hold back for a slow reader: the turn goes on at once. Once
-        // stopped, neither: a client that stopped reading must not keep the turn (and its conversation's lock, which
-        // every process honours) from settling.
-        if (event.type === 'conversation' || event.type === 'typing' || event.type === 'notice' || turn.signal.aborted) void out.write(line)
-        else await Promise.race([out.write(line), stopped])
-      }
-    }) as never // a stream is not a typed JSON response; the route documents its lines
+    return streamTurn(c, await services.chat.start(actor, c.req.valid('json')))
+  })
+
+  app.openapi(regenerateRoute, async (c) => {
+    const { services } = c.var
+    const actor = await services.access.authorize(c.var.actor, WebchatMessage, 'create')
+    return streamTurn(c, await services.chat.regenerate(actor, c.req.valid('json')))
   })
 
   app.openapi(abortRoute, async (c) => {
@@ -70,4 +63,23 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
     const actor = await services.access.authorize(c.var.actor, WebchatConversation, 'read')
     return c.json({ data: await services.chat.colleagues(actor, c.req.valid('query').q) }, 200)
   })
+}
+
+/** A turn's events as NDJSON, one per line. */
+function streamTurn(c: Context<ApiEnv>, turn: StartedTurn) {
+  c.header('content-type', 'application/x-ndjson; charset=utf-8')
+  c.header('cache-control', 'no-store')
+  return stream(c, async (out) => {
+    // A client that goes away stops the turn as an abort would.
+    out.onAbort(() => turn.stop(new Error('the client went away')))
+    const stopped = new Promise<void>((resolve) => turn.signal.addEventListener('abort', () => resolve(), { once: true }))
+    for await (const event of turn.events) {
+      const line = `${JSON.stringify(event)}\n`
+      // Before the answer streams there is nothing to hold back for a slow reader: the turn goes on at once. Once
+      // stopped, neither: a client that stopped reading must not keep the turn (and its conversation's lock, which
+      // every process honours) from settling.
+      if (event.type === 'conversation' || event.type === 'typing' || event.type === 'notice' || turn.signal.aborted) void out.write(line)
+      else await Promise.race([out.write(line), stopped])
+    }
+  }) as never // a stream is not a typed JSON response; the route documents its lines
 }

@@ -42,6 +42,38 @@ export const chatRoute = createRoute({
   },
 })
 
+export const regenerateRoute = createRoute({
+  method: 'post',
+  path: '/api/chat/regenerate',
+  operationId: 'chatRegenerate',
+  summary: 'Answer the latest question again (edited first, if `text` is given), streamed as NDJSON',
+  description:
+    'The conversation must end with an answer to a question of the caller’s. The new answer’s `message` event names the group it is a version of ' +
+    '(`version_of`); the earlier answers stay, with `superseded_at` set, and no longer go to the model. With `text`, the question is changed first and ' +
+    'every participant hears `user_message_edited`.',
+  tags: ['Chat'],
+  security: signedIn,
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z
+            .strictObject({ conversation_id: z.uuid(), text: z.string().trim().min(1).max(100_000).optional().openapi({ description: 'The question, edited.' }) })
+            .openapi('ChatRegenerateRequest'),
+        },
+      },
+    },
+  },
+  responses: {
+    200: { description: 'Events, one JSON object per line.', content: { 'application/x-ndjson': { schema: ChatEvent } } },
+    ...commonErrors,
+    ...notFoundError,
+    ...validationErrors,
+    ...conflictErrors,
+  },
+})
+
 export const abortRoute = createRoute({
   method: 'post',
   path: '/api/chat/abort',
