@@ -14,7 +14,13 @@ import type { Services } from '../services.ts'
 import { problemText, type ApiClient } from './api-client.ts'
 import { Layout, type PageAssets } from './components/layout.tsx'
 import type { AdminEnv } from './context.ts'
-import { LoginPage } from './pages/login.tsx'
+import { ForgotPasswordPage, LoginPage } from './pages/login.tsx'
+
+/** What the sign-in page says after a reset, or after a link was asked for. */
+const LOGIN_NOTICES: Record<string, string> = {
+  reset: 'Your password is set. Sign in with it.',
+  sent: 'If an account matches and has an email address, a link to choose a new password is on its way. It works once, for 24 hours.',
+}
 import { ResetPasswordPage } from './pages/reset-password.tsx'
 import { Health, Overview } from './pages/overview.tsx'
 import { CONSOLE_PAGES, mountConsole } from './console/index.ts'
@@ -90,7 +96,8 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   })
   app.use(jsxRenderer(({ children, title, assets }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')} display={c.get('display')} assets={assets} logo={hasThemeLogo(services.plugins)} path={c.req.path}>{children}</Layout>, { docType: true }))
 
-  app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])} notice={c.req.query('reset') === 'done' ? 'Your password is set. Sign in with it.' : undefined} />, { title: 'Sign in' }))
+  app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])} notice={LOGIN_NOTICES[c.req.query('reset') === 'done' ? 'reset' : (c.req.query('forgot') ?? '')]} />, { title: 'Sign in' }))
+  app.get('/forgot-password', (c) => c.render(<ForgotPasswordPage error={c.req.query('error')} />, { title: 'Forgot password' }))
 
   app.get('/reset-password', (c) => c.render(<ResetPasswordPage token={c.req.query('token') ?? ''} error={c.req.query('error')} />, { title: 'Choose a password' }))
 

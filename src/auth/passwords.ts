@@ -81,7 +81,7 @@ export async function forceReset(scope: Announcing, userId: string, by: Actor): 
 }
 
 /** A one-time reset token for a user, made by `by`; an earlier one stops working. Only its hash is stored. */
-export async function issueReset(db: Executor, userId: string, by: Actor, now: number): Promise<{ token: string; expiresAt: Date }> {
+export async function issueReset(db: Executor, userId: string, by: Pick<Actor, 'userId' | 'companyId' | 'isSuperadmin'>, now: number): Promise<{ token: string; expiresAt: Date }> {
   const token = newSecret('rst_')
   const expiresAt = new Date(now + RESET_TTL_MS)
   await inTransaction(db, async (tx) => {
@@ -108,6 +108,8 @@ export async function issueReset(db: Executor, userId: string, by: Actor, now: n
  */
 async function makerMayStill(db: Executor, reset: { user_id: string; company_id: string | null; created_by: string | null }): Promise<boolean> {
   if (reset.created_by === null) return false
+  // Asked for by the person themselves ("Forgot password?"): the link is theirs whatever their standing.
+  if (reset.created_by === reset.user_id) return true
   const maker = await db
     .selectFrom('users as u')
     .leftJoin('company_users as m', (join) => join.onRef('m.user_id', '=', 'u.id').on('m.company_id', '=', reset.company_id))

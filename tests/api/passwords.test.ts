@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startSmtpServer, type SmtpServer } from '../fixtures/channels/mail-servers.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { consoleCookie, CONSOLE_ORIGIN } from '../helpers/console.ts'
 import { until } from '../helpers/until.ts'
 import { jsonb } from '../../src/db/jsonb.ts'
 
@@ -230,5 +231,69 @@ describe('reset links', () => {
     expectProblem(await p.call('POST', `/api/users/${stranger.userId}/password-reset`, { as: admin }), 404, 'not_found')
     expectProblem(await p.call('POST', `/api/users/${member.userId}/password-reset`, { as: null }), 401, 'unauthorized')
     expect((await p.call('POST', `/api/users/not-a-uuid/password-reset`, { as: admin })).status).toBe(400)
+  })
+})
+
+describe('forgot password', () => {
+  const forgot = (login: string, headers: Record<string, string> = {}) =>
+    p.api.request('/auth/forgot-password', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ login }) })
+
+  test('a link goes to the account’s address; the answer is the same for nobody; the old password works until the link is used', async () => {
+    const member = await p.createUser({ companyId: company, password: 'remembered-after-all' })
+    const mark = smtp.sent.length
+    const nobody = await forgot(`nobody-${crypto.randomUUID()}@example.com`, { 'x-forwarded-for': '203.0.113.7' })
+    const known = await forgot(addressOf(member).toUpperCase(), { 'x-forwarded-for': '203.0.113.8' })
+    expect([nobody.status, known.status]).toEqual([202, 202])
+    expect(await nobody.json()).toEqual(await known.json())
+    const { token, text } = await mailedLink(addressOf(member), mark)
+    expect(text).toContain(`your Switchboard account (${member.username})`)
+    expect(text).toContain('your password stays as it is until the link is used')
+    // Only the one mail: nobody's request sent nothing.
+    expect(smtp.sent.slice(mark).map((m) => m.to)).toEqual([[addressOf(member)]])
+    // Asking locked nobody out.
+    expect(typeof (await signIn(member.username, 'remembered-after-all'))).toBe('string')
+    const used = await p.api.request('/auth/password-reset', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, password: 'a-brand-new-password' }) })
+    expect(used.status).toBe(204)
+    expect(typeof (await signIn(member.username, 'a-brand-new-password'))).toBe('string')
+    expect(await signIn(member.username, 'remembered-after-all')).not.toBeTypeOf('string')
+  })
+
+  test('a form post goes back to the sign-in page, which says a link is on its way; the sign-in page offers it', async () => {
+    const form = await p.admin.request('/auth/forgot-password', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...ORIGIN }, body: new URLSearchParams({ login: 'someone' }) })
+    expect(form.status).toBe(303)
+    expect(form.headers.get('location')).toBe('/login?forgot=sent')
+    expect(await (await p.admin.request('/login?forgot=sent')).text()).toContain('a link to choose a new password is on its way')
+    expect(await (await p.admin.request('/login')).text()).toContain('<a href="/forgot-password">Forgot password?</a>')
+    expect(await (await p.admin.request('/forgot-password')).text()).toContain('action="/auth/forgot-password"')
+  })
+
+  test('a few links an hour per account, then 429; an empty login is 422', async () => {
+    const member = await p.createUser({ companyId: company })
+    const answers = []
+    for (let i = 0; i < 4; i++) answers.push((await forgot(member.username, { 'x-forwarded-for': `198.51.100.${i + 1}` })).status)
+    expect(answers).toEqual([202, 202, 202, 429])
+    const empty = await forgot('')
+    expectProblem({ status: empty.status, headers: empty.headers, body: await empty.json() }, 422, 'validation_error')
+  })
+})
+
+describe('the console’s reset button', () => {
+  test('an owner sends a member a reset link from the user’s page; a member is refused in words', async () => {
+    const member = await p.createUser({ companyId: company, password: 'member-old-password' })
+    const cookie = await consoleCookie(p, owner.username, 'owner-password-1')
+    const page = await (await p.admin.request(`/users/${member.userId}`, { headers: { cookie } })).text()
+    expect(page).toContain('Send a password reset link')
+    const mark = smtp.sent.length
+    const sent = await p.admin.request(`/users/${member.userId}/password-reset`, { method: 'POST', headers: { cookie, origin: CONSOLE_ORIGIN, 'hx-request': 'true' } })
+    expect(sent.status).toBe(200)
+    expect(await sent.text()).toMatch(/A reset link was mailed to \S+@example\.com\./)
+    await mailedLink(addressOf(member), mark)
+    expect(await signIn(member.username, 'member-old-password')).toBe(401)
+
+    const memberCookie = await consoleCookie(p, (await p.createUser({ companyId: company, password: 'plain-member-pw' })).username, 'plain-member-pw')
+    const refused = await p.admin.request(`/users/${owner.userId}/password-reset`, { method: 'POST', headers: { cookie: memberCookie, origin: CONSOLE_ORIGIN, 'hx-request': 'true' } })
+    const text = await refused.text()
+    expect(text).toContain('role="alert"')
+    expect(text).not.toContain('A reset link was mailed')
   })
 })

@@ -25,6 +25,30 @@ export function LoginPage({ error, redirect, notice }: { error?: string; redirec
         </label>
         <button type="submit">Sign in</button>
       </form>
+      <p>
+        <a href="/forgot-password">Forgot password?</a>
+      </p>
+    </section>
+  )
+}
+
+/** "Forgot password?": a username or email, and a link by mail if an account matches (the answer never says). */
+export function ForgotPasswordPage({ error }: { error?: string }) {
+  return (
+    <section class="login card">
+      <h1>Forgot your password?</h1>
+      <p>Give your username or email address: if an account matches and has an email address, a link to choose a new password goes there.</p>
+      <Alert text={error === 'throttled' ? 'Too many requests. Wait a while, then try again.' : error ? 'Please try again.' : undefined} />
+      <form method="post" action="/auth/forgot-password">
+        <label for="login">
+          Username or email
+          <input id="login" name="login" autocomplete="username" required autofocus maxlength={320} />
+        </label>
+        <button type="submit">Send me a link</button>
+      </form>
+      <p>
+        <a href="/login">Back to sign in</a>
+      </p>
     </section>
   )
 }

@@ -6,7 +6,7 @@ import { audit } from '../../audit/trail.ts'
 import { originOf } from '../../http/origin.ts'
 import { forceReset, isCurrentPassword, issueReset, setPassword, useReset } from '../../auth/passwords.ts'
 import { maskAddress } from '../../mail/mailer.ts'
-import { requesterOf, resetMail, resetUrl } from './reset-mail.ts'
+import { forgotMail, requesterOf, resetMail, resetUrl } from './reset-mail.ts'
 import { User } from '../../models/user.ts'
 import { getRecord } from '../../models/records.ts'
 import type { Services } from '../../services.ts'
@@ -15,7 +15,8 @@ import type { ApiEnv } from '../../http/env.ts'
 import { ApiError } from '../../errors.ts'
 import { renderProblems } from '../hooks.ts'
 import { createRouter } from '../router.ts'
-import { changePasswordRoute, issueResetRoute, useResetRoute } from './routes.ts'
+import { changePasswordRoute, forgotRoute, issueResetRoute, useResetRoute } from './routes.ts'
+import { clientAddress } from '../../http/client-address.ts'
 
 /** Changing one's own password, and reset links that admins hand over instead of setting someone's password. */
 export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
@@ -83,9 +84,51 @@ export function mountPasswords(app: OpenAPIHono<ApiEnv>): void {
   })
 }
 
-/** POST /auth/password-reset: like sign-in, it answers on both ports, for the console's form and for scripts. */
+/** Asking for a reset link cannot be told apart by its answer: whether an account matched stays unsaid. */
+const FORGOT_ANSWER = 'If an account matches and has an email address, a link to choose a new password is on its way.'
+/** Links asked for one account: a few an hour, so nobody fills someone's mailbox. */
+const FORGOT_PER_ACCOUNT = { burst: 3, perSecond: 3 / 3600 }
+
+/**
+ * POST /auth/password-reset and /auth/forgot-password: like sign-in, they answer on both ports, for the console's
+ * forms and for scripts.
+ */
 export function createPasswordResetApp(services: Services): OpenAPIHono<ApiEnv> {
   const app = createRouter()
+  app.openapi(forgotRoute, async (c) => {
+    const type = c.req.header('content-type') ?? ''
+    const json = /json/i.test(type)
+    const form = json ? c.req.valid('json') : /x-www-form-urlencoded|multipart\/form-data/i.test(type) ? c.req.valid('form') : undefined
+    if (!form) throw new ApiError('unsupported_media_type', 'Send the username or email as a form or as JSON.')
+    const { db, clock, config, throttles, mailer, log } = services
+    const login = form.login.toLowerCase()
+    const claims = [
+      { key: `address:${clientAddress(c)}`, rate: config.loginRate },
+      { key: `forgot:${login}`, rate: FORGOT_PER_ACCOUNT },
+    ]
+    const reservation = await reserve(throttles.login, claims, clock.now())
+    if (!reservation.allowed) {
+      if (!json) return c.redirect(`/forgot-password?${new URLSearchParams({ error: 'throttled' })}`, 303)
+      throw new ApiError('rate_limited', `Too many requests; try again in ${reservation.refused.retryAfter} s.`, { headers: { 'Retry-After': String(reservation.refused.retryAfter) } })
+    }
+    const person = await db
+      .selectFrom('users')
+      .select(['id', 'username', 'email'])
+      .where((eb) => eb.or([eb(eb.fn('lower', ['username']), '=', login), eb(eb.fn('lower', ['email']), '=', login)]))
+      .executeTakeFirst()
+    if (person?.email && mailer) {
+      // The person asks for themselves: the link's maker is them (see makerMayStill), in no company's name.
+      const self = { userId: person.id, companyId: null, isSuperadmin: false }
+      const origin = originOf(c)
+      // Sent after the answer: how long a mail server takes must not tell who has an account.
+      void (async () => {
+        const { token } = await issueReset(db, person.id, self, clock.now())
+        await audit(db, origin, { action: 'password_reset_link', model: 'User', recordId: person.id, companyId: null, actorId: null, changes: { link: 'mailed', asked_by: 'the person' } })
+        await mailer.send(forgotMail({ email: person.email!, username: person.username }, resetUrl(config.adminBaseUrl, token)))
+      })().catch((error) => log.warn('forgotten-password link not sent', { user_id: person.id, error: String(error) }))
+    }
+    return json ? c.json({ detail: FORGOT_ANSWER }, 202) : c.redirect('/login?forgot=sent', 303)
+  })
   app.openapi(useResetRoute, async (c) => {
     const type = c.req.header('content-type') ?? ''
     const json = /json/i.test(type)

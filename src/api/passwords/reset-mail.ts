@@ -15,6 +15,22 @@ export async function requesterOf(db: Executor, actor: Actor): Promise<string> {
   return `${name}, an administrator of ${company?.name ?? 'your company'}`
 }
 
+/** The mail that answers someone who forgot their password: the link, and what to do if it was not them. */
+export function forgotMail(person: { email: string; username: string }, url: string): Mail {
+  return {
+    to: person.email,
+    subject: 'Choose a new password for Switchboard',
+    text: [
+      `Someone asked to reset the password of your Switchboard account (${person.username}).`,
+      '',
+      'Choose a new password here (the link works once, for 24 hours):',
+      url,
+      '',
+      'If it was not you, ignore this mail: your password stays as it is until the link is used.',
+    ].join('\n'),
+  }
+}
+
 /** The mail that tells the person a reset was forced, and gives them, and nobody else, the way back in. */
 export function resetMail(person: { email: string; username: string }, requester: string, url: string): Mail {
   return {

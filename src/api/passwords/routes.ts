@@ -69,6 +69,36 @@ export const issueResetRoute = createRoute({
   },
 })
 
+const ForgotForm = z
+  .object({ login: z.string().trim().min(1).max(320).openapi({ description: 'The username or the email address of the account.' }) })
+  .openapi('ForgotPasswordForm')
+
+export const forgotRoute = createRoute({
+  method: 'post',
+  path: '/auth/forgot-password',
+  security: [],
+  operationId: 'forgotPassword',
+  summary: 'Ask for a reset link by email, for an account whose password was forgotten',
+  description:
+    'Answers the same whether or not an account matches, so that nobody learns who has one. When one does, has an email ' +
+    'address and the platform can send mail, a link to choose a new password goes to that address (it works once, for ' +
+    '24 hours). The current password keeps working until the link is used: asking cannot lock anyone out. Limited per ' +
+    'address and per account. A form post answers 303 to the sign-in page; JSON clients get 202.',
+  tags: ['Auth'],
+  request: {
+    body: {
+      required: false,
+      content: { 'application/x-www-form-urlencoded': { schema: ForgotForm }, 'application/json': { schema: ForgotForm } },
+    },
+  },
+  responses: {
+    202: { description: 'Taken (JSON clients); a link is mailed if an account matches.', content: { 'application/json': { schema: z.object({ detail: z.string() }) } } },
+    303: { description: 'Taken, back to the sign-in page (form posts).' },
+    ...commonErrors,
+    ...validationErrors,
+  },
+})
+
 const ResetForm = z
   .object({
     token: z.string().min(1).max(200),

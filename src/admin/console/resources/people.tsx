@@ -30,6 +30,56 @@ export const users: ConsoleResource = {
     { name: 'is_superadmin', label: 'Superadmin (operates the whole platform)', kind: 'checkbox' },
   ],
   nameOf: (row) => String(row.username ?? ''),
+  panels: async (_c, _api, row) => <PasswordReset userId={String(row.id)} />,
+  mountExtra: mountPasswordReset,
+}
+
+/**
+ * An admin never sets or learns another person's password: they send a reset link, which ends the person's
+ * password, sessions and tokens. The button says so before it is pressed.
+ */
+function PasswordReset({ userId, notice, problem, link }: { userId: string; notice?: string; problem?: string; link?: string }) {
+  const action = `/users/${userId}/password-reset`
+  return (
+    <section id="password-reset" class="panel">
+      <h2>Password</h2>
+      <p>
+        Sending a reset link ends this person’s password, sessions, API tokens and connected MCP hosts at once; the link, mailed to their address,
+        lets them choose a new password within 24 hours.
+      </p>
+      <Notice text={notice} />
+      <Alert text={problem} />
+      {link ? (
+        <p>
+          No mail could be sent, so hand this link over privately (it works once): <code class="reset-link">{link}</code>
+        </p>
+      ) : null}
+      <form method="post" action={action} hx-post={action} hx-target="#password-reset" hx-swap="outerHTML">
+        <button type="submit" class="danger">
+          Send a password reset link
+        </button>
+      </form>
+    </section>
+  )
+}
+
+function mountPasswordReset(app: Hono<AdminEnv>, api: ApiClient): void {
+  app.post('/users/:id/password-reset', async (c) => {
+    const id = c.req.param('id')
+    if (!isUuid(id)) return c.notFound()
+    const made = await api.as(c).POST('/api/users/{id}/password-reset', { params: { path: { id } } })
+    const status = made.response.status
+    const panel =
+      status === 202 && made.data && 'sent_to' in made.data ? (
+        <PasswordReset userId={id} notice={`A reset link was mailed to ${made.data.sent_to}.`} />
+      ) : status === 201 && made.data && 'url' in made.data ? (
+        <PasswordReset userId={id} notice="The password is reset." link={made.data.url} />
+      ) : (
+        <PasswordReset userId={id} problem={problemText(made, 'Sending the reset link')} />
+      )
+    if (!isFragment(c)) return c.render(<section>{panel}</section>, { title: 'Password reset' })
+    return c.html(panel)
+  })
 }
 
 const ROLES = ['member', 'admin', 'owner'].map((role) => ({ value: role, label: role }))
