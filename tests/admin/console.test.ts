@@ -233,3 +233,27 @@ test('superadmin pages: system settings take JSON; members are refused what only
   expect(write.status).toBe(403)
   expect((await p.call('GET', '/api/v1/McpCommand?name=eq.shell')).body.data).toEqual([])
 })
+
+test('switching off a runner agents use asks first, naming them; asked again, it is switched off', async () => {
+  const names = [`uses-echo-a-${crypto.randomUUID().slice(0, 4)}`, `uses-echo-b-${crypto.randomUUID().slice(0, 4)}`]
+  for (const name of names) expect((await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name, runner: 'echo', model: 'echo-1' } })).status).toBe(201)
+  const asked = await page('/plugins/runner-echo/disable', { post: {} })
+  expect(asked.status).toBe(200)
+  expect(asked.text).toMatch(/\d+ agents use runner-echo as its runner: /)
+  for (const name of names) expect(asked.text).toContain(name)
+  expect(asked.text).toContain('name="confirm" value="yes"')
+  // Nothing changed yet.
+  const echoOn = async () => ((await p.call('GET', '/api/plugins')).body.data as any[]).find((x) => x.name === 'runner-echo').enabled
+  expect(await echoOn()).toBe(true)
+  try {
+    const done = await page('/plugins/runner-echo/disable', { post: { confirm: 'yes' } })
+    expect(done.status).toBe(200)
+    expect(done.text).toContain('Switch on')
+    expect(await echoOn()).toBe(false)
+  } finally {
+    expect((await p.call('POST', '/api/plugins/runner-echo/enable')).status).toBe(200)
+  }
+  // A plugin no agent uses is switched off at once.
+  const unused = ((await p.call('GET', '/api/plugins')).body.data as any[]).find((x) => x.kind === 'theme' && x.enabled === false)
+  if (unused) expect((await page(`/plugins/${unused.name}/disable`, { post: {} })).text).not.toContain('Switch off anyway')
+})

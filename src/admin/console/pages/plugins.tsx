@@ -31,7 +31,40 @@ export function settingsFields(schema: JsonSchema | null, fixed: readonly string
   })
 }
 
-function PluginRow({ plugin, message }: { plugin: PluginInfo; message?: string }) {
+/** The agents (the signed-in person can see) that would stop working without `plugin`: its runner's, or those using it. */
+async function agentsUsing(c: Ctx, api: ApiClient, plugin: PluginInfo): Promise<string[]> {
+  const query = { select: 'name,runner,plugins', order: 'name.asc', limit: '500' }
+  const [agents, runners] = await Promise.all([
+    api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query } }),
+    plugin.kind === 'runner' ? api.as(c).GET('/api/runners') : undefined,
+  ])
+  // A runner plugin registers runners under names of their own (runner-echo's is echo).
+  const itsRunners = new Set((runners?.data?.data ?? []).filter((r) => r.plugin === plugin.name).map((r) => r.name))
+  return (agents.data?.data ?? []).filter((a) => itsRunners.has(a.runner) || (a.plugins?.enabled ?? []).includes(plugin.name)).map((a) => a.name)
+}
+
+/** Asked before a plugin in use is switched off: who would stop, and a second, deliberate press. */
+function SwitchOffQuestion({ plugin, users }: { plugin: PluginInfo; users: string[] }) {
+  const action = `/plugins/${plugin.name}/disable`
+  const shown = users.slice(0, 5).join(', ') + (users.length > 5 ? ` and ${users.length - 5} more` : '')
+  return (
+    <div class="confirm" role="alert">
+      <p>
+        {users.length === 1 ? '1 agent uses' : `${users.length} agents use`} {plugin.name}
+        {plugin.kind === 'runner' ? ' as its runner' : ''}: {shown}. Switched off, {users.length === 1 ? 'it stops' : 'they stop'} answering until it is on again.
+      </p>
+      <form method="post" action={action} hx-post={action} hx-target={`#plugin-${plugin.name}`} hx-swap="outerHTML">
+        <input type="hidden" name="confirm" value="yes" />
+        <button type="submit" class="danger">
+          Switch off anyway
+        </button>{' '}
+        <a href="/plugins">Keep it on</a>
+      </form>
+    </div>
+  )
+}
+
+function PluginRow({ plugin, message, question }: { plugin: PluginInfo; message?: string; question?: string[] }) {
   const action = `/plugins/${plugin.name}/${plugin.enabled ? 'disable' : 'enable'}`
   return (
     <tr id={`plugin-${plugin.name}`}>
@@ -47,6 +80,7 @@ function PluginRow({ plugin, message }: { plugin: PluginInfo; message?: string }
             <span class="visually-hidden"> {plugin.name}</span>
           </button>
         </form>
+        {question ? <SwitchOffQuestion plugin={plugin} users={question} /> : null}
         {message ? (
           <span class="problem" role="alert">
             {message}
@@ -113,6 +147,14 @@ export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
   for (const verb of ['enable', 'disable'] as const) {
     app.post(`/plugins/:name/${verb}`, async (c) => {
       const name = c.req.param('name')!
+      // A plugin agents rely on is switched off only when asked a second time, knowing which agents stop.
+      if (verb === 'disable' && (await c.req.parseBody()).confirm !== 'yes') {
+        const plugin = await find(c, name)
+        const users = plugin?.enabled ? await agentsUsing(c, api, plugin) : []
+        if (plugin && users.length > 0) {
+          return isFragment(c) ? c.html(<PluginRow plugin={plugin} question={users} />) : c.render(<table><tbody><PluginRow plugin={plugin} question={users} /></tbody></table>, { title: 'Switch off?' })
+        }
+      }
       const switched = await api.as(c).POST(verb === 'enable' ? '/api/plugins/{name}/enable' : '/api/plugins/{name}/disable', { params: { path: { name } } })
       if (!isFragment(c)) return c.redirect('/plugins', 303)
       if (switched.data) {
