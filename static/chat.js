@@ -658,24 +658,71 @@
     pending.append(chip)
   }
 
-  upload.addEventListener('change', async () => {
-    const file = upload.files?.[0]
-    if (!file) return
-    const form = new FormData()
-    form.set('file', file, file.name)
-    status.textContent = `Uploading ${file.name}…`
-    const response = await fetch(`/chat/${conversationId}/documents`, { method: 'POST', body: form }).catch(() => undefined)
-    upload.value = ''
-    status.textContent = ''
-    const body = response ? await response.json().catch(() => ({})) : {}
-    if (!response || response.status !== 201) {
-      handlers.error({ text: body.detail || `${file.name} could not be uploaded.`, details: body.errors?.map((e) => e.message).join('; ') || '', error_type: body.code || 'upload_failed' })
-      return
+  // ---- documents: chosen, dropped or pasted; uploaded with a progress bar ------------------------------------------
+  const progress = document.getElementById('upload-progress')
+  /** Uploads one file through XMLHttpRequest, whose upload reports progress (fetch's does not). */
+  function sendFile(file) {
+    return new Promise((resolve) => {
+      const form = new FormData()
+      form.set('file', file, file.name)
+      const request = new XMLHttpRequest()
+      request.open('POST', `/chat/${conversationId}/documents`)
+      request.responseType = 'json'
+      request.upload.onprogress = (event) => {
+        if (event.lengthComputable) progress.value = event.loaded / event.total
+      }
+      request.onload = () => resolve({ status: request.status, body: request.response ?? {} })
+      request.onerror = () => resolve({ status: 0, body: {} })
+      request.send(form)
+    })
+  }
+  async function uploadFiles(files) {
+    for (const file of files) {
+      progress.hidden = false
+      progress.value = 0
+      progress.setAttribute('aria-label', `Uploading ${file.name}`)
+      status.textContent = `Uploading ${file.name}…`
+      const { status: code, body } = await sendFile(file)
+      progress.hidden = true
+      status.textContent = ''
+      if (code !== 201) {
+        handlers.error({ text: body.detail || `${file.name} could not be uploaded.`, details: body.errors?.map((e) => e.message).join('; ') || '', error_type: body.code || 'upload_failed' })
+        continue
+      }
+      attachments.push({ id: body.id, name: body.filename })
+      // The chip says what the model will read of it.
+      pendingChip(body.truncated ? `${body.filename} (only its first 200 KB of text is read)` : body.filename)
+      document.body.dispatchEvent(new CustomEvent('chat-documents-stale'))
+      if (body.notice) notice(body.notice)
     }
-    attachments.push({ id: body.id, name: body.filename })
-    pendingChip(body.filename)
-    document.body.dispatchEvent(new CustomEvent('chat-documents-stale'))
-    if (body.notice) notice(body.notice)
+  }
+  upload.addEventListener('change', async () => {
+    const files = [...(upload.files ?? [])]
+    upload.value = ''
+    await uploadFiles(files)
+  })
+  // Dropped on the conversation, or pasted into the composer.
+  const dropZone = document.querySelector('.chat-main')
+  dropZone.addEventListener('dragover', (event) => {
+    if (!event.dataTransfer?.types.includes('Files')) return
+    event.preventDefault()
+    dropZone.classList.add('dropping')
+  })
+  dropZone.addEventListener('dragleave', (event) => {
+    if (!dropZone.contains(event.relatedTarget)) dropZone.classList.remove('dropping')
+  })
+  dropZone.addEventListener('drop', (event) => {
+    const files = [...(event.dataTransfer?.files ?? [])]
+    dropZone.classList.remove('dropping')
+    if (!files.length) return
+    event.preventDefault()
+    void uploadFiles(files)
+  })
+  text.addEventListener('paste', (event) => {
+    const files = [...(event.clipboardData?.files ?? [])]
+    if (!files.length) return
+    event.preventDefault()
+    void uploadFiles(files)
   })
 
   arrangeVersions()

@@ -277,3 +277,30 @@ test.skipIf(!HAS_CHROMIUM)('a question is edited and answered again; the two ans
   expect(await page.locator('#messages li.msg-user').count()).toBe(1)
   await page.context().close()
 })
+
+test.skipIf(!HAS_CHROMIUM)('documents dropped on the conversation or pasted into the composer are uploaded, shown as chips, and read by the agent', async () => {
+  const { page } = await openConversation()
+  // A file dropped on the conversation, as a browser's drag and drop delivers it.
+  await page.evaluate(() => {
+    const data = new DataTransfer()
+    data.items.add(new File(['The launch code word is PELICAN.'], 'dropped.txt', { type: 'text/plain' }))
+    const zone = document.querySelector('.chat-main')!
+    zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }))
+    zone.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }))
+  })
+  await page.locator('#pending-attachments .chip', { hasText: 'dropped.txt' }).waitFor()
+  // And one pasted into the composer.
+  await page.evaluate(() => {
+    const data = new DataTransfer()
+    data.items.add(new File(['The backup word is HERON.'], 'pasted.txt', { type: 'text/plain' }))
+    document.getElementById('composer-text')!.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }))
+  })
+  await page.locator('#pending-attachments .chip', { hasText: 'pasted.txt' }).waitFor()
+  expect(await page.isHidden('#upload-progress')).toBe(true)
+  await page.locator('#documents li', { hasText: 'pasted.txt' }).waitFor()
+  expect(await page.locator('#documents li').allTextContents()).toEqual(['dropped.txt', 'pasted.txt'])
+  // The agent reads both.
+  await say(page, '/quote HERON')
+  await page.locator('#messages li.msg-agent[data-status=complete]', { hasText: 'HERON' }).waitFor()
+  await page.context().close()
+})

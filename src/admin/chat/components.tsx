@@ -241,14 +241,15 @@ function Composer({ conversationId }: { conversationId: string }) {
   return (
     <form id="composer" class="composer" data-conversation={conversationId}>
       <ul id="pending-attachments" class="attachments" aria-label="Attached to the next message"></ul>
+      <progress id="upload-progress" max={1} value={0} hidden></progress>
       <label for="composer-text" class="visually-hidden">
         Message
       </label>
       <textarea id="composer-text" name="text" rows={3} placeholder="Write a message. In a shared conversation, @mention the agent to have it answer." required></textarea>
       <div class="composer-actions">
         <label class="upload">
-          Attach a document
-          <input id="upload" type="file" accept=".pdf,.docx,.xlsx,.txt,.csv,application/pdf,text/plain,text/csv" />
+          Attach a document (or drop or paste one)
+          <input id="upload" type="file" multiple accept=".pdf,.docx,.xlsx,.txt,.csv,application/pdf,text/plain,text/csv" />
         </label>
         <button type="button" id="stop" class="stop" hidden aria-keyshortcuts="Escape">
           Stop
