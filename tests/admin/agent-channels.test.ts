@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { ChannelsSection } from '../../src/admin/console/agent-channels.tsx'
-import { jsonb } from '../../src/db/jsonb.ts'
+import { queuedReply } from '../helpers/outbox.ts'
 import { HAS_CHROMIUM, launchChromium, warnWithoutChromium, watchContext, type Watched } from '../helpers/browser.ts'
 import { ADMIN_PASSWORD, useStarted } from '../helpers/platform.ts'
 import { signIn, startChatPlatform } from '../helpers/web-chat.ts'
@@ -52,27 +52,7 @@ function cells(html: string, platform: string): string[] {
 }
 
 async function outbox(agentId: string, status: 'pending' | 'sent' | 'failed', count: number) {
-  const { db } = platformOf().store
-  const agent = await db.selectFrom('agent_configs').select('company_id').where('id', '=', agentId).executeTakeFirstOrThrow()
-  for (let i = 0; i < count; i++) {
-    await db
-      .insertInto('channel_outbox')
-      .values({
-        id: Bun.randomUUIDv7(),
-        company_id: agent.company_id,
-        agent_id: agentId,
-        platform: 'telegram',
-        key: `${status}-${i}-${crypto.randomUUID()}`,
-        thread_key: 'c-1',
-        target: jsonb({ chat_id: 'c-1' }),
-        parts: jsonb(['hello']),
-        status,
-        last_error: status === 'failed' ? 'chat not found' : null,
-        // A day away: the worker leaves a waiting reply alone while the test reads it.
-        next_attempt_at: new Date(Date.now() + 86_400_000),
-      })
-      .execute()
-  }
+  for (let i = 0; i < count; i++) await queuedReply(platformOf().store.db, agentId, status)
 }
 
 describe('the agent page', () => {

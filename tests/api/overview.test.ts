@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { jsonb } from '../../src/db/jsonb.ts'
+import { queuedReply } from '../helpers/outbox.ts'
 import { chatTurn } from '../helpers/chat.ts'
 import { usePlatform, type Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -7,25 +7,7 @@ import { expectProblem } from '../helpers/problem.ts'
 const p = usePlatform()
 
 /** A reply to Telegram that failed for good, as the channel worker leaves it. */
-async function failedReply(agentId: string, error: string) {
-  const { db } = p().store
-  const agent = await db.selectFrom('agent_configs').select('company_id').where('id', '=', agentId).executeTakeFirstOrThrow()
-  await db
-    .insertInto('channel_outbox')
-    .values({
-      id: Bun.randomUUIDv7(),
-      company_id: agent.company_id,
-      agent_id: agentId,
-      platform: 'telegram',
-      key: crypto.randomUUID(),
-      thread_key: 't-1',
-      target: jsonb({ chat_id: 't-1' }),
-      parts: jsonb(['hello']),
-      status: 'failed',
-      last_error: error,
-    })
-    .execute()
-}
+const failedReply = (agentId: string, error: string) => queuedReply(p().store.db, agentId, 'failed', error)
 
 async function companyWithAdmin(): Promise<{ companyId: string; admin: Principal; agentId: string }> {
   const companyId = await p().createCompany()

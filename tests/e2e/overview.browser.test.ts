@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
-import { jsonb } from '../../src/db/jsonb.ts'
+import { queuedReply } from '../helpers/outbox.ts'
 import { addSessionCookie, HAS_CHROMIUM, launchChromium, warnWithoutChromium, watchContext, type Watched } from '../helpers/browser.ts'
 import { echoAgent, signIn, startChatPlatform, type ChatPlatform } from '../helpers/web-chat.ts'
 
@@ -33,21 +33,7 @@ test.skipIf(!HAS_CHROMIUM)('a channel reply that failed shows on the overview, i
   await page.goto(`${p.adminUrl}/`)
   expect(await page.locator('#health-title').textContent()).toBe('Everything is all right')
 
-  await p.store.db
-    .insertInto('channel_outbox')
-    .values({
-      id: Bun.randomUUIDv7(),
-      company_id: p.root.companyId!,
-      agent_id: agent.id,
-      platform: 'telegram',
-      key: crypto.randomUUID(),
-      thread_key: 't-1',
-      target: jsonb({ chat_id: 't-1' }),
-      parts: jsonb(['hello']),
-      status: 'failed',
-      last_error: 'Forbidden: bot was blocked by the user',
-    })
-    .execute()
+  await queuedReply(p.store.db, agent.id, 'failed', 'Forbidden: bot was blocked by the user')
   await page.reload()
   expect(await page.locator('#health-title').textContent()).toBe('1 thing needs a look')
   const failed = page.locator('.figure.alarm', { hasText: 'channel deliveries failed' })
