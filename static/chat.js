@@ -272,12 +272,14 @@
     if (ms) typingTimer = setTimeout(() => (typingLine.textContent = ''), ms)
   }
   function busy(on) {
+    // Called on every streamed piece: what depends on the turn's state is redone only when it changes.
+    const changed = running !== on
     running = on
     stopButton.hidden = !on
     // One turn at a time per conversation: Send waits for this one (what is typed stays typed meanwhile).
     sendButton.disabled = on
     sendButton.title = on ? 'Wait for the answer, or stop it' : ''
-    offerActions()
+    if (changed) offerActions()
     // A screen reader announces the answer once it is whole, not every streamed piece of it.
     messages.setAttribute('aria-busy', on ? 'true' : 'false')
     if (!on) typingNote('', 0)
