@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { tmpdir } from 'node:os'
 import type { Browser, Page } from 'playwright-core'
 import { addSessionCookie, HAS_CHROMIUM, launchChromium, socketOpen, untilEqual, warnWithoutChromium, watchContext, type Watched } from '../helpers/browser.ts'
 import { signIn } from '../helpers/web-chat.ts'
@@ -14,6 +15,8 @@ let p: ChatPlatform
 const watched: Watched = { violations: [], foreign: [], dialogs: [] }
 const PHONE = { width: 390, height: 844 }
 const ADMIN_PASSWORD = 'mobile-admin-password'
+/** Where the screenshots to look at go: SCREENSHOT_DIR, or the system's temporary directory. */
+const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir()
 
 beforeAll(async () => {
   if (!HAS_CHROMIUM) return
@@ -65,7 +68,7 @@ test.skipIf(!HAS_CHROMIUM)('on a phone a member lands in the chat, opens the lis
   await page.tap('#send')
   await page.locator('#messages li.msg-agent[data-status=complete]', { hasText: 'Echo: hello from a phone' }).waitFor()
   expect(await overflow(page)).toBe(0)
-  await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/chat-390.png` })
+  await page.screenshot({ path: `${SCREENSHOTS}/chat-390.png` })
   expect(watched.violations).toEqual([])
   await page.context().close()
 })
@@ -82,7 +85,7 @@ test.skipIf(!HAS_CHROMIUM)('the console’s pages fit a phone: nothing reaches p
   }
   expect(wide).toEqual([])
   await page.goto(`${p.adminUrl}/agents`)
-  await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/agents-390.png`, fullPage: true })
+  await page.screenshot({ path: `${SCREENSHOTS}/agents-390.png`, fullPage: true })
   await page.context().close()
 })
 
