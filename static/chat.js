@@ -175,6 +175,8 @@
     body.className = role === 'agent' ? 'body md' : 'body text'
     li.append(body)
     messages.append(li)
+    // The conversation has begun: what was offered to begin it goes.
+    document.getElementById('starters')?.remove()
     return { li, body }
   }
 
@@ -567,6 +569,7 @@
       retry = 0
       status.textContent = ''
       markRead()
+      sendChosenStarter()
     }
     socket.onmessage = (message) => {
       const event = JSON.parse(message.data)
@@ -634,6 +637,27 @@
     event.preventDefault()
     send({ type: 'stop', conversation_id: conversationId })
   })
+
+  // A starter prompt is sent as it is, as if typed. One chosen with the agent before the conversation existed
+  // (?starter=N, a number, never a text) is sent once the socket is open, and only into an empty conversation.
+  function sendStarter(button) {
+    if (running) return
+    text.value = button.value
+    composer.requestSubmit()
+  }
+  document.getElementById('starters')?.addEventListener('click', (event) => {
+    const button = event.target instanceof Element ? event.target.closest('button.starter') : null
+    if (button) sendStarter(button)
+  })
+  function sendChosenStarter() {
+    const url = new URL(location.href)
+    const chosen = url.searchParams.get('starter')
+    if (chosen === null) return
+    url.searchParams.delete('starter')
+    history.replaceState(history.state, '', url)
+    const button = document.querySelectorAll('#starters button.starter')[Number(chosen)]
+    if (button && messages.children.length === 0) sendStarter(button)
+  }
 
   // Copy a code block, or a whole answer as the markdown it was written in.
   messages.addEventListener('click', async (event) => {

@@ -277,6 +277,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{id}/avatar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload an agent’s picture
+         * @description The picture the web chat shows for the agent. The same rules as your own: image/png, image/jpeg, image/gif, image/webp up to 256 KiB and 4096×4096 pixels, judged by the bytes. Whoever may edit the agent (company admins).
+         */
+        put: operations["putAgentAvatar"];
+        post?: never;
+        /**
+         * Remove an agent’s picture
+         * @description Deletes the stored picture and clears the agent’s `avatar`. Whoever may edit the agent.
+         */
+        delete: operations["deleteAgentAvatar"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/static/avatars/{file}": {
         parameters: {
             query?: never;
@@ -934,7 +958,7 @@ export interface paths {
         };
         /**
          * How each of the agent’s channels fares
-         * @description For each platform in the agent’s `channels`: configured, webhook reachable, last delivery, last error, replies waiting or failed. Company admins.
+         * @description For each platform in the agent’s `channels` (or the one `platform` names): configured, webhook reachable, last delivery, last error, replies waiting or failed. Reachability is asked of the platform where it can tell, for up to 3 seconds. Company admins.
          */
         get: operations["getAgentChannels"];
         put?: never;
@@ -3921,6 +3945,15 @@ export interface components {
             plugins?: components["schemas"]["AgentPlugins"];
             context_options?: components["schemas"]["AgentContextOptions"];
             /**
+             * @description What the web chat offers to send to start a conversation with the agent, up to six.
+             * @example [
+             *       "What can you do?"
+             *     ]
+             */
+            starter_prompts: string[];
+            /** @description The agent’s picture, under /static/avatars/; set with PUT /api/agents/{id}/avatar. */
+            avatar: string | null;
+            /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
              */
@@ -4149,6 +4182,14 @@ export interface components {
             mcp_permissions?: components["schemas"]["AgentMcpPermissions"];
             plugins?: components["schemas"]["AgentPlugins"];
             context_options?: components["schemas"]["AgentContextOptions"];
+            /**
+             * @description What the web chat offers to send to start a conversation with the agent, up to six.
+             * @default []
+             * @example [
+             *       "What can you do?"
+             *     ]
+             */
+            starter_prompts?: string[];
         };
         /** @description A JSON merge patch (RFC 7396): fields present are changed, `null` resets a field to its default. */
         AgentConfigRecordPatch: {
@@ -4178,6 +4219,8 @@ export interface components {
             plugins?: unknown;
             /** @description Merged into context_options (see AgentConfigRecordCreate); null resets it. */
             context_options?: unknown;
+            /** @description Merged into starter_prompts (see AgentConfigRecordCreate); null resets it. */
+            starter_prompts?: unknown;
         };
         UserList: {
             data: components["schemas"]["User"][];
@@ -7178,6 +7221,196 @@ export interface operations {
             };
             /** @description The caller may not do this. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putAgentAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["AvatarUpload"];
+            };
+        };
+        responses: {
+            /** @description Stored; the agent’s `avatar` is this picture now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Avatar"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The file is larger than 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The file is not PNG, JPEG, GIF or WebP by its content, or the body is not multipart/form-data. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The file part is missing, empty, or the picture is larger than 4096×4096 or its header cannot be read. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteAgentAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent has no picture now. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10594,7 +10827,10 @@ export interface operations {
     };
     getAgentChannels: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only this platform: an empty list when the agent has no settings for it. */
+                platform?: "telegram" | "slack" | "whatsapp" | "email" | "bridge";
+            };
             header?: never;
             path: {
                 id: string;
@@ -14021,6 +14257,10 @@ export interface operations {
                 plugins?: string;
                 /** @description Filter: is.null only (JSON field). */
                 context_options?: string;
+                /** @description Filter: is.null only (JSON field). */
+                starter_prompts?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                avatar?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 created_at?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */

@@ -29,8 +29,8 @@ export interface ChannelState {
 
 const iso = (time: Date | string | null) => (time ? new Date(time).toISOString() : null)
 
-/** Each platform of the agent's channels as the console shows it. */
-export async function channelStates(channels: Channels, agent: { id: string; channels: AgentChannels }): Promise<ChannelState[]> {
+/** Each platform of the agent's channels (or only `only`) as the console shows it. */
+export async function channelStates(channels: Channels, agent: { id: string; channels: AgentChannels }, only?: ChannelPlatform): Promise<ChannelState[]> {
   const db = channels.db
   const [statuses, counts] = await Promise.all([
     db.selectFrom('channel_status').selectAll().where('agent_id', '=', agent.id).execute(),
@@ -42,7 +42,7 @@ export async function channelStates(channels: Channels, agent: { id: string; cha
       .groupBy(['platform', 'status'])
       .execute(),
   ])
-  const platforms = CHANNEL_PLATFORMS.filter((p) => agent.channels?.[p] !== undefined)
+  const platforms = CHANNEL_PLATFORMS.filter((p) => agent.channels?.[p] !== undefined && (only === undefined || p === only))
   return Promise.all(
     platforms.map(async (platform): Promise<ChannelState> => {
       const status = statuses.find((s) => s.platform === platform)

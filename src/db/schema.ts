@@ -59,6 +59,8 @@ export interface AgentConfigsTable extends Stored {
   mcp_permissions: Json<AgentMcpPermissions>
   plugins: Json<AgentPlugins>
   context_options: Json<AgentContextOptions>
+  avatar: string | null
+  starter_prompts: Json<string[]>
 }
 
 export interface WebchatConversationsTable extends Stored {
@@ -328,9 +330,11 @@ export interface McpSessionsTable {
 }
 
 /** A picture a user uploaded for themselves (sql/0013_avatars.sql): served at /static/avatars/<id>.<ext>. */
+/** A stored picture: a person's (`user_id`) or an agent's (`agent_id`), exactly one of them. */
 export interface UserAvatarsTable {
   id: string
-  user_id: string
+  user_id: string | null
+  agent_id: string | null
   media_type: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp'
   bytes: Uint8Array
   created_at: Generated<Date>

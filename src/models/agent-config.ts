@@ -24,6 +24,14 @@ export const AgentConfigRecord = defineModel({
     mcp_permissions: AgentMcpPermissions.prefault({}),
     plugins: AgentPlugins.prefault({}),
     context_options: AgentContextOptions.prefault({}),
+    starter_prompts: z
+      .array(z.string().trim().min(1).max(500))
+      .max(6)
+      .default([])
+      .openapi({ description: 'What the web chat offers to send to start a conversation with the agent, up to six.', example: ['What can you do?'] }),
+  },
+  readOnly: {
+    avatar: z.string().nullable().openapi({ description: 'The agent’s picture, under /static/avatars/; set with PUT /api/agents/{id}/avatar.' }),
   },
   // Even where a ModelAcl lets members edit agents, the identity an agent acts with stays an admin's choice.
   async guard(tx, actor, change, context) {

@@ -56,17 +56,40 @@ async function outbox(agentId: string, status: 'pending' | 'sent' | 'failed', co
 }
 
 describe('the agent page', () => {
-  test('loads the Channels section lazily, with a link for a browser without htmx', async () => {
+  test('each channel of the form loads its status after the page: the webhook URL to paste, and a connection check', async () => {
     const id = await makeAgent(telegram)
     const reply = await page(`/agents/${id}`)
     expect(reply.status).toBe(200)
-    const section = /<section id="channels"[^>]*>/.exec(reply.text)?.[0]
-    expect(section).toContain(`hx-get="/agents/${id}/channels"`)
-    expect(section).toContain('hx-trigger="load"')
-    expect(section).toContain('hx-swap="outerHTML"')
-    expect(reply.text).toContain(`<a href="/agents/${id}/channels">Show the channels</a>`)
-    // The page itself does not wait for the platforms: no channel row in it yet.
-    expect(reply.text).not.toContain('id="channel-telegram"')
+    const slot = /<div class="group-live"[^>]*>/.exec(reply.text)?.[0]
+    expect(slot).toContain(`hx-get="/agents/${id}/channels/telegram"`)
+    expect(slot).toContain('hx-trigger="load"')
+    // The page itself does not wait for the platforms, and a channel not set up has no status to load.
+    expect(reply.text).not.toContain('id="webhook-telegram"')
+    expect(reply.text).not.toContain(`/agents/${id}/channels/slack"`)
+
+    const status = await page(`/agents/${id}/channels/telegram`, { fragment: true })
+    expect(status.status).toBe(200)
+    expect(status.text).not.toContain('<!DOCTYPE')
+    const webhook = `${platformOf().services.config.baseUrl}/channels/loopback/${id}`
+    expect(status.text).toContain(`<input id="webhook-telegram" type="text" readonly="" value="${webhook}"/>`)
+    expect(status.text).toContain('No signed request from the platform yet.')
+    // The check asks again, in place, without submitting the form it stands in.
+    expect(status.text).toContain(`<button type="button" hx-get="/agents/${id}/channels/telegram" hx-target="closest .group-live" hx-swap="innerHTML">Check the connection</button>`)
+
+    // A platform the agent has no settings for says how to get them; an unknown one, or another company's agent, is not found.
+    expect((await page(`/agents/${id}/channels/slack`, { fragment: true })).text).toContain('Saved settings show here')
+    expect((await page(`/agents/${id}/channels/discord`, { fragment: true })).status).toBe(404)
+    expect((await page(`/agents/not-an-id/channels/telegram`, { fragment: true })).status).toBe(404)
+  })
+
+  test('the API answers for one platform when asked', async () => {
+    const id = await makeAgent({ ...telegram, email: {} })
+    const both = await platformOf().call('GET', `/api/agents/${id}/channels`)
+    expect(both.body.data.map((s: { platform: string }) => s.platform)).toEqual(['telegram', 'email'])
+    const one = await platformOf().call('GET', `/api/agents/${id}/channels?platform=email`)
+    expect(one.body.data.map((s: { platform: string }) => s.platform)).toEqual(['email'])
+    expect((await platformOf().call('GET', `/api/agents/${id}/channels?platform=slack`)).body.data).toEqual([])
+    expectProblem(await platformOf().call('GET', `/api/agents/${id}/channels?platform=discord`), 400, 'bad_request')
   })
 
   test('the section shows each platform with the values from the store', async () => {
@@ -137,7 +160,7 @@ describe('the agent page', () => {
       const id = await makeAgent(channels)
       const reply = await page(`/agents/${id}/channels`, { fragment: true })
       expect(reply.status).toBe(200)
-      expect(reply.text).toContain('This agent is on no chat platform. Add channels in the agent’s settings:')
+      expect(reply.text).toContain('This agent is on no chat platform. Set one up in the Channels part of')
       expect(reply.text).not.toContain('<table')
     }
   })
@@ -223,7 +246,7 @@ describe('who may see it', () => {
 })
 
 describe.skipIf(!HAS_CHROMIUM)('in Chromium', () => {
-  test('the section loads into the agent page by itself, and Refresh reloads it', async () => {
+  test('a channel’s status loads into the agent’s form by itself, and the connection check asks again without saving', async () => {
     const id = await makeAgent(telegram)
     await outbox(id, 'failed', 1)
     const browser = await launchChromium()
@@ -234,12 +257,16 @@ describe.skipIf(!HAS_CHROMIUM)('in Chromium', () => {
       await context.addCookies([{ name: root.split('=')[0]!, value: root.slice(root.indexOf('=') + 1), url: platformOf().adminUrl }])
       const tab = await context.newPage()
       await tab.goto(`${platformOf().adminUrl}/agents/${id}`)
-      await tab.locator('#channel-telegram').waitFor()
-      expect(await tab.locator('#channel-telegram td').last().textContent()).toBe('1')
+      const live = tab.locator('#record-channels-telegram-live')
+      await live.locator('#webhook-telegram').waitFor()
+      expect(await live.locator('dd', { hasText: ' / ' }).textContent()).toBe('0 / 1')
+      const version = await tab.locator('#record-form input[name=_version]').inputValue()
 
       await outbox(id, 'failed', 1)
-      await tab.click('#channels button[type=submit]')
-      await tab.locator('#channel-telegram td:last-child', { hasText: '2' }).waitFor()
+      await tab.getByRole('button', { name: 'Check the connection' }).click()
+      await live.locator('dd', { hasText: '0 / 2' }).waitFor()
+      // Nothing was saved: the form's version is the one it was read at, and the page did not move.
+      expect(await tab.locator('#record-form input[name=_version]').inputValue()).toBe(version)
       expect(tab.url()).toBe(`${platformOf().adminUrl}/agents/${id}`)
       expect(watched).toEqual({ violations: [], foreign: [], dialogs: [] })
     } finally {

@@ -58,22 +58,62 @@ test('agents: runner and model come from the registry; saved through the API; a 
   expect(apiRefused.status).toBe(422)
   expect(apiRefused.text).toMatch(/id="record-timeout_seconds-error">[^<]*(?:>=|greater|least|small)/i)
 
+  // A channel ticked on without what it needs: the API's error stands beside the field, and the message links to it.
+  const incomplete = await page('/agents', { post: { name: 'helper', runner: 'echo', 'channels.telegram.enabled': 'on', 'channels.telegram.unknown_senders': 'invite' } })
+  expect(incomplete.status).toBe(422)
+  expect(incomplete.text).toMatch(/id="record-channels-telegram-bot_token_secret-error">/)
+  expect(incomplete.text).toContain('<a href="#record-channels-telegram-bot_token_secret">Telegram › Bot token (vault name)</a>')
+  // An untouched channel is not sent at all, whatever its select says.
+  const quiet = await page('/agents', { post: { name: 'quiet', runner: 'echo', 'channels.slack.unknown_senders': 'refuse' } })
+  expect(quiet.status).toBe(201)
+  const quietId = /\/agents\/([0-9a-f-]{36})/.exec(quiet.headers.get('hx-redirect')!)![1]
+  expect((await p.call('GET', `/api/v1/AgentConfigRecord/${quietId}`)).body.channels).toEqual({ webchat: { enabled: false } })
+  expect((await p.call('DELETE', `/api/v1/AgentConfigRecord/${quietId}`)).status).toBe(204)
+
   const created = await page('/agents', {
-    post: { name: 'helper', runner: 'echo', model: echoModels[0]!.id, enabled: 'on', timeout_seconds: '120', channels: '{"webchat": {"enabled": true}}', 'voice.language': 'en-GB' },
+    post: {
+      name: 'helper',
+      runner: 'echo',
+      model: echoModels[0]!.id,
+      enabled: 'on',
+      timeout_seconds: '120',
+      'channels.webchat.enabled': 'on',
+      'channels.telegram.enabled': 'on',
+      'channels.telegram.bot_token_secret': 'tg/token',
+      'channels.telegram.webhook_secret_secret': 'tg/hook',
+      'channels.telegram.unknown_senders': 'refuse',
+      'voice.language': 'en-GB',
+      starter_prompts: 'What can you do?\n\n  Summarise my week  ',
+    },
   })
   expect(created.status).toBe(201)
   const id = /\/agents\/([0-9a-f-]{36})/.exec(created.headers.get('hx-redirect')!)![1]!
   const record = (await p.call('GET', `/api/v1/AgentConfigRecord/${id}`)).body
-  expect(record).toMatchObject({ name: 'helper', runner: 'echo', model: echoModels[0]!.id, timeout_seconds: 120, enabled: true, channels: { webchat: { enabled: true } }, voice: { language: 'en-GB' } })
+  expect(record).toMatchObject({
+    name: 'helper',
+    runner: 'echo',
+    model: echoModels[0]!.id,
+    timeout_seconds: 120,
+    enabled: true,
+    channels: { webchat: { enabled: true }, telegram: { enabled: true, bot_token_secret: 'tg/token', webhook_secret_secret: 'tg/hook', unknown_senders: 'refuse' } },
+    voice: { language: 'en-GB' },
+    starter_prompts: ['What can you do?', 'Summarise my week'],
+  })
 
   const opened = await page(`/agents/${id}`)
   expect(opened.text).toContain('Live state')
+  // The form in parts, linked from its top; the Telegram channel's status loads into it after the page.
+  for (const part of ['identity', 'model', 'tools', 'channels', 'voice', 'email', 'context']) expect(opened.text).toContain(`href="#part-${part}"`)
+  expect(opened.text).toContain(`hx-get="/agents/${id}/channels/telegram"`)
+  expect(opened.text).not.toContain(`hx-get="/agents/${id}/channels/slack"`)
   const version = versionIn(opened.text)
-  // A nested value edited whole loses what the form took out of it; an emptied optional field is cleared.
-  const saved = await page(`/agents/${id}`, { post: { _version: version, name: 'helper', runner: 'echo', model: echoModels[0]!.id, timeout_seconds: '120', channels: '{}', 'voice.language': '' } })
+  // A channel emptied goes; a group's optional field emptied is cleared; an emptied optional field is cleared.
+  const saved = await page(`/agents/${id}`, {
+    post: { _version: version, name: 'helper', runner: 'echo', model: echoModels[0]!.id, timeout_seconds: '120', 'channels.webchat.enabled': 'on', 'voice.language': '' },
+  })
   expect(saved.status).toBe(200)
   const after = (await p.call('GET', `/api/v1/AgentConfigRecord/${id}`)).body
-  expect(after.channels).toEqual({})
+  expect(after.channels).toEqual({ webchat: { enabled: true } })
   expect(after.voice?.language).toBeUndefined()
   expect(after.enabled).toBe(false)
 

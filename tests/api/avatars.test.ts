@@ -305,16 +305,74 @@ describe('serving', () => {
   })
 })
 
+describe('an agent’s picture', () => {
+  const agentPath = (id: string) => `/api/agents/${id}/avatar`
+  const putFor = (id: string, bytes: Bytes | string, as?: Principal | null) => {
+    const form = new FormData()
+    form.set('file', new File([bytes], 'agent.png'))
+    return p().call('PUT', agentPath(id), { body: form, ...(as === undefined ? {} : { as }) })
+  }
+  const newAgent = async (as?: Principal) => (await p().call('POST', '/api/v1/AgentConfigRecord', { json: { name: `pictured-${crypto.randomUUID().slice(0, 8)}` }, ...(as ? { as } : {}) })).body.id as string
+
+  test('an admin sets it: the agent’s avatar names it, it is served, and a new one replaces it', async () => {
+    const id = await newAgent()
+    const first = await putFor(id, png(2, 2))
+    expect(first.status).toBe(200)
+    expect((await p().call('GET', `/api/v1/AgentConfigRecord/${id}`)).body.avatar).toBe(first.body.avatar)
+    expect((await fetchFile(first.body.avatar)).bytes).toEqual(png(2, 2))
+    const second = await putFor(id, GIF)
+    expect(second.body.avatar).not.toBe(first.body.avatar)
+    expect((await fetchFile(first.body.avatar)).status).toBe(404)
+    expect(await p().store.db.selectFrom('user_avatars').select('id').where('agent_id', '=', id).execute()).toHaveLength(1)
+
+    expect((await p().call('DELETE', agentPath(id))).status).toBe(204)
+    expect((await p().call('GET', `/api/v1/AgentConfigRecord/${id}`)).body.avatar).toBeNull()
+    expect((await fetchFile(second.body.avatar)).status).toBe(404)
+  })
+
+  test('the avatar is not a field anyone writes: a PATCH cannot point it elsewhere', async () => {
+    const id = await newAgent()
+    const patched = await p().call('PATCH', `/api/v1/AgentConfigRecord/${id}`, { json: { avatar: 'https://tracker.example/pixel.gif' } })
+    expect(patched.status).toBe(422)
+    expect((await p().call('GET', `/api/v1/AgentConfigRecord/${id}`)).body.avatar).toBeNull()
+  })
+
+  test('bad files, strangers, members and other companies are refused, and nothing is stored', async () => {
+    const id = await newAgent()
+    expectProblem(await putFor(id, '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'), 415, 'unsupported_media_type')
+    expectProblem(await putFor(id, png(5000, 5000)), 422, 'validation_error')
+    expectProblem(await putFor(id, GIF, null), 401, 'unauthorized')
+    const member = await p().createUser()
+    expectProblem(await putFor(id, GIF, member), 403, 'forbidden')
+    expectProblem(await p().call('DELETE', agentPath(id), { as: member }), 403, 'forbidden')
+    const otherCompany = await p().createCompany()
+    const stranger = await p().createUser({ companyId: otherCompany, role: 'admin' })
+    expectProblem(await putFor(id, GIF, stranger), 404, 'not_found')
+    expectProblem(await p().call('DELETE', agentPath(id), { as: stranger }), 404, 'not_found')
+    expectProblem(await putFor('not-an-id', GIF), 404, 'not_found')
+    expectProblem(await putFor(crypto.randomUUID(), GIF), 404, 'not_found')
+    expect((await p().call('GET', `/api/v1/AgentConfigRecord/${id}`)).body.avatar).toBeNull()
+    expect(await p().store.db.selectFrom('user_avatars').select('id').where('agent_id', '=', id).execute()).toHaveLength(0)
+  })
+
+  test('the picture goes with its agent', async () => {
+    const id = await newAgent()
+    const { avatar } = (await putFor(id, GIF)).body
+    expect((await p().call('DELETE', `/api/v1/AgentConfigRecord/${id}`)).status).toBe(204)
+    expect((await fetchFile(avatar)).status).toBe(404)
+  })
+})
+
 describe('the OpenAPI document', () => {
-  test('names the three operations, the picture public and the rest behind sign-in, and stays valid', async () => {
+  test('names the five operations, the picture public and the rest behind sign-in, and stays valid', async () => {
     const document = (await p().call('GET', '/api/openapi.json', { as: null })).body as OpenApiDocument
     const result = await validate(structuredClone(document) as never)
     if (!result.valid) throw new Error(compileErrors(result))
     const mine = operationsOf(document).filter((op) => op.label.includes('/avatar'))
-    expect(mine.map((op) => op.label).sort()).toEqual(['DELETE /api/me/avatar', 'GET /static/avatars/{file}', 'PUT /api/me/avatar'])
+    expect(mine.map((op) => op.label).sort()).toEqual(['DELETE /api/agents/{id}/avatar', 'DELETE /api/me/avatar', 'GET /static/avatars/{file}', 'PUT /api/agents/{id}/avatar', 'PUT /api/me/avatar'])
     expect(document.paths['/static/avatars/{file}']!.get.security).toEqual([])
     expect(Object.keys(document.paths['/api/me/avatar']!.put.requestBody.content)).toEqual(['multipart/form-data'])
-    // What the platform-wide sweep checks of every operation, for these three.
+    // What the platform-wide sweep checks of every operation, for these five.
     for (const op of mine) {
       const anonymous = await callOperation(p(), document, op, { caller: null })
       expect(judgeWithoutCredentials(op.schemes.length > 0, anonymous), op.label).toEqual([])

@@ -268,9 +268,9 @@ function Composer({ conversationId }: { conversationId: string }) {
 export interface ChatView {
   me: string
   conversations: ConversationSummary[]
-  agents: Array<Pick<Schema<'AgentConfigRecord'>, 'id' | 'name' | 'description'>>
-  /** The agent the open conversation is with, when it still exists. */
-  agent?: Pick<Schema<'AgentConfigRecord'>, 'id' | 'name' | 'description'>
+  agents: Agent[]
+  /** The agent the open conversation is with, when it still exists (no starter prompts once it is not offered). */
+  agent?: Agent
   conversation?: Conversation
   messages?: Message[]
   participants?: Participant[]
@@ -279,6 +279,66 @@ export interface ChatView {
   problem?: string
   q?: string
   archived?: boolean
+}
+
+type Agent = Pick<Schema<'AgentConfigRecord'>, 'id' | 'name' | 'description' | 'avatar' | 'starter_prompts'>
+
+/** The agent's picture, or its initial on a badge; beside its name, so it says nothing to a screen reader. */
+function AgentAvatar({ agent }: { agent?: Agent }) {
+  if (agent?.avatar) return <img class="agent-badge" src={agent.avatar} alt="" width={40} height={40} />
+  return (
+    <div class="agent-badge" aria-hidden="true">
+      {(agent?.name ?? '?').slice(0, 1).toUpperCase()}
+    </div>
+  )
+}
+
+/**
+ * Whom to talk to, when no conversation is open: each agent with its picture, what it is for, and its starter
+ * prompts, any of which starts a conversation and sends itself.
+ */
+function AgentPicker({ agents }: { agents: Agent[] }) {
+  if (agents.length === 0) return <p class="muted">No agent is offered to you yet: an admin of your company sets agents up in the console.</p>
+  return (
+    <ul class="agent-cards" aria-label="Agents">
+      {agents.map((agent) => (
+        <li class="agent-card">
+          <form method="post" action="/chat/new">
+            <input type="hidden" name="agent_id" value={agent.id} />
+            <div class="agent-card-head">
+              <AgentAvatar agent={agent} />
+              <h2>{agent.name}</h2>
+            </div>
+            {agent.description ? <p class="muted">{agent.description}</p> : null}
+            {agent.starter_prompts.length > 0 ? (
+              <div class="starters" role="group" aria-label={`Start with ${agent.name} by asking`}>
+                {agent.starter_prompts.map((prompt, index) => (
+                  <button type="submit" name="starter" value={String(index)} class="starter">
+                    {prompt}
+                  </button>
+                ))}
+              </div>
+            ) : null}
+            <button type="submit">Talk to {agent.name}</button>
+          </form>
+        </li>
+      ))}
+    </ul>
+  )
+}
+
+/** In a conversation with no message yet: the agent's starter prompts, each sent as it is when chosen. */
+function Starters({ agent }: { agent?: Agent }) {
+  if (!agent || agent.starter_prompts.length === 0) return null
+  return (
+    <div id="starters" class="starters" role="group" aria-label="Start by asking">
+      {agent.starter_prompts.map((prompt) => (
+        <button type="button" class="starter" value={prompt}>
+          {prompt}
+        </button>
+      ))}
+    </div>
+  )
 }
 
 function NewConversation({ agents }: { agents: ChatView['agents'] }) {
@@ -307,9 +367,7 @@ function ConversationHeader({ conversation, agent, me, problem }: { conversation
   const title = conversation.title || 'New conversation'
   return (
     <header class="conversation-header">
-      <div class="agent-badge" aria-hidden="true">
-        {(agent?.name ?? '?').slice(0, 1).toUpperCase()}
-      </div>
+      <AgentAvatar agent={agent} />
       <div class="conversation-heading">
         <h1 id="chat-title">{title}</h1>
         <p id="conversation-agent" class="muted">
@@ -401,13 +459,15 @@ export function ChatPage({ view }: { view: ChatView }) {
             </button>
           </div>
           <p id="typing" class="muted" aria-live="polite"></p>
+          {messages.length === 0 ? <Starters agent={view.agent} /> : null}
           <Composer conversationId={conversation.id} />
         </section>
       ) : (
         <section class="chat-main">
           <h1>Chat</h1>
           <Alert text={view.problem} />
-          <p class="muted">Choose a conversation, or start one with an agent.</p>
+          <p class="muted">Choose a conversation, or start one with an agent:</p>
+          <AgentPicker agents={view.agents} />
         </section>
       )}
       {conversation ? (

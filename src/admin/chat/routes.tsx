@@ -48,9 +48,9 @@ async function participantsOf(c: Ctx, api: ApiClient, id: string) {
 
 /** Everything the page shows; a conversation the user does not take part in is a 404 page. */
 async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string, list: ListView = listViewOf(c.req.query())): Promise<ChatView | undefined> {
-  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name,description,channels', order: 'name.asc', limit: '500' } } })
+  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name,description,channels,avatar,starter_prompts', order: 'name.asc', limit: '500' } } })
   // An agent whose web chat channel is off is not offered here (the API refuses it too).
-  const offered = ((await agents).data?.data ?? []).filter((agent) => agent.channels?.webchat?.enabled !== false).map(({ id, name, description }) => ({ id, name, description }))
+  const offered = ((await agents).data?.data ?? []).filter((agent) => agent.channels?.webchat?.enabled !== false).map(({ id, name, description, avatar, starter_prompts }) => ({ id, name, description, avatar, starter_prompts }))
   const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api, list), agents: offered, problem, ...list }
   if (!id) return view
   const conversation = await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
@@ -65,7 +65,7 @@ async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string, l
     planOf(c, api, id),
     // Said even when it is no longer offered (switched off since): the conversation is still with it.
     offered.find((a) => a.id === agentId) ??
-      (agentId ? api.as(c).GET('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: agentId } } }).then(({ data }) => data && { id: data.id, name: data.name, description: data.description }) : undefined),
+      (agentId ? api.as(c).GET('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: agentId } } }).then(({ data }) => data && { id: data.id, name: data.name, description: data.description, avatar: data.avatar, starter_prompts: [] }) : undefined),
   ])
   return {
     ...view,
@@ -101,7 +101,10 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     const form = await c.req.parseBody()
     const { data, error } = await api.as(c).POST('/api/v1/WebchatConversation', { body: { agent_id: String(form.agent_id ?? '') } })
     if (!data) return backTo(c, `/chat?${new URLSearchParams({ problem: problemOf(error).detail ?? 'The conversation could not be started.' })}`)
-    return backTo(c, `/chat/${data.id}`)
+    // A starter prompt chosen with the agent: the page sends it once connected. Only its number travels, so a link
+    // can make nobody say anything but what the agent's own settings offer, in a conversation just made.
+    const starter = /^[0-5]$/.test(String(form.starter ?? '')) ? `?starter=${form.starter}` : ''
+    return backTo(c, `/chat/${data.id}${starter}`)
   })
 
   app.get('/chat/list', async (c) => {

@@ -12,7 +12,6 @@ import { isFragment, type Ctx } from './resource.ts'
 type ChannelState = Schema<'ChannelState'>
 
 const PLATFORM_NAMES: Record<ChannelState['platform'], string> = { telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp', email: 'Email', bridge: 'Bridge (a bot of another platform)' }
-const EXAMPLE = '{"telegram": {"bot_token_secret": "telegram/bot-token"}}'
 
 const platformName = (platform: ChannelState['platform']) => PLATFORM_NAMES[platform] ?? platform
 const when = (iso: string | null, never: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : never)
@@ -22,21 +21,6 @@ const channelsPath = (agentId: string) => `/agents/${agentId}/channels`
 
 function Heading() {
   return <h2 id="channels-title">Channels</h2>
-}
-
-/**
- * Stands in the agent's page until the channels are read: asking a platform how its webhook fares takes up to a few
- * seconds, which the rest of the page need not wait for. Without htmx, the link opens the channels on their own.
- */
-export function ChannelsPlaceholder({ agentId }: { agentId: string }) {
-  return (
-    <section id="channels" class="panel" aria-labelledby="channels-title" aria-busy="true" hx-get={channelsPath(agentId)} hx-trigger="load" hx-swap="outerHTML">
-      <Heading />
-      <p>
-        Asking the platforms how the agent’s channels fare… <a href={channelsPath(agentId)}>Show the channels</a>
-      </p>
-    </section>
-  )
 }
 
 function ChannelRow({ state }: { state: ChannelState }) {
@@ -97,8 +81,8 @@ export function ChannelsSection({ agentId, states, problem }: { agentId: string;
         </>
       ) : (
         <p>
-          This agent is on no chat platform. Add channels in the agent’s settings: the Channels (JSON) field above, e.g. <code>{EXAMPLE}</code>, with the bot token
-          stored in the vault under that name.
+          This agent is on no chat platform. Set one up in the Channels part of <a href={`/agents/${agentId}#part-channels`}>the agent’s settings</a>: the bot’s token is
+          stored in the vault, and the form names it.
         </p>
       )}
       <form method="get" action={path} hx-get={path} hx-target="#channels" hx-swap="outerHTML">
@@ -108,13 +92,62 @@ export function ChannelsSection({ agentId, states, problem }: { agentId: string;
   )
 }
 
+const PLATFORMS = Object.keys(PLATFORM_NAMES) as Array<ChannelState['platform']>
+const statusPath = (agentId: string, platform: string) => `/agents/${agentId}/channels/${platform}`
+
+/**
+ * One channel of the agent's form, as the platform and the store tell it: the webhook URL to paste into the
+ * platform, whether it reaches us, and a button that asks again (a connection check). It stands inside the record
+ * form, so the button is a plain one and not a form of its own.
+ */
+export function ChannelStatus({ agentId, platform, state, problem }: { agentId: string; platform: ChannelState['platform']; state?: ChannelState; problem?: string }) {
+  const path = statusPath(agentId, platform)
+  const check = (
+    <button type="button" hx-get={path} hx-target="closest .group-live" hx-swap="innerHTML">
+      Check the connection
+    </button>
+  )
+  if (problem) return <><Alert text={problem} />{check}</>
+  if (!state) return <p class="help">Saved settings show here: the webhook URL to give {platformName(platform)}, and whether it reaches the agent.</p>
+  const id = `webhook-${platform}`
+  return (
+    <>
+      {state.webhook_url ? (
+        <div class="field">
+          <label for={id}>Webhook URL to paste into {platformName(platform)}’s settings</label>
+          <input id={id} type="text" readonly value={state.webhook_url} />
+        </div>
+      ) : null}
+      <dl class="facts">
+        <dt>Answering</dt>
+        <dd>{state.configured ? 'yes' : 'no: switched off here, or the agent is off'}</dd>
+        <dt>Plugin</dt>
+        <dd>{state.plugin ? `${state.plugin.name}${state.plugin.enabled ? '' : ' (switched off by a superadmin)'}` : 'none installed'}</dd>
+        <dt>Reaches us</dt>
+        <dd>
+          {reachableText(state.reachable)} <span class="help">{state.reachable_detail}</span>
+        </dd>
+        <dt>Last delivery</dt>
+        <dd>{when(state.last_delivery_at, 'never')}</dd>
+        <dt>Last error</dt>
+        <dd>{state.last_error ? `${state.last_error} (${when(state.last_error_at, '')})` : 'none'}</dd>
+        <dt>Replies waiting / failed</dt>
+        <dd>
+          {state.pending_replies} / {state.failed_replies}
+        </dd>
+      </dl>
+      {check} <a href={channelsPath(agentId)}>All the agent’s channels at a glance</a>
+    </>
+  )
+}
+
 /** GET /agents/{id}/channels: the section for htmx (lazily, or on refresh), else a page of its own. */
 export function mountAgentChannels(app: Hono<AdminEnv>, api: ApiClient): void {
   app.get('/agents/:id/channels', async (c: Ctx) => {
     const id = c.req.param('id') ?? ''
     // The id becomes a path segment of an API call: only a UUID may, so nothing else can be named.
     if (!isUuid(id)) return c.notFound()
-    const read = await api.as(c).GET('/api/agents/{id}/channels', { params: { path: { id } } })
+    const read = await api.as(c).GET('/api/agents/{id}/channels', { params: { path: { id }, query: {} } })
     const status = read.response.status
     const problem = read.data ? undefined : status === 404 ? 'No agent has this id.' : problemText(read, 'Reading the channels')
     const section = <ChannelsSection agentId={id} states={read.data?.data} problem={problem} />
@@ -130,5 +163,15 @@ export function mountAgentChannels(app: Hono<AdminEnv>, api: ApiClient): void {
       </section>,
       { title: 'Agent channels' },
     )
+  })
+
+  // One channel's part of the agent's form: a fragment only, loaded into the form after the page.
+  app.get('/agents/:id/channels/:platform', async (c: Ctx) => {
+    const id = c.req.param('id') ?? ''
+    const platform = PLATFORMS.find((p) => p === c.req.param('platform'))
+    if (!isUuid(id) || !platform) return c.notFound()
+    const read = await api.as(c).GET('/api/agents/{id}/channels', { params: { path: { id }, query: { platform } } })
+    const problem = read.data ? undefined : read.response.status === 404 ? 'No agent has this id.' : problemText(read, 'Asking how the channel fares')
+    return c.html(<ChannelStatus agentId={id} platform={platform} state={read.data?.data[0]} problem={problem} />)
   })
 }

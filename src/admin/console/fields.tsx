@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { FieldError } from '../../errors.ts'
-import { errorsOf, type Field, type FormValues, type Option, type ToolMode } from './form.ts'
+import { errorsOf, isFilled, type Field, type FormValues, type Option, type ToolMode } from './form.ts'
 
 /** Ids unique on the page: a form's prefix and the field's name (dots are not welcome in CSS selectors). */
 export function fieldId(prefix: string, name: string): string {
@@ -17,7 +17,7 @@ function FieldErrors({ id, errors }: { id: string; errors: FieldError[] }) {
 }
 
 /** One field with its label, help and errors, wired for screen readers (aria-invalid, aria-describedby). */
-export function FormField({ field, values, errors, prefix, options = {} }: { field: Field; values: FormValues; errors: FieldError[]; prefix: string; options?: Record<string, Option[]> }) {
+export function FormField({ field, values, errors, prefix, options = {}, recordId }: { field: Field; values: FormValues; errors: FieldError[]; prefix: string; options?: Record<string, Option[]>; recordId?: string }) {
   const id = fieldId(prefix, field.name)
   const mine = errorsOf(errors, field.name)
   const invalid = mine.length > 0 ? 'true' : undefined
@@ -37,6 +37,7 @@ export function FormField({ field, values, errors, prefix, options = {} }: { fie
       </div>
     )
   }
+  if (field.kind === 'group') return <Group field={field} values={values} errors={errors} prefix={prefix} options={options} recordId={recordId} />
   if (field.kind === 'tools') return <ToolsPicker field={field} values={values} errors={mine} id={id} choices={choices} />
   if (field.kind === 'checkboxes') {
     const chosen = new Set(Array.isArray(value) ? value : [])
@@ -101,6 +102,37 @@ export function FormField({ field, values, errors, prefix, options = {} }: { fie
       {help}
       <FieldErrors id={id} errors={mine} />
     </div>
+  )
+}
+
+/**
+ * A nested object that may be absent, such as one channel: its fields together, folded away while the group is
+ * empty (five channels' fields would otherwise fill the page), with what the record's page can tell about it
+ * (loaded after the page, since it may ask another service).
+ */
+function Group({ field, values, errors, prefix, options, recordId }: { field: Field; values: FormValues; errors: FieldError[]; prefix: string; options: Record<string, Option[]>; recordId?: string }) {
+  const id = fieldId(prefix, field.name)
+  const inner = field.fields ?? []
+  const filled = isFilled(inner, values)
+  const controls = inner.map((f) => <FormField field={f} values={values} errors={errors} prefix={prefix} options={options} />)
+  return (
+    <fieldset class="field group" id={`${id}-field`} aria-describedby={field.help ? `${id}-help` : undefined}>
+      <legend>{field.label}</legend>
+      {field.help ? (
+        <span class="help" id={`${id}-help`}>
+          {field.help}
+        </span>
+      ) : null}
+      {filled || errorsOf(errors, field.name).length > 0 ? (
+        controls
+      ) : (
+        <details>
+          <summary>Set up {field.label}</summary>
+          {controls}
+        </details>
+      )}
+      {recordId && field.live && filled ? <div class="group-live" id={`${id}-live`} hx-get={field.live(recordId)} hx-trigger="load" hx-swap="innerHTML" aria-live="polite" /> : null}
+    </fieldset>
   )
 }
 

@@ -3,9 +3,10 @@ import { verdictOf, type Answered } from '../api-client.ts'
 
 /**
  * How a field is edited. `lines`: a list of strings, one per line. `json`: a nested value edited as JSON text.
- * `checkboxes`: a list of strings chosen from options. `select`: one of the options.
+ * `checkboxes`: a list of strings chosen from options. `select`: one of the options. `group`: a nested object that
+ * may be absent (a channel), edited through its own `fields`.
  */
-export type FieldKind = 'text' | 'email' | 'password' | 'number' | 'textarea' | 'checkbox' | 'select' | 'checkboxes' | 'lines' | 'json' | 'tools'
+export type FieldKind = 'text' | 'email' | 'password' | 'number' | 'textarea' | 'checkbox' | 'select' | 'checkboxes' | 'lines' | 'json' | 'tools' | 'group'
 
 export interface Option {
   value: string
@@ -32,6 +33,17 @@ export interface Field {
   empty?: string
   /** Attributes for the control itself, e.g. htmx ones to refresh a dependent field. */
   attrs?: Record<string, string>
+  /** The heading of the form's part the field stands in; a long form is split where this changes. */
+  section?: string
+  /** What the API takes an absent value to mean, shown as the field's value then (a channel on by default). */
+  fallback?: unknown
+  /**
+   * A group's fields, named in full (`channels.telegram.bot_token_secret`). The group is left out when none of its
+   * text fields is filled and none of its boxes ticked; otherwise it is sent whole.
+   */
+  fields?: Field[]
+  /** Once the record exists: the address of a fragment shown in the group (a channel's webhook and connection check). */
+  live?: (id: string) => string
 }
 
 /**
@@ -91,7 +103,7 @@ export function mergeDiff(before: unknown, after: unknown): unknown {
 
 /** The fields whose value is a whole nested value, edited as one: saving must replace them, not merge into them. */
 export function isWhole(field: Field): boolean {
-  return field.kind === 'json' || field.kind === 'tools'
+  return field.kind === 'json' || field.kind === 'tools' || field.kind === 'group'
 }
 
 /** An edit's patch with each whole field turned into the merge patch that makes it what the form showed. */
@@ -130,7 +142,13 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 export function formValues(fields: readonly Field[], record: Record<string, unknown>): FormValues {
   const values: FormValues = {}
   for (const field of fields) {
-    const value = getPath(record, field.name)
+    if (field.kind === 'group') {
+      // An absent group's fields are empty: their fallbacks say what the API assumes inside a group that exists.
+      const inner = getPath(record, field.name) === undefined ? (field.fields ?? []).map((f) => ({ ...f, fallback: undefined })) : (field.fields ?? [])
+      Object.assign(values, formValues(inner, record))
+      continue
+    }
+    const value = getPath(record, field.name) ?? field.fallback
     switch (field.kind) {
       case 'checkbox':
         values[field.name] = value === true ? 'on' : ''
@@ -174,6 +192,15 @@ export function formBody(fields: readonly Field[], form: Record<string, unknown>
   const errors: FieldError[] = []
   for (const field of fields) {
     if (mode === 'edit' && field.createOnly) continue
+    if (field.kind === 'group') {
+      const group = formBody(field.fields ?? [], form, 'create')
+      Object.assign(values, group.values)
+      errors.push(...group.errors)
+      if (isFilled(field.fields ?? [], group.values)) setPath(json, field.name, getPath(group.json, field.name) ?? {})
+      // Emptied on edit: the group goes.
+      else if (mode === 'edit') setPath(json, field.name, null)
+      continue
+    }
     if (field.kind === 'tools') {
       setPath(json, field.name, toolsFromForm(field.name, form, values))
       continue
@@ -224,6 +251,14 @@ export function formBody(fields: readonly Field[], form: Record<string, unknown>
   return { values, json, errors }
 }
 
+/** Whether a group holds anything: a text typed or a box ticked (a select's choice alone does not count). */
+export function isFilled(fields: readonly Field[], values: FormValues): boolean {
+  return fields.some((field) => field.kind !== 'select' && typeof values[field.name] === 'string' && (values[field.name] as string).trim() !== '')
+}
+
+/** A refused form's message; the fields it means are marked, and listed where the form can link to them. */
+export const CORRECT_FIELDS = 'Please correct the marked fields.'
+
 /** What the API said went wrong, in the words a form shows. */
 export function refusal(values: FormValues, answer: Answered): FormState {
   const { status, problem } = verdictOf(answer)
@@ -232,7 +267,7 @@ export function refusal(values: FormValues, answer: Answered): FormState {
     return { values, errors, message: 'This record was changed by someone else (or in another tab) since you opened it. Reload it to see their changes, then make yours again.' }
   }
   const fieldsMarked = errors.some((e) => e.path !== '(body)')
-  return { values, errors, message: fieldsMarked ? 'Please correct the fields marked below.' : (problem.detail ?? `The request failed (${status}).`) }
+  return { values, errors, message: fieldsMarked ? CORRECT_FIELDS : (problem.detail ?? `The request failed (${status}).`) }
 }
 
 /** The errors of one field: its own, and those of anything inside it (`env.API_KEY` belongs to `env`). */

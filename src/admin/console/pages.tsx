@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Child } from 'hono/jsx'
 import { FormField } from './fields.tsx'
-import type { FormState, FormValues, Option } from './form.ts'
+import type { Field, FormState, FormValues, Option } from './form.ts'
 import { PAGE_SIZE, type ConsoleResource, type Row } from './resource.ts'
 import { Notice, Problem } from '../components/feedback.tsx'
 
@@ -90,24 +90,57 @@ export function ListPage({ resource, listing, notice }: { resource: ConsoleResou
   )
 }
 
+/** The form's fields in the parts their `section` names, in order; fields without one stand alone. */
+function sectionsOf(fields: readonly Field[]): Array<{ title?: string; fields: Field[] }> {
+  const sections: Array<{ title?: string; fields: Field[] }> = []
+  for (const field of fields) {
+    const last = sections.at(-1)
+    if (last && last.title === field.section) last.fields.push(field)
+    else sections.push({ title: field.section, fields: [field] })
+  }
+  return sections
+}
+
+const sectionId = (title: string) => `part-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`
+
 /**
  * A record's form, for a new record (`id` absent) or an existing one; it replaces itself with the answer. The
- * version the page was read at rides along, so a save over someone else's newer one is refused (If-Match).
+ * version the page was read at rides along, so a save over someone else's newer one is refused (If-Match). A long
+ * form comes in parts, with links to each at the top; its buttons and what a save said stay in view at the bottom.
  */
 export function RecordForm({ resource, id, version, values, form, options, notice }: { resource: ConsoleResource; id?: string; version?: string; values: FormValues; form?: FormState; options: Record<string, Option[]>; notice?: string }) {
   const action = id ? `${resource.path}/${id}` : resource.path
   const fields = resource.fields.filter((f) => !(id && f.createOnly))
   const errors = form?.errors ?? []
+  const sections = sectionsOf(fields)
+  const titled = sections.filter((s): s is { title: string; fields: Field[] } => s.title !== undefined)
+  const field = (f: Field) => <FormField field={f} values={form?.values ?? values} errors={errors} prefix="record" options={options} recordId={id} />
   return (
     <form id="record-form" class="card wide" method="post" action={action} hx-post={action} hx-target="this" hx-swap="outerHTML" novalidate>
       {id ? <input type="hidden" name="_version" value={version ?? ''} /> : null}
-      {fields.map((field) => (
-        <FormField field={field} values={form?.values ?? values} errors={errors} prefix="record" options={options} />
-      ))}
-      <Problem message={form?.message} errors={errors} fields={fields} />
-      <Notice text={notice} />
-      <div class="buttons">
-        <button type="submit">{id ? 'Save' : `Create ${resource.singular}`}</button>
+      {titled.length > 1 ? (
+        <nav class="form-parts" aria-label="Parts of the form">
+          {titled.map((s) => (
+            <a href={`#${sectionId(s.title)}`}>{s.title}</a>
+          ))}
+        </nav>
+      ) : null}
+      {sections.map((s) =>
+        s.title ? (
+          <fieldset class="form-part" id={sectionId(s.title)}>
+            <legend>{s.title}</legend>
+            {s.fields.map(field)}
+          </fieldset>
+        ) : (
+          s.fields.map(field)
+        ),
+      )}
+      <div class="form-footer">
+        <Problem message={form?.message} errors={errors} fields={fields} prefix="record" />
+        <Notice text={notice} />
+        <div class="buttons">
+          <button type="submit">{id ? 'Save' : `Create ${resource.singular}`}</button>
+        </div>
       </div>
     </form>
   )

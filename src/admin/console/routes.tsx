@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { isUuid } from '../../models/fields.ts'
 import { problemText, type ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
-import { formBody, formValues, isWhole, refusal, replacingWholeFields, type FormState, type FormValues, type Option } from './form.ts'
+import { CORRECT_FIELDS, formBody, formValues, isWhole, refusal, replacingWholeFields, type FormState, type FormValues, type Option } from './form.ts'
 import { DeleteForm, ListPage, RecordForm, RecordPage, Rows, type Listing } from './pages.tsx'
 import { PAGE_SIZE, isFragment, pageOf, recordPath, rowOf, versionOf, versionTag, type ConsoleResource, type Ctx, type Row } from './resource.ts'
 
@@ -84,7 +84,7 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
       c.header('HX-Redirect', to)
       return c.body(null, 201)
     }
-    const form = reply ? refusal(values, reply) : { values, errors, message: 'Please correct the fields marked below.' }
+    const form = reply ? refusal(values, reply) : { values, errors, message: CORRECT_FIELDS }
     const status = statusOf(reply?.status ?? 422)
     if (isFragment(c)) return c.html(<RecordForm resource={resource} values={values} form={form} options={await options(c, values)} />, status)
     return render(c, undefined, '', { form, status })
@@ -124,7 +124,7 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
       }
       return render(c, saved, savedVersion, { notice })
     }
-    const form = reply ? refusal(values, reply) : { values, errors, message: 'Please correct the fields marked below.' }
+    const form = reply ? refusal(values, reply) : { values, errors, message: CORRECT_FIELDS }
     const status = statusOf(reply?.status ?? 422)
     if (isFragment(c)) return c.html(<RecordForm resource={resource} id={id} version={version} values={values} form={form} options={await options(c, values)} />, status)
     const current = await read(c, id).catch(() => undefined)

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { describeBytes } from '../../documents/sizes.ts'
-import { ProblemSchema, commonErrors, signedIn } from '../responses.ts'
+import { IdParam } from '../params.ts'
+import { ProblemSchema, commonErrors, notFoundError, signedIn } from '../responses.ts'
 import { AVATAR_MEDIA_TYPES, MAX_AVATAR_SIDE } from './image.ts'
 import { avatarUploadGuards } from './upload.ts'
 
@@ -59,6 +60,42 @@ export const deleteAvatarRoute = createRoute({
   tags: ['Auth'],
   security: signedIn,
   responses: { 204: { description: 'You have no avatar now.' }, ...commonErrors },
+})
+
+export const AGENT_AVATAR_PATH = '/api/agents/{id}/avatar'
+
+export const putAgentAvatarRoute = createRoute({
+  method: 'put',
+  path: AGENT_AVATAR_PATH,
+  operationId: 'putAgentAvatar',
+  summary: 'Upload an agent’s picture',
+  description:
+    `The picture the web chat shows for the agent. The same rules as your own: ${AVATAR_MEDIA_TYPES.join(', ')} up to ${describeBytes(MAX_AVATAR_BYTES)} and ` +
+    `${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE} pixels, judged by the bytes. Whoever may edit the agent (company admins).`,
+  tags: ['Agents'],
+  security: signedIn,
+  middleware: avatarUploadGuards(MAX_AVATAR_BYTES),
+  request: { params: IdParam, body: { required: true, content: { 'multipart/form-data': { schema: AvatarUpload } } } },
+  responses: {
+    200: { description: 'Stored; the agent’s `avatar` is this picture now.', content: { 'application/json': { schema: Avatar } } },
+    ...commonErrors,
+    ...notFoundError,
+    413: problem(`The file is larger than ${describeBytes(MAX_AVATAR_BYTES)}.`),
+    415: problem(`The file is not ${ACCEPTED} by its content, or the body is not multipart/form-data.`),
+    422: problem(`The file part is missing, empty, or the picture is larger than ${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE} or its header cannot be read.`),
+  },
+})
+
+export const deleteAgentAvatarRoute = createRoute({
+  method: 'delete',
+  path: AGENT_AVATAR_PATH,
+  operationId: 'deleteAgentAvatar',
+  summary: 'Remove an agent’s picture',
+  description: 'Deletes the stored picture and clears the agent’s `avatar`. Whoever may edit the agent.',
+  tags: ['Agents'],
+  security: signedIn,
+  request: { params: IdParam },
+  responses: { 204: { description: 'The agent has no picture now.' }, ...commonErrors, ...notFoundError },
 })
 
 const binary = { schema: { type: 'string' as const, format: 'binary' } }

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Actor } from '../../auth/actor.ts'
 import type { Db, Executor } from '../../db/schema.ts'
 import { scoped } from '../../db/scoped.ts'
+import { AgentConfigRecord } from '../../models/agent-config.ts'
 import { User } from '../../models/user.ts'
 import { AVATAR_EXTENSIONS, type AvatarMediaType } from './image.ts'
 
@@ -17,36 +18,46 @@ export function avatarPath(id: string, mediaType: AvatarMediaType): string {
   return `${AVATAR_PREFIX}${id}.${AVATAR_EXTENSIONS[mediaType]}`
 }
 
-/** Sets users.avatar as an edit of the user would: a new version, so an open edit form's If-Match goes stale. */
-function setAvatar(db: Executor, actor: Actor, avatar: string | null) {
-  return scoped(db, actor)
-    .updateTable(User)
-    .set({ avatar, version: sql`version + 1`, updated_at: sql`now()` })
-    .where('users.id', '=', actor.userId)
-    .executeTakeFirstOrThrow()
+/** Whose picture: the signed-in person's own, or an agent's (which the caller was allowed to edit). */
+export type AvatarOwner = { user: string } | { agent: string }
+
+/**
+ * Sets the owner's avatar column as an edit of the record would: a new version, so an open edit form's If-Match
+ * goes stale. Through the tenant-scoped builder: another company's agent is not found here either.
+ */
+function setAvatar(db: Executor, actor: Actor, owner: AvatarOwner, avatar: string | null) {
+  const changed = { avatar, version: sql<number>`version + 1`, updated_at: sql<Date>`now()` }
+  if ('user' in owner) return scoped(db, actor).updateTable(User).set(changed).where('users.id', '=', owner.user).executeTakeFirstOrThrow()
+  return scoped(db, actor).updateTable(AgentConfigRecord).set(changed).where('agent_configs.id', '=', owner.agent).executeTakeFirstOrThrow()
+}
+
+function ownedBy(owner: AvatarOwner) {
+  return 'user' in owner ? (['user_id', owner.user] as const) : (['agent_id', owner.agent] as const)
 }
 
 /**
- * Stores the picture as the actor's avatar in place of any earlier one and points users.avatar at it. The user's
- * row is updated first, so concurrent uploads of one person take turns on its lock and the last one stands whole.
- * The id is random rather than a UUIDv7, whose time part would make the next picture's address guessable.
+ * Stores the picture as the owner's avatar in place of any earlier one and points its record at it. The record is
+ * updated first, so concurrent uploads for one owner take turns on its lock and the last one stands whole. The
+ * id is random rather than a UUIDv7, whose time part would make the next picture's address guessable.
  */
-export async function replaceAvatar(db: Db, actor: Actor, mediaType: AvatarMediaType, bytes: Uint8Array): Promise<string> {
+export async function replaceAvatar(db: Db, actor: Actor, owner: AvatarOwner, mediaType: AvatarMediaType, bytes: Uint8Array): Promise<string> {
   const id = crypto.randomUUID()
   const path = avatarPath(id, mediaType)
+  const [column, ownerId] = ownedBy(owner)
   await db.transaction().execute(async (tx) => {
-    await setAvatar(tx, actor, path)
-    await tx.deleteFrom('user_avatars').where('user_id', '=', actor.userId).execute()
-    await tx.insertInto('user_avatars').values({ id, user_id: actor.userId, media_type: mediaType, bytes }).execute()
+    await setAvatar(tx, actor, owner, path)
+    await tx.deleteFrom('user_avatars').where(column, '=', ownerId).execute()
+    await tx.insertInto('user_avatars').values({ id, [column]: ownerId, media_type: mediaType, bytes }).execute()
   })
   return path
 }
 
-/** No picture any more: the stored one is deleted, and an http(s) address set by an edit is cleared too. */
-export async function removeAvatar(db: Db, actor: Actor): Promise<void> {
+/** No picture any more: the stored one is deleted, and (for a person) an http(s) address set by an edit is cleared too. */
+export async function removeAvatar(db: Db, actor: Actor, owner: AvatarOwner): Promise<void> {
+  const [column, ownerId] = ownedBy(owner)
   await db.transaction().execute(async (tx) => {
-    await setAvatar(tx, actor, null)
-    await tx.deleteFrom('user_avatars').where('user_id', '=', actor.userId).execute()
+    await setAvatar(tx, actor, owner, null)
+    await tx.deleteFrom('user_avatars').where(column, '=', ownerId).execute()
   })
 }
 

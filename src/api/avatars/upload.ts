@@ -5,7 +5,7 @@ import { ApiError } from '../../errors.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { describeBytes } from '../../documents/sizes.ts'
 import { imageDimensions, MAX_AVATAR_SIDE, sniffAvatarType } from './image.ts'
-import { replaceAvatar } from './store.ts'
+import { replaceAvatar, type AvatarOwner } from './store.ts'
 
 // Room in the multipart body for what is not the picture: the boundary, the part's headers, a long file name.
 const MULTIPART_OVERHEAD = 16 * 1024
@@ -36,10 +36,14 @@ export function avatarUploadGuards(maxBytes: number): [MiddlewareHandler<ApiEnv>
 
 type UploadContext = Context<ApiEnv, string, { out: { form: { file: File } } }>
 
-/** PUT /api/me/avatar: judge the picture by its bytes and header, then store it as the caller's avatar. */
-export function uploadAvatar(maxBytes: number) {
+/**
+ * PUT /api/me/avatar and /api/agents/{id}/avatar: judge the picture by its bytes and header, then store it as the
+ * avatar of the owner `ownerOf` names once it has checked the caller may change it.
+ */
+export function uploadAvatar(maxBytes: number, ownerOf: (c: Context<ApiEnv>) => Promise<AvatarOwner>) {
   return async (c: UploadContext) => {
     const actor = requireActor(c.var.actor)
+    const owner = await ownerOf(c)
     const { file } = c.req.valid('form')
     // The body limit leaves room for the form around the file; the file itself is held to the limit exactly.
     if (file.size > maxBytes) throw tooLarge(maxBytes)
@@ -52,7 +56,7 @@ export function uploadAvatar(maxBytes: number) {
     if (size.width < 1 || size.height < 1 || size.width > MAX_AVATAR_SIDE || size.height > MAX_AVATAR_SIDE) {
       throw invalidPicture(`The picture is ${size.width}×${size.height} pixels; an avatar may be at most ${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE}.`)
     }
-    const avatar = await replaceAvatar(c.var.services.db, actor, mediaType, bytes)
+    const avatar = await replaceAvatar(c.var.services.db, actor, owner, mediaType, bytes)
     return c.json({ avatar }, 200)
   }
 }

@@ -25,7 +25,8 @@ export function mountChannels(app: OpenAPIHono<ApiEnv>): void {
     const actor = await services.access.authorize(c.var.actor, AgentConfigRecord, 'update')
     // Through the scoped builder: another company's agent is a 404 like any record.
     const { record } = await getRecord(services.db, actor, AgentConfigRecord, c.req.valid('param').id.toLowerCase())
-    return c.json({ data: await channelStates(services.channels, { id: String(record.id), channels: record.channels as never }) }, 200)
+    const { platform } = c.req.valid('query')
+    return c.json({ data: await channelStates(services.channels, { id: String(record.id), channels: record.channels as never }, platform) }, 200)
   }, malformedIdIsNotFound(AgentConfigRecord.name))
 
   app.openapi(linkCodeRoute, async (c) => {

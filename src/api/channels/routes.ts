@@ -3,9 +3,11 @@ import { UserPlatform } from '../../models/user.ts'
 import { IdParam } from '../params.ts'
 import { commonErrors, notFoundError, signedIn } from '../responses.ts'
 
+const Platform = z.enum(['telegram', 'slack', 'whatsapp', 'email', 'bridge'])
+
 const ChannelState = z
   .object({
-    platform: z.enum(['telegram', 'slack', 'whatsapp', 'email', 'bridge']),
+    platform: Platform,
     configured: z.boolean().openapi({ description: 'The channel is in the agent’s settings and enabled, and the agent is enabled.' }),
     plugin: z.object({ name: z.string(), enabled: z.boolean() }).nullable().openapi({ description: 'The plugin serving the platform; null when none is installed.' }),
     webhook_url: z.string().nullable().openapi({ description: 'Where the platform must deliver; null for email, which the platform fetches.' }),
@@ -25,10 +27,15 @@ export const channelStatesRoute = createRoute({
   path: '/api/agents/{id}/channels',
   operationId: 'getAgentChannels',
   summary: 'How each of the agent’s channels fares',
-  description: 'For each platform in the agent’s `channels`: configured, webhook reachable, last delivery, last error, replies waiting or failed. Company admins.',
+  description:
+    'For each platform in the agent’s `channels` (or the one `platform` names): configured, webhook reachable, last delivery, last error, replies waiting or failed. ' +
+    'Reachability is asked of the platform where it can tell, for up to 3 seconds. Company admins.',
   tags: ['Agents'],
   security: signedIn,
-  request: { params: IdParam },
+  request: {
+    params: IdParam,
+    query: z.object({ platform: Platform.optional().openapi({ description: 'Only this platform: an empty list when the agent has no settings for it.' }) }),
+  },
   responses: {
     200: { description: 'One entry per platform the agent has settings for.', content: { 'application/json': { schema: z.object({ data: z.array(ChannelState) }) } } },
     ...commonErrors,

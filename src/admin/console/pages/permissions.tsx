@@ -6,7 +6,7 @@ import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
-import { formBody, refusal, type Field, type FormState } from '../form.ts'
+import { CORRECT_FIELDS, formBody, refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, optionsFrom, type Ctx, type Option } from '../resource.ts'
 
 const ruleFields: Field[] = [
@@ -147,7 +147,7 @@ export function mountPermissions(app: Hono<AdminEnv>, api: ApiClient): void {
 
   app.post('/permissions/rules', async (c) => {
     const { values, json, errors } = formBody(ruleFields, await c.req.parseBody(), 'create')
-    if (errors.length) return answer(c, 422, { form: { values, errors, message: 'Please correct the fields marked below.' } })
+    if (errors.length) return answer(c, 422, { form: { values, errors, message: CORRECT_FIELDS } })
     // The form's fields are the schema's; whether their values are is the API's to judge (a 422 names what is not).
     const added = await api.as(c).POST('/api/v1/McpPermission', { body: json as Schema<'McpPermissionCreate'> })
     if (added.data) return answer(c, 200, { notice: 'Rule added.' })

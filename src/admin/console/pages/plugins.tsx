@@ -5,7 +5,7 @@ import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
-import { formBody, refusal, type Field, type FormState, type FormValues } from '../form.ts'
+import { CORRECT_FIELDS, formBody, refusal, type Field, type FormState, type FormValues } from '../form.ts'
 import { isFragment, versionOf, versionTag, type Ctx } from '../resource.ts'
 
 type PluginInfo = Schema<'PluginInfo'>
@@ -206,7 +206,7 @@ export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
       ? undefined
       : await api.as(c, { ifMatch: versionTag(version) }).PUT('/api/plugins/{name}/settings', { params: { path: { name: plugin.name } }, body: scalars(json) })
     const ok = saved?.data !== undefined
-    const { form } = await settingsPage(c, plugin, ok ? { notice: 'Settings saved.' } : { form: saved ? refusal(values, saved) : { values, errors, message: 'Please correct the fields marked below.' } })
+    const { form } = await settingsPage(c, plugin, ok ? { notice: 'Settings saved.' } : { form: saved ? refusal(values, saved) : { values, errors, message: CORRECT_FIELDS } })
     if (!isFragment(c)) return c.redirect(`/plugins/${plugin.name}`, 303)
     return c.html(form, ok ? 200 : ((saved?.response.status ?? 422) as 422))
   })

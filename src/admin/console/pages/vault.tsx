@@ -5,7 +5,7 @@ import type { AdminEnv } from '../../context.ts'
 import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
-import { formBody, refusal, type Field, type FormState } from '../form.ts'
+import { CORRECT_FIELDS, formBody, refusal, type Field, type FormState } from '../form.ts'
 import { isFragment, type Ctx } from '../resource.ts'
 
 
@@ -111,7 +111,7 @@ export function mountVault(app: Hono<AdminEnv>, api: ApiClient): void {
   app.post('/vault/secrets', async (c) => {
     const scope = scopeOf(c.req.query('scope'))
     const { values, json, errors } = formBody(setFields, await c.req.parseBody(), 'create')
-    if (errors.length) return answer(c, scope, 422, { form: { values, errors, message: 'Please correct the fields marked below.' } })
+    if (errors.length) return answer(c, scope, 422, { form: { values, errors, message: CORRECT_FIELDS } })
     const saved = await api.as(c).PUT('/api/vault/secrets', { body: { scope, name: text(json.name), value: text(json.value) } })
     if (saved.data) return answer(c, scope, 200, { notice: `Saved ${saved.data.name} (version ${saved.data.version}).` })
     return answer(c, scope, saved.response.status, { form: refusal(values, saved) })
