@@ -116,12 +116,26 @@ export class AgentSupervisor {
     return next
   }
 
-  /** Live agents follow every write of their configuration (`enabled` false once deleted), in every process. */
+  /**
+   * Live agents follow every write of their configuration (`enabled` false once deleted), in every process. A
+   * change of an enabled agent's channels reloads it, so what ON_STARTUP sets up for a channel (its webhook
+   * registered with the platform) follows the save instead of waiting for someone to press Reload. The save waits
+   * for it but never fails by it: a platform that refuses is reported on the channel, as at boot.
+   */
   follow(writes: Writes): void {
-    writes.on((write) => {
+    writes.on(async (write) => {
       if (write.type !== 'record' || write.model !== AgentConfigRecord) return
-      return this.configured(write.id, write.verb !== 'delete' && write.record.enabled === true)
+      const enabled = write.verb !== 'delete' && write.record.enabled === true
+      if (!enabled || !this.#channelsChanged(write.id, write.record.channels)) return this.configured(write.id, enabled)
+      await this.reload(write.id, true).catch((error: Error) => this.log.error('reloading an agent after its channels changed failed', { agent_id: write.id, error: error.message }))
     })
+  }
+
+  /** Whether the channels differ from those the agent's live instance started with (none yet: any but the web chat). */
+  #channelsChanged(agentId: string, channels: unknown): boolean {
+    const loaded = this.#instances.get(agentId)?.configuration
+    if (!loaded) return Object.keys((channels as object | null) ?? {}).some((platform) => platform !== 'webchat')
+    return !Bun.deepEquals(loaded.channels ?? {}, channels ?? {})
   }
 
   /** After a write of the agent's configuration: started where it was not running, stopped where it was disabled. */

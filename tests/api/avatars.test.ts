@@ -307,10 +307,11 @@ describe('serving', () => {
 
 describe('an agent’s picture', () => {
   const agentPath = (id: string) => `/api/agents/${id}/avatar`
-  const putFor = (id: string, bytes: Bytes | string, as?: Principal | null) => {
+  const putFor = async (id: string, bytes: Bytes | string, as?: Principal | null) => {
     const form = new FormData()
     form.set('file', new File([bytes], 'agent.png'))
-    return p().call('PUT', agentPath(id), { body: form, ...(as === undefined ? {} : { as }) })
+    const reply = await p().call('PUT', agentPath(id), { body: form, ...(as === undefined ? {} : { as }) })
+    return reply as typeof reply & { body: { avatar: string } }
   }
   const newAgent = async (as?: Principal) => (await p().call('POST', '/api/v1/AgentConfigRecord', { json: { name: `pictured-${crypto.randomUUID().slice(0, 8)}` }, ...(as ? { as } : {}) })).body.id as string
 

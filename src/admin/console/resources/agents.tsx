@@ -46,7 +46,7 @@ function channel(platform: string, label: string, help: string, settings: Array<
 /** Each platform as a form of its own, in place of the raw JSON of the `channels` field. */
 const CHANNEL_FIELDS: Field[] = [
   { section: 'Channels', name: 'channels.webchat.enabled', label: 'Answers in the web chat', kind: 'checkbox', fallback: true },
-  channel('telegram', 'Telegram', 'A bot made with @BotFather. After saving, reload the agent (Live state, below): the platform then points the bot’s webhook here.', [
+  channel('telegram', 'Telegram', 'A bot made with @BotFather. Saving points the bot’s webhook at the platform, over HTTPS (the platform’s public address must be one).', [
     { key: 'bot_token_secret', label: 'Bot token (vault name)', help: SECRET_HELP },
     { key: 'webhook_secret_secret', label: 'Webhook secret (vault name, optional)', help: 'Telegram sends it with every update; without it one is derived from the bot token.' },
   ]),
