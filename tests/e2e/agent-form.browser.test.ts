@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { tmpdir } from 'node:os'
 import type { Browser } from 'playwright-core'
 import { startFakeTelegram } from '../fixtures/channels/telegram-api.ts'
 import { addSessionCookie, HAS_CHROMIUM, launchChromium, warnWithoutChromium, watchContext, type Watched } from '../helpers/browser.ts'
@@ -11,6 +12,8 @@ import { signIn, startChatPlatform, type ChatPlatform } from '../helpers/web-cha
 
 warnWithoutChromium()
 
+/** Where the screenshots to look at go: SCREENSHOT_DIR, or the system's temporary directory. */
+const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir()
 const PASSWORD = 'agent-form-admin-password'
 const TOKEN = '7000000002:AAH-newcomer_token-0123456789abcdefghij'
 const STRANGER = 777_001
@@ -79,6 +82,7 @@ test.skipIf(!HAS_CHROMIUM)('an agent with a Telegram channel, made from forms, a
   const live = page.locator('#record-channels-telegram-live')
   expect(await live.locator('#webhook-telegram').inputValue()).toBe(fake.bot(TOKEN).webhook.url)
   await live.getByText(`Telegram delivers to ${fake.bot(TOKEN).webhook.url}`).waitFor()
+  await page.screenshot({ path: `${SCREENSHOTS}/agent-1280.png`, fullPage: true, caret: 'initial' })
   // The connection check asks again: a Telegram that reports failed deliveries is shown in its words.
   fake.bot(TOKEN).webhook.last_error_message = 'Wrong response from the webhook: 502 Bad Gateway'
   await live.getByRole('button', { name: 'Check the connection' }).click()

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { tmpdir } from 'node:os'
 import type { Browser, Page } from 'playwright-core'
 import { addSessionCookie, HAS_CHROMIUM, launchChromium, socketOpen, untilEqual, warnWithoutChromium, watchContext, type Watched } from '../helpers/browser.ts'
 import { until } from '../helpers/until.ts'
@@ -303,4 +304,54 @@ test.skipIf(!HAS_CHROMIUM)('documents dropped on the conversation or pasted into
   await say(page, '/quote HERON')
   await page.locator('#messages li.msg-agent[data-status=complete]', { hasText: 'HERON' }).waitFor()
   await page.context().close()
+})
+
+/** A 1×1 GIF, the smallest picture a browser draws. */
+const GIF = new Uint8Array([0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 255, 255, 255, 0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 1, 0, 0x3b])
+
+test.skipIf(!HAS_CHROMIUM)('agents are offered with their picture and starter prompts; a starter starts a conversation and sends itself', async () => {
+  const [person, agent] = await Promise.all([p.person(), echoAgent(p)])
+  const starters = ['What can you do?', 'Tell me about your week']
+  expect((await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { description: 'Says back what it hears.', starter_prompts: starters } })).status).toBe(200)
+  const form = new FormData()
+  form.set('file', new File([GIF], 'face.gif'))
+  expect((await p.call('PUT', `/api/agents/${agent.id}/avatar`, { body: form })).status).toBe(200)
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  await watchContext(context, [p.adminUrl], watched)
+  await addSessionCookie(context, p.adminUrl, person.cookie)
+  const page = await context.newPage()
+  await page.goto(`${p.adminUrl}/chat`)
+  const card = page.locator('.agent-card', { hasText: agent.name })
+  expect(await card.locator('p').textContent()).toBe('Says back what it hears.')
+  // The picture is served and drawn (a broken image has no natural width).
+  await until(() => card.locator('img.agent-badge').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth === 1), { what: 'the agent’s picture to load' })
+  expect(await card.getByRole('group').getByRole('button').allTextContents()).toEqual(starters)
+
+  await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? tmpdir()}/chat-agents-1280.png` })
+  await Promise.all([page.waitForURL(/\/chat\/[0-9a-f-]{36}$/), card.getByRole('button', { name: 'Tell me about your week' }).click()])
+  await page.locator('#messages li.msg-user', { hasText: 'Tell me about your week' }).waitFor()
+  await page.locator('#messages li.msg-agent[data-status=complete]').waitFor()
+  // Sent once: the number left the address, so a reload sends nothing again.
+  expect(new URL(page.url()).search).toBe('')
+  await page.reload()
+  await socketOpen(page)
+  expect(await page.locator('#messages li.msg-user').count()).toBe(1)
+  expect(await page.locator('#starters').count()).toBe(0)
+  // A crafted link cannot make a conversation that has begun say a starter either.
+  await page.goto(`${page.url()}?starter=0`)
+  await socketOpen(page)
+  await Bun.sleep(300)
+  expect(await page.locator('#messages li.msg-user').count()).toBe(1)
+
+  // A new conversation with the agent offers its starters until the first message, which one of them can be.
+  await page.goto(`${p.adminUrl}/chat`)
+  await Promise.all([page.waitForURL(/\/chat\/[0-9a-f-]{36}$/), card.getByRole('button', { name: `Talk to ${agent.name}` }).click()])
+  await socketOpen(page)
+  expect(await page.locator('.conversation-header img.agent-badge').getAttribute('src')).toMatch(/^\/static\/avatars\//)
+  await page.locator('#starters').getByRole('button', { name: 'What can you do?' }).click()
+  await page.locator('#messages li.msg-user', { hasText: 'What can you do?' }).waitFor()
+  expect(await page.locator('#starters').count()).toBe(0)
+  expect(watched.violations).toEqual([])
+  await context.close()
 })
