@@ -127,6 +127,35 @@ test('companies page pages through records twenty at a time', async () => {
   const second = await page('/companies?q=Firm&offset=20', { headers: htmx })
   expect(second.text).toContain('21–22 of 22')
   expect(second.text).toContain('Firm 21')
+  // Page numbers, the current one marked.
+  expect(second.text).toContain('<a href="/companies?q=Firm" hx-get="/companies?q=Firm" hx-target="#rows" hx-swap="outerHTML" hx-push-url="true">1</a>')
+  expect(second.text).toContain('aria-current="page">2</a>')
+})
+
+test('a list is ordered on the server by the column asked for, either way, across pages', async () => {
+  const names = (html: string) => [...html.matchAll(/<td><a href="\/companies\/[^"]+">(Firm \d\d)<\/a><\/td>/g)].map((m) => m[1])
+  const down = await page('/companies?q=Firm&sort=name&dir=desc', { headers: htmx })
+  expect(names(down.text).slice(0, 3)).toEqual(['Firm 21', 'Firm 20', 'Firm 19'])
+  expect(down.text).toContain('aria-sort="descending"')
+  // The heading offers the other way; the next page keeps the order.
+  expect(down.text).toMatch(/<a href="\/companies\?q=Firm" [^>]*>Name ▼<\/a>/)
+  expect(down.text).toContain('href="/companies?q=Firm&amp;sort=name&amp;dir=desc&amp;offset=20"')
+  const rest = await page('/companies?q=Firm&sort=name&dir=desc&offset=20', { headers: htmx })
+  expect(names(rest.text)).toEqual(['Firm 01', 'Firm 00'])
+  // By another column: the slug orders as text (firm-10 before firm-2).
+  const bySlug = await page('/companies?q=Firm&sort=slug', { headers: htmx })
+  expect(names(bySlug.text).slice(0, 3)).toEqual(['Firm 00', 'Firm 01', 'Firm 10'])
+  // A column the page does not show, or hostile text, is the default order, not an error.
+  for (const sort of ['password', 'name;drop table companies', 'id.desc']) {
+    const odd = await page(`/companies?q=Firm&sort=${encodeURIComponent(sort)}&dir=sideways`, { headers: htmx })
+    expect(odd.status).toBe(200)
+    expect(names(odd.text).slice(0, 2)).toEqual(['Firm 00', 'Firm 01'])
+  }
+})
+
+test('an empty list says what to do: search for less, or make the first', async () => {
+  const none = await page('/companies?q=no-such-firm-anywhere', { headers: htmx })
+  expect(none.text).toContain('No companies match “no-such-firm-anywhere”. Try fewer letters, or clear the search.')
 })
 
 test('a member sees the refusal the API gives, in the page', async () => {

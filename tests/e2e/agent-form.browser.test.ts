@@ -80,7 +80,7 @@ test.skipIf(!HAS_CHROMIUM)('an agent with a Telegram channel, made from forms, a
   // Saving registered the bot's webhook with Telegram; the agent's page shows the URL and that Telegram delivers there.
   expect(fake.bot(TOKEN).webhook.url).toBe(`https://switchboard.example.com/channels/telegram/${agentId}`)
   const live = page.locator('#record-channels-telegram-live')
-  expect(await live.locator('#webhook-telegram').inputValue()).toBe(fake.bot(TOKEN).webhook.url)
+  expect(await live.locator('#webhook-telegram').inputValue()).toBe(fake.bot(TOKEN).webhook.url!)
   await live.getByText(`Telegram delivers to ${fake.bot(TOKEN).webhook.url}`).waitFor()
   await page.screenshot({ path: `${SCREENSHOTS}/agent-1280.png`, fullPage: true, caret: 'initial' })
   // The connection check asks again: a Telegram that reports failed deliveries is shown in its words.

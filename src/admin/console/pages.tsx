@@ -10,10 +10,20 @@ export interface Listing {
   count: number
   offset: number
   q: string
+  /** The column the rows are ordered by, and which way. */
+  sort: string
+  dir: 'asc' | 'desc'
 }
 
-function listUrl(resource: ConsoleResource, q: string, offset: number) {
-  const query = new URLSearchParams({ ...(q ? { q } : {}), ...(offset ? { offset: String(offset) } : {}) })
+type Place = Pick<Listing, 'q' | 'offset' | 'sort' | 'dir'>
+
+/** A list's address; the resource's default order (its search field, ascending) is left out. */
+function listUrl(resource: ConsoleResource, { q, offset, sort, dir }: Place) {
+  const query = new URLSearchParams({
+    ...(q ? { q } : {}),
+    ...(sort !== resource.search.field || dir !== 'asc' ? { sort, dir } : {}),
+    ...(offset ? { offset: String(offset) } : {}),
+  })
   return `${resource.path}${query.size ? `?${query}` : ''}`
 }
 
@@ -24,23 +34,49 @@ function cell(row: Row, column: ConsoleResource['columns'][number]): string {
   return value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value)
 }
 
-/** The table and its pager, swapped alone when the search or the page changes. */
-export function Rows({ resource, listing }: { resource: ConsoleResource; listing: Listing }) {
-  const { rows, count, offset, q } = listing
-  const last = Math.min(offset + rows.length, count)
-  const pageLink = (to: number, label: string) => (
-    <a href={listUrl(resource, q, to)} hx-get={listUrl(resource, q, to)} hx-target="#rows" hx-swap="outerHTML" hx-push-url="true">
+/** A link that swaps the rows for another view of them and keeps the address in step. */
+function RowsLink({ resource, to, label, current }: { resource: ConsoleResource; to: Place; label: string; current?: boolean }) {
+  const url = listUrl(resource, to)
+  return (
+    <a href={url} hx-get={url} hx-target="#rows" hx-swap="outerHTML" hx-push-url="true" aria-current={current ? 'page' : undefined}>
       {label}
     </a>
   )
+}
+
+/** The pages to offer: the first, the last, and two either side of the current one, with gaps between. */
+export function pageNumbers(current: number, last: number): Array<number | 'gap'> {
+  const shown = [...new Set([1, last, ...[-2, -1, 0, 1, 2].map((d) => current + d)])].filter((n) => n >= 1 && n <= last).sort((a, b) => a - b)
+  return shown.flatMap((n, i) => (i > 0 && n - shown[i - 1]! > 1 ? (['gap', n] as const) : [n]))
+}
+
+/** A column's heading: a link that orders the rows by it (and the other way, once they are), saying which way they are. */
+function SortHeading({ resource, listing, column }: { resource: ConsoleResource; listing: Listing; column: ConsoleResource['columns'][number] }) {
+  const sorted = listing.sort === column.field
+  if (column.sortable === false) return <th scope="col">{column.label}</th>
+  const dir = sorted && listing.dir === 'asc' ? 'desc' : 'asc'
+  return (
+    <th scope="col" aria-sort={sorted ? (listing.dir === 'asc' ? 'ascending' : 'descending') : undefined}>
+      <RowsLink resource={resource} to={{ q: listing.q, offset: 0, sort: column.field, dir }} label={`${column.label}${sorted ? (listing.dir === 'asc' ? ' ▲' : ' ▼') : ''}`} />
+    </th>
+  )
+}
+
+/** The table and its pager, swapped alone when the search, the order or the page changes. */
+export function Rows({ resource, listing }: { resource: ConsoleResource; listing: Listing }) {
+  const { rows, count, offset, q, sort, dir } = listing
+  const last = Math.min(offset + rows.length, count)
+  const pages = Math.max(1, Math.ceil(count / PAGE_SIZE))
+  const page = Math.floor(offset / PAGE_SIZE) + 1
+  const at = (n: number): Place => ({ q, sort, dir, offset: (n - 1) * PAGE_SIZE })
   return (
     <div id="rows">
       <table>
         <caption class="visually-hidden">{resource.title}</caption>
         <thead>
           <tr>
-            {resource.columns.map((c) => (
-              <th scope="col">{c.label}</th>
+            {resource.columns.map((column) => (
+              <SortHeading resource={resource} listing={listing} column={column} />
             ))}
           </tr>
         </thead>
@@ -60,10 +96,18 @@ export function Rows({ resource, listing }: { resource: ConsoleResource; listing
           ))}
         </tbody>
       </table>
+      {count === 0 ? (
+        <p class="empty">
+          {q ? `No ${resource.title.toLowerCase()} match “${q}”. Try fewer letters, or clear the search.` : `No ${resource.title.toLowerCase()} yet. Make the first with the button below.`}
+        </p>
+      ) : null}
       <nav class="pager" aria-label="Pages">
-        <span>{count === 0 ? `No ${resource.title.toLowerCase()} found.` : `${offset + 1}–${last} of ${count}`}</span>
-        {offset > 0 ? pageLink(Math.max(0, offset - PAGE_SIZE), 'Previous') : null}
-        {last < count ? pageLink(offset + PAGE_SIZE, 'Next') : null}
+        <span>{count === 0 ? '' : `${offset + 1}–${last} of ${count}`}</span>
+        {page > 1 ? <RowsLink resource={resource} to={at(page - 1)} label="Previous" /> : null}
+        {pages > 1
+          ? pageNumbers(page, pages).map((n) => (n === 'gap' ? <span aria-hidden="true">…</span> : <RowsLink resource={resource} to={at(n)} label={String(n)} current={n === page} />))
+          : null}
+        {page < pages ? <RowsLink resource={resource} to={at(page + 1)} label="Next" /> : null}
       </nav>
     </div>
   )
@@ -76,6 +120,12 @@ export function ListPage({ resource, listing, notice }: { resource: ConsoleResou
       {resource.intro ? <p class="intro">{resource.intro}</p> : null}
       <Notice text={notice} />
       <form class="search" role="search" action={resource.path} hx-get={resource.path} hx-target="#rows" hx-swap="outerHTML" hx-push-url="true">
+        {listing.sort !== resource.search.field || listing.dir !== 'asc' ? (
+          <>
+            <input type="hidden" name="sort" value={listing.sort} />
+            <input type="hidden" name="dir" value={listing.dir} />
+          </>
+        ) : null}
         <label for="q">{resource.search.label}</label>
         <input id="q" name="q" type="search" value={listing.q} hx-get={resource.path} hx-trigger="input changed delay:300ms" hx-target="#rows" hx-swap="outerHTML" hx-push-url="true" />
         <button type="submit">Search</button>

@@ -29,6 +29,8 @@ export interface Column {
   label: string
   /** The cell's text when the raw value would not read well (a flag, a nested value). */
   show?: (row: Row) => string
+  /** False for a column the API cannot order by (one holding JSON). */
+  sortable?: false
 }
 
 /**

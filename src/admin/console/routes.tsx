@@ -11,14 +11,19 @@ import { PAGE_SIZE, isFragment, pageOf, recordPath, rowOf, versionOf, versionTag
 async function listing(c: Ctx, api: ApiClient, resource: ConsoleResource): Promise<Listing> {
   const q = c.req.query('q')?.trim() ?? ''
   const offset = Math.max(0, Number.parseInt(c.req.query('offset') ?? '0', 10) || 0)
-  const query = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset), count: 'exact', order: `${resource.search.field}.asc` })
+  // Only a column the page shows orders it; anything else asked for is the default order.
+  const sort = resource.columns.find((column) => column.field === c.req.query('sort') && column.sortable !== false)?.field ?? resource.search.field
+  const dir = c.req.query('dir') === 'desc' ? 'desc' : 'asc'
+  // Ties (many rows switched on) keep one order from page to page: the search field, then the id.
+  const order = [`${sort}.${dir}`, ...(sort === resource.search.field ? [] : [`${resource.search.field}.asc`]), 'id.asc'].join(',')
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset), count: 'exact', order })
   // The search text is the user's: PostgREST-style patterns take * as the wildcard, so theirs are matched literally.
   if (q) query.set(resource.search.field, `ilike.*${q.replaceAll('*', '')}*`)
   const reply = await api.call(c, 'GET', `/api/v1/${encodeURIComponent(resource.model)}?${query}`)
   if (reply.status !== 200) throw new PageRefusal(reply.status, problemText(reply, `Listing ${resource.title.toLowerCase()}`))
   // count=exact was asked for; without it, the rows shown are all there is to count.
   const { data, count = offset + data.length } = pageOf(reply.body)
-  return { rows: data, count, offset, q }
+  return { rows: data, count, offset, q, sort, dir }
 }
 
 /** The API refused what a page needed to show: the page says why, with the API's status. */

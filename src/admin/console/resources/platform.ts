@@ -46,7 +46,7 @@ export const systemConfig: ConsoleResource = {
     '. Other keys are free for your own use.',
   columns: [
     { field: 'key', label: 'Key' },
-    { field: 'value', label: 'Value' },
+    { field: 'value', label: 'Value', sortable: false },
     { field: 'description', label: 'Description' },
   ],
   search: { field: 'key', label: 'Key contains' },
