@@ -4362,6 +4362,11 @@ export interface components {
         CompanyCreate: {
             name: string;
             slug: string;
+            /**
+             * Format: uuid
+             * @description Write-only, on create: the user who owns the company from the start (a CompanyUser with role owner). Owners change later through CompanyUser.
+             */
+            owner_id?: string;
         };
         /** @description A JSON merge patch (RFC 7396): fields present are changed, `null` resets a field to its default. */
         CompanyPatch: {
@@ -4369,6 +4374,8 @@ export interface components {
             name?: unknown;
             /** @description Merged into slug (see CompanyCreate); null resets it. */
             slug?: unknown;
+            /** @description Merged into owner_id (see CompanyCreate); null resets it. */
+            owner_id?: unknown;
         };
         CompanyUserList: {
             data: components["schemas"]["CompanyUser"][];

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import { guardMembership } from '../auth/ladder.ts'
+import { ApiError } from '../errors.ts'
 import { defineModel } from './define.ts'
 import { slug } from './fields.ts'
 import { MEMBERSHIPS } from './memberships.ts'
@@ -13,6 +14,23 @@ export const Company = defineModel({
   fields: {
     name: z.string().trim().min(1).max(200),
     slug,
+    owner_id: z.uuid().optional().openapi({
+      description: 'Write-only, on create: the user who owns the company from the start (a CompanyUser with role owner). Owners change later through CompanyUser.',
+    }),
+  },
+  writeOnly: ['owner_id'],
+  references: { owner_id: visible(() => User) },
+  toRow: ({ owner_id: _owner, ...row }) => row,
+  async guard(_tx, _actor, change) {
+    if (change.before && change.after?.owner_id !== undefined) {
+      throw new ApiError('validation_error', 'A company’s owner is chosen when it is made; later, change roles through its memberships (CompanyUser).', {
+        errors: [{ path: 'owner_id', message: 'is set only when the company is made' }],
+      })
+    }
+  },
+  async afterCreate(db, record, _actor, input) {
+    if (typeof input.owner_id !== 'string') return
+    await db.insertInto('company_users').values({ id: Bun.randomUUIDv7(), company_id: String(record.id), user_id: input.owner_id, role: 'owner' }).execute()
   },
   // A company is its own tenant: members see the companies they belong to and change only the one they work
   // in; superadmins see and change all of them.

@@ -71,8 +71,11 @@ export interface ModelSpec<T extends TableName = any> extends TenantScope<T> {
   generated?: Generated
   /** Rules across fields (this transport needs that field), checked on create, replace and the merged patch. */
   refine?: (record: Record<string, unknown>) => Array<{ path: string; message: string }>
-  /** Runs in the create's transaction, e.g. to make a new user a member of the creator's company. */
-  afterCreate?: (db: Executor, record: Record<string, unknown>, actor: Actor) => Promise<void>
+  /**
+   * Runs in the create's transaction, e.g. to make a new user a member of the creator's company; `input` is the
+   * body as validated, with its write-only fields (a new company's owner).
+   */
+  afterCreate?: (db: Executor, record: Record<string, unknown>, actor: Actor, input: Record<string, unknown>) => Promise<void>
   /**
    * Rules a write must keep that depend on the store or on who writes (the role ladder, the last owner). Runs in
    * the write's transaction with the record locked, before the write; throws an ApiError to refuse it.

@@ -178,7 +178,7 @@ export async function createRecord<T extends TableName>(scope: WriteScope, model
   const created = await modelTransaction(db, model, async (tx) => {
     await guarded.guard?.(tx, actor, { after: { ...input, ...stamps } }, scope)
     const created = split<T>(await scoped(tx, actor).insertInto(model, row).returning(selection(model)).executeTakeFirstOrThrow())
-    await model.afterCreate?.(tx, created.record, actor)
+    await model.afterCreate?.(tx, created.record, actor, input)
     if (model.audited) await auditWrite(tx, scope, model, 'create', { after: created.record, input })
     return created
   })

@@ -114,9 +114,27 @@ test('a form the API refuses comes back with each field’s message, and nothing
   expect(refused.text).toContain('value="not-an-email"')
   expect((await p.call('GET', '/api/v1/User?username=eq.x')).body.data).toEqual([])
 
-  const duplicate = await page('/companies', { method: 'POST', ...form({ name: 'Again', slug: 'default' }) })
+  const duplicate = await page('/companies', { method: 'POST', ...form({ name: 'Again', slug: 'default', owner_id: p.root.userId }) })
   expect(duplicate.status).toBe(409)
   expect(duplicate.text).toContain('Another record already has the same slug.')
+})
+
+test('a company made on its page gets the owner chosen there; without one the form says so beside the field', async () => {
+  const owner = await p.createUser({ companyId: null })
+  const missing = await page('/companies', { method: 'POST', ...form({ name: 'Ownerless', slug: 'ownerless' }) })
+  expect(missing.status).toBe(422)
+  expect(missing.text).toMatch(/id="record-owner_id-error">/)
+  expect((await p.call('GET', '/api/v1/Company?slug=eq.ownerless')).body.data).toEqual([])
+
+  const made = await page('/companies', { method: 'POST', ...form({ name: 'Owned', slug: 'owned', owner_id: owner.userId }) })
+  expect(made.status).toBe(201)
+  const id = /\/companies\/([0-9a-f-]{36})/.exec(made.headers.get('hx-redirect')!)![1]!
+  const members = await p.store.db.selectFrom('company_users').select(['user_id', 'role']).where('company_id', '=', id).execute()
+  expect(members).toEqual([{ user_id: owner.userId, role: 'owner' }])
+  // Its page lists the owner among its people, and the form no longer offers to choose one.
+  const opened = await page(`/companies/${id}`)
+  expect(opened.text).not.toContain('id="record-owner_id"')
+  expect(opened.text).toContain(owner.username)
 })
 
 test('companies page pages through records twenty at a time', async () => {
@@ -169,7 +187,7 @@ test('a member sees the refusal the API gives, in the page', async () => {
   const reply = await p.admin.request('/companies', {
     method: 'POST',
     headers: { cookie: memberCookie, origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded', ...htmx },
-    body: new URLSearchParams({ name: 'Mine', slug: 'mine' }),
+    body: new URLSearchParams({ name: 'Mine', slug: 'mine', owner_id: member.userId }),
   })
   expect(reply.status).toBe(403)
   expect(await reply.text()).toContain('Your role may not create Company records')
