@@ -214,7 +214,11 @@ export class Plans {
       .where('continuations', '<', MAX_CONTINUATIONS)
       .returning('id')
       .executeTakeFirst()
-    return row ? read(this.db, row.id) : undefined
+    if (!row) return undefined
+    const view = await read(this.db, row.id)
+    // Said like any change of the plan, so its panel's count keeps up on every participant's page.
+    await this.writes.announced({ type: 'plan', change: 'plan_updated', plan: view, activated: false })
+    return view
   }
 
   /** The conversation's active plan as the kernel sees it (no caller): what auto-continuation acts on. */

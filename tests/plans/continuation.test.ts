@@ -58,6 +58,25 @@ describe('auto-continuation', () => {
     await until(() => settled(conversation), { what: 'the last turn to end' })
   })
 
+  test('each continuation counted is announced, so the plan panel’s count keeps up on every page', async () => {
+    const { conversation, plan } = await planned()
+    const counted: number[] = []
+    const stop = p.services.writes.on((write) => {
+      if (write.type === 'plan' && write.plan.id === plan && write.change === 'plan_updated') counted.push(write.plan.continuations)
+    })
+    try {
+      await p.call('POST', `/api/plans/${plan}/update`, { json: { action: 'execute' } })
+      await until(async () => (await planOf(plan)).continuations >= 3, { what: 'three continuations' })
+      await p.call('POST', `/api/plans/${plan}/update`, { json: { action: 'pause' } })
+      await until(() => settled(conversation), { what: 'the last turn to end' })
+      const final = (await planOf(plan)).continuations
+      // 0 is the execute; then one announcement per continuation, in order, up to the last; the pause repeats it.
+      expect(counted.slice(0, final + 1)).toEqual(Array.from({ length: final + 1 }, (_, i) => i))
+    } finally {
+      stop()
+    }
+  })
+
   test('a pause stops it before the next continuation', async () => {
     const { conversation, plan } = await planned()
     await p.call('POST', `/api/plans/${plan}/update`, { json: { action: 'execute' } })
