@@ -155,6 +155,8 @@ beforeAll(async () => {
   if (!HAS_CHROMIUM) return
   ;[browser, p] = await Promise.all([launchChromium(), startChatPlatform()])
   const agent = await echoAgent(p, 'helper')
+  // Its picker card has starter prompts and its page a channel set up, so both are checked too.
+  expect((await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent.id}`, { json: { description: 'Helps.', starter_prompts: ['What can you do?'], channels: { email: {} } } })).status).toBe(200)
   const memberPassword = 'accessible-member-password'
   const member = await p.createUser({ password: memberPassword })
   for (const who of ['anonymous', 'superadmin', 'member'] as const) {
@@ -218,15 +220,17 @@ describe.skipIf(!HAS_CHROMIUM)('with the dark theme on', () => {
   afterAll(async () => {
     await p.call('POST', '/api/plugins/theme-dark/disable')
   })
-  for (const path of ['/', '/agents/new', '/permissions', '/chat/{conversation}', '/me']) {
+  for (const path of ['/', '/agents/new', '/agents/{agent}', '/companies', '/permissions', '/chat', '/chat/{conversation}', '/me']) {
     test(`${path} passes axe`, async () => {
       const visitor = visitors.get('superadmin')!
       const page = await visitor.context.newPage()
       try {
-        await page.goto(`${p.adminUrl}${path.replace('{conversation}', visitor.conversation ?? '')}`)
+        await page.goto(`${p.adminUrl}${path.replace('{conversation}', visitor.conversation ?? '').replace('{agent}', agentId)}`)
+        // The agent page's channel status loads after the page: checked once it is in.
+        if (path === '/agents/{agent}') await page.locator('#record-channels-email-live dl').waitFor()
         expect(await page.evaluate(() => getComputedStyle(document.documentElement).colorScheme)).toBe('dark')
         await checkAccessibility(page, `${path} (dark)`)
-        await screenshot(page, `dark${path.replaceAll('/', '.').replace('{conversation}', 'conversation')}`)
+        await screenshot(page, `dark${path.replaceAll('/', '.').replace('{conversation}', 'conversation').replace('{agent}', 'agent')}`)
       } finally {
         await page.close()
       }
@@ -338,6 +342,78 @@ test.skipIf(!HAS_CHROMIUM)(
     }
   },
   30_000,
+)
+
+test.skipIf(!HAS_CHROMIUM)(
+  'the chat by keyboard alone: a starter prompt starts a conversation, the composer sends, Ctrl+K finds it again',
+  async () => {
+    const page = await visitors.get('member')!.context.newPage()
+    try {
+      await page.goto(`${p.adminUrl}/chat`)
+      const starter = page.locator('.agent-card', { hasText: 'helper' }).getByRole('button', { name: 'What can you do?' })
+      await tabTo(page, '.agent-card button.starter', 40)
+      expect(await starter.evaluate((el) => el === document.activeElement)).toBe(true)
+      expect(await starter.evaluate((el) => el.matches(':focus-visible'))).toBe(true)
+      await Promise.all([page.waitForURL(/\/chat\/[0-9a-f-]{36}$/), page.keyboard.press('Enter')])
+      await page.locator('#messages li.msg-agent[data-status=complete]', { hasText: 'What can you do?' }).waitFor()
+
+      await tabTo(page, '#composer-text', 60)
+      await page.keyboard.type('First line')
+      await page.keyboard.press('Shift+Enter')
+      await page.keyboard.type('second line')
+      await page.keyboard.press('Enter')
+      await page.locator('#messages li.msg-user', { hasText: 'second line' }).waitFor()
+      expect(await page.locator('#messages li.msg-user').last().textContent()).toContain('First line\nsecond line')
+      await untilEqual(() => page.locator('#messages li.msg-agent[data-status=complete]').count(), 2, 'the second answer')
+
+      await page.keyboard.press('Control+k')
+      expect(await focused(page)).toBe('#chat-search')
+      await page.keyboard.type('second line')
+      const found = page.locator('#conversation-list li.conversation a').first()
+      await untilEqual(() => page.locator('#conversation-list li.conversation').count(), 1, 'the search to find the conversation')
+      await tabTo(page, '#conversation-list li.conversation a', 10)
+      expect(await found.evaluate((el) => el === document.activeElement)).toBe(true)
+    } finally {
+      await page.close()
+    }
+  },
+  60_000,
+)
+
+test.skipIf(!HAS_CHROMIUM)(
+  'the agent page by keyboard alone: to the Channels part, a channel unfolded, filled in and saved',
+  async () => {
+    const walker = await echoAgent(p, 'keyboard-walker')
+    const page = await visitors.get('superadmin')!.context.newPage()
+    try {
+      await page.goto(`${p.adminUrl}/agents/${walker.id}`)
+      const parts = page.getByRole('navigation', { name: 'Parts of the form' })
+      await tabTo(page, '.form-parts a[href="#part-channels"]', 40)
+      await page.keyboard.press('Enter')
+      expect(new URL(page.url()).hash).toBe('#part-channels')
+      expect(await parts.count()).toBe(1)
+      // From the part reached, Tab goes on inside it: the web chat's box, then the folded Telegram channel.
+      await page.keyboard.press('Tab')
+      expect(await focused(page)).toBe('#record-channels-webchat-enabled')
+      await tabTo(page, '#record-channels-telegram-field summary', 5)
+      await page.keyboard.press('Enter')
+      await page.keyboard.press('Tab')
+      expect(await focused(page)).toBe('#record-channels-telegram-enabled')
+      await page.keyboard.press('Space')
+      await page.keyboard.press('Tab')
+      expect(await focused(page)).toBe('#record-channels-telegram-bot_token_secret')
+      await page.keyboard.type('telegram/walker-bot')
+      await tabTo(page, '#record-form .form-footer button[type=submit]', 80)
+      await page.keyboard.press('Enter')
+      await page.locator('#record-form .notice', { hasText: 'Saved agent keyboard-walker.' }).waitFor()
+      const saved = (await p.call('GET', `/api/v1/AgentConfigRecord/${walker.id}`)).body
+      expect(saved.channels.telegram).toEqual({ enabled: true, bot_token_secret: 'telegram/walker-bot', unknown_senders: 'invite' })
+      await screenshot(page, 'agent.keyboard-saved')
+    } finally {
+      await page.close()
+    }
+  },
+  60_000,
 )
 
 test.skipIf(!HAS_CHROMIUM)('no page broke its Content-Security-Policy, loaded anything from another origin or opened a dialog', async () => {

@@ -143,8 +143,10 @@ export function formValues(fields: readonly Field[], record: Record<string, unkn
   const values: FormValues = {}
   for (const field of fields) {
     if (field.kind === 'group') {
-      // An absent group's fields are empty: their fallbacks say what the API assumes inside a group that exists.
-      const inner = getPath(record, field.name) === undefined ? (field.fields ?? []).map((f) => ({ ...f, fallback: undefined })) : (field.fields ?? [])
+      // An absent group's boxes and texts are empty: their fallbacks say what the API assumes inside a group that
+      // exists. Its selects show their default, which does not make the group count as filled.
+      const absent = getPath(record, field.name) === undefined
+      const inner = (field.fields ?? []).map((f) => (absent && f.kind !== 'select' ? { ...f, fallback: undefined } : f))
       Object.assign(values, formValues(inner, record))
       continue
     }
