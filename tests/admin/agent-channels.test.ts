@@ -122,11 +122,13 @@ describe('the agent page', () => {
       'yes',
       'channel-loopback',
       'yes Last signed request 2030-01-02T03:04:05.000Z.',
-      '2030-01-02 03:04:06 UTC',
-      'Telegram answered 401: Unauthorized 2030-01-02 03:04:07 UTC',
+      '2030-01-02 03:04 UTC',
+      'Telegram answered 401: Unauthorized 2030-01-02 03:04 UTC',
       '2',
       '3',
     ])
+    // Times carry their exact moment, for the page's script to say in the reader's zone.
+    expect(reply.text).toContain('<time datetime="2030-01-02T03:04:06.000Z">2030-01-02 03:04 UTC</time>')
     // The URL is there to be copied: a read-only field, whole, with its label.
     expect(reply.text).toContain(`<label for="webhook-telegram">Telegram webhook URL</label><input id="webhook-telegram" type="text" readonly="" value="${webhook}"/>`)
     // Refreshing asks again, in place.

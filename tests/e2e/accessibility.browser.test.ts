@@ -407,7 +407,7 @@ test.skipIf(!HAS_CHROMIUM)(
       await page.keyboard.press('Enter')
       await page.locator('#record-form .notice', { hasText: 'Saved agent keyboard-walker.' }).waitFor()
       const saved = (await p.call('GET', `/api/v1/AgentConfigRecord/${walker.id}`)).body
-      expect(saved.channels.telegram).toEqual({ enabled: true, bot_token_secret: 'telegram/walker-bot', unknown_senders: 'invite' })
+      expect(saved.channels?.telegram).toEqual({ enabled: true, bot_token_secret: 'telegram/walker-bot', unknown_senders: 'invite' })
       await screenshot(page, 'agent.keyboard-saved')
     } finally {
       await page.close()

@@ -3,6 +3,7 @@ import type { PlanView } from '../../plans/view.ts'
 import { PlanPanel } from './plan-panel.tsx'
 import { Alert } from '../components/feedback.tsx'
 import type { Answer, Schema } from '../api-client.ts'
+import { Time } from '../components/time.tsx'
 
 export type Message = Schema<'WebchatMessage'>
 export type Participant = Schema<'WebchatParticipant'>
@@ -131,11 +132,6 @@ function Attachments({ attachments }: { attachments: Message['attachments'] }) {
       ))}
     </ul>
   )
-}
-
-/** A moment, in UTC until the page's script says it in the reader's own locale and time zone. */
-export function Time({ iso }: { iso: string }) {
-  return <time datetime={iso}>{iso.slice(0, 16).replace('T', ' ')} UTC</time>
 }
 
 /** One stored message. An agent's answer is markdown, rendered (and sanitized) in the browser like a live one. */

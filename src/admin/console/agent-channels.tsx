@@ -7,6 +7,7 @@ import type { AdminEnv } from '../context.ts'
 import { Alert } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
 import { isFragment, type Ctx } from './resource.ts'
+import { Time } from '../components/time.tsx'
 
 /** One platform of the agent as GET /api/agents/{id}/channels describes it. */
 type ChannelState = Schema<'ChannelState'>
@@ -14,7 +15,6 @@ type ChannelState = Schema<'ChannelState'>
 const PLATFORM_NAMES: Record<ChannelState['platform'], string> = { telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp', email: 'Email', bridge: 'Bridge (a bot of another platform)' }
 
 const platformName = (platform: ChannelState['platform']) => PLATFORM_NAMES[platform] ?? platform
-const when = (iso: string | null, never: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : never)
 const yesNo = (value: boolean) => (value ? 'yes' : 'no')
 const reachableText = (value: boolean | null) => (value === null ? 'not yet known' : yesNo(value))
 const channelsPath = (agentId: string) => `/agents/${agentId}/channels`
@@ -33,10 +33,16 @@ function ChannelRow({ state }: { state: ChannelState }) {
         {reachableText(state.reachable)}
         <span class="help">{state.reachable_detail}</span>
       </td>
-      <td>{when(state.last_delivery_at, 'never')}</td>
+      <td>
+        <Time iso={state.last_delivery_at} never="never" />
+      </td>
       <td>
         {state.last_error ?? 'none'}
-        {state.last_error ? <span class="help">{when(state.last_error_at, '')}</span> : null}
+        {state.last_error ? (
+          <span class="help">
+            <Time iso={state.last_error_at} />
+          </span>
+        ) : null}
       </td>
       <td>{state.pending_replies}</td>
       <td>{state.failed_replies}</td>
@@ -128,9 +134,19 @@ export function ChannelStatus({ agentId, platform, state, problem }: { agentId: 
           {reachableText(state.reachable)} <span class="help">{state.reachable_detail}</span>
         </dd>
         <dt>Last delivery</dt>
-        <dd>{when(state.last_delivery_at, 'never')}</dd>
+        <dd>
+          <Time iso={state.last_delivery_at} never="never" />
+        </dd>
         <dt>Last error</dt>
-        <dd>{state.last_error ? `${state.last_error} (${when(state.last_error_at, '')})` : 'none'}</dd>
+        <dd>
+          {state.last_error ? (
+            <>
+              {state.last_error} (<Time iso={state.last_error_at} />)
+            </>
+          ) : (
+            'none'
+          )}
+        </dd>
         <dt>Replies waiting / failed</dt>
         <dd>
           {state.pending_replies} / {state.failed_replies}

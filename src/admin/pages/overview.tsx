@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Schema } from '../api-client.ts'
 import type { Child } from 'hono/jsx'
-import { Time } from '../chat/components.tsx'
+import { Time } from '../components/time.tsx'
 
 export interface ModelCount {
   model: string

@@ -6,6 +6,7 @@ import { cspHeader, PAGE_POLICY } from '../../http/security-headers.ts'
 import type { AdminEnv } from '../context.ts'
 import { downloadName, INERT_POLICY, renderArtifact } from './artifact-render.ts'
 import { Alert } from '../components/feedback.tsx'
+import { Time } from '../components/time.tsx'
 
 /** The share page frames the artifact's own document (same origin, sandboxed by attribute and by its CSP). */
 const SHARE_PAGE_POLICY = cspHeader({ ...PAGE_POLICY, 'frame-src': ["'self'"] })
@@ -15,7 +16,6 @@ const PRIVATE = { 'cache-control': 'no-store', 'x-robots-tag': 'noindex, nofollo
 
 const HEADINGS: Record<ShareRefusal['status'], string> = { 403: 'This link is not valid', 404: 'Not found', 410: 'No longer available' }
 
-const when = (at: Date) => at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
 
 type Ctx = Context<AdminEnv>
 
@@ -34,7 +34,7 @@ function SharedArtifactPage({ artifact, content }: { artifact: SharedArtifact; c
   return (
     <section class="shared-artifact">
       <h1>{artifact.title}</h1>
-      <p class="shared-note">Shared with you by link; the link works until {when(artifact.linkExpiresAt)}.</p>
+      <p class="shared-note">Shared with you by link; the link works until <Time iso={artifact.linkExpiresAt.toISOString()} />.</p>
       {image ? (
         <img src={content} alt={artifact.title} class="artifact-image" />
       ) : (

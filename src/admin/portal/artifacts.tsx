@@ -5,6 +5,7 @@ import { problemText, type Api, type ApiClient, type Schema } from '../api-clien
 import type { AdminEnv } from '../context.ts'
 import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
+import { Time, utcText } from '../components/time.tsx'
 
 type Ctx = Context<AdminEnv>
 
@@ -22,7 +23,6 @@ const ASSETS = { styles: ['/static/css/portal.css'] }
 const ACTIONS = ['pin', 'unpin', 'revoke', 'unrevoke', 'share', 'delete'] as const
 type Action = (typeof ACTIONS)[number]
 
-const when = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')
 
 const KINDS: Record<string, string> = {
   'text/plain': 'Text',
@@ -46,7 +46,7 @@ function state(a: ArtifactRow): { text: string; className: string; live: boolean
   if (a.revoked_at) return { text: 'Revoked', className: 'badge badge-warning', live: false }
   if (a.pinned) return { text: 'Pinned', className: 'badge badge-ok', live: true }
   if (a.expires_at && Date.parse(a.expires_at) <= Date.now()) return { text: 'Expired', className: 'badge badge-warning', live: false }
-  return { text: `Until ${when(a.expires_at ?? '')}`, className: 'badge', live: true }
+  return { text: `Until ${a.expires_at ? utcText(a.expires_at) : ''}`, className: 'badge', live: true }
 }
 
 const swap = (action: string) => ({ method: 'post' as const, action, 'hx-post': action, 'hx-target': '#artifacts', 'hx-swap': 'outerHTML', class: 'inline-form' })
@@ -75,7 +75,7 @@ export function ArtifactsSection({ artifacts, outcome = {} }: { artifacts: Artif
       <Alert text={outcome.problem} />
       {outcome.link ? (
         <Notice>
-          A link to {outcome.link.title}, working until {when(outcome.link.expires_at)}:{' '}
+          A link to {outcome.link.title}, working until <Time iso={outcome.link.expires_at} />:{' '}
           <a href={outcome.link.url} class="portal-token">
             {outcome.link.url}
           </a>
@@ -95,7 +95,9 @@ export function ArtifactsSection({ artifacts, outcome = {} }: { artifacts: Artif
                 <td>
                   <span class={s.className}>{s.text}</span>
                 </td>
-                <td>{when(a.created_at)}</td>
+                <td>
+                  <Time iso={a.created_at} />
+                </td>
                 <td class="actions">
                   {s.live ? <ActionButton id={a.id} action="share" label="Share link" title={a.title} /> : null}
                   {a.pinned ? <ActionButton id={a.id} action="unpin" label="Unpin" title={a.title} /> : <ActionButton id={a.id} action="pin" label="Pin" title={a.title} />}

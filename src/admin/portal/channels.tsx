@@ -8,6 +8,7 @@ import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
 import { isFragment } from '../console/resource.ts'
 import { swapInto } from './components.tsx'
+import { Time } from '../components/time.tsx'
 
 type Ctx = Context<AdminEnv>
 
@@ -31,7 +32,6 @@ const TITLE = 'My chat accounts'
 const ASSETS = { styles: ['/static/css/portal.css'] }
 const PLATFORM_NAMES: Record<string, string> = { telegram: 'Telegram', slack: 'Slack', whatsapp: 'WhatsApp', email: 'Email', webchat: 'Web chat' }
 
-const when = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')
 const platformName = (platform: string) => PLATFORM_NAMES[platform] ?? platform
 /** What the API refused is refused here too, with its status, so a script or a test can tell. */
 const statusOf = (status: number) => (status >= 400 && status < 600 ? status : 422) as ContentfulStatusCode
@@ -54,7 +54,9 @@ function LinksSection({ links, outcome = {} }: { links?: Link[]; outcome?: Outco
                 {link.platform_username || link.platform_user_id}
                 {link.platform_username ? <small> ({link.platform_user_id})</small> : null}
               </td>
-              <td>{when(link.created_at)}</td>
+              <td>
+                <Time iso={link.created_at} />
+              </td>
               <td class="actions">
                 <form {...swapInto('links', `/me/channels/${link.id}/unlink`)} class="inline-form" hx-confirm={`Unlink your ${platformName(link.platform)} account ${link.platform_username || link.platform_user_id}?`}>
                   <button type="submit" aria-label={`Unlink ${platformName(link.platform)} account ${link.platform_username || link.platform_user_id}`}>
@@ -80,7 +82,9 @@ function CodeSection({ code, problem }: { code?: LinkCode; problem?: string }) {
           <p class="portal-token link-code">
             <strong>{code.code}</strong>
           </p>
-          <p>It works once, until {when(code.expires_at)}.</p>
+          <p>
+            It works once, until <Time iso={code.expires_at} />.
+          </p>
           <p>
             Send <code>/link {code.code}</code> to the agent on Telegram, Slack, WhatsApp or email; on Telegram, <code>/start {code.code}</code> works too. The account
             you send it from is then linked to you.

@@ -2,6 +2,7 @@
 import type { FieldError } from '../../errors.ts'
 import { Notice, Problem } from '../components/feedback.tsx'
 import type { Schema } from '../api-client.ts'
+import { Time } from '../components/time.tsx'
 
 /** What a section shows after a write: the fields' own errors, a message for the rest, or a notice of success. */
 export interface Outcome {
@@ -137,7 +138,6 @@ export function PasswordSection({ outcome = {} }: { outcome?: Outcome }) {
   )
 }
 
-const when = (iso: string | null, never: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : never)
 
 /** A token made just now: shown this once, because only its hash is kept. */
 export interface CreatedToken {
@@ -184,9 +184,15 @@ export function TokensSection(props: { tokens: Token[]; created?: CreatedToken; 
                 <td>
                   <code>{token.prefix}…</code>
                 </td>
-                <td>{when(token.created_at, '')}</td>
-                <td>{when(token.last_used_at, 'never')}</td>
-                <td>{when(token.expires_at, 'never')}</td>
+                <td>
+                  <Time iso={token.created_at} />
+                </td>
+                <td>
+                  <Time iso={token.last_used_at} never="never" />
+                </td>
+                <td>
+                  <Time iso={token.expires_at} never="never" />
+                </td>
                 <td class="actions">
                   <form {...swapInto('tokens', `/me/tokens/${token.id}/revoke`)} hx-confirm={`Revoke the token ${token.name}? Scripts using it stop working.`}>
                     <button type="submit" aria-label={`Revoke ${token.name}`}>

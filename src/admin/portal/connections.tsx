@@ -5,13 +5,13 @@ import { refusedHere, problemText, type Answer, type ApiClient, type Schema } fr
 import type { AdminEnv } from '../context.ts'
 import { Alert, Notice } from '../components/feedback.tsx'
 import { Table } from '../components/table.tsx'
+import { Time } from '../components/time.tsx'
 
 type Ctx = Context<AdminEnv>
 
 type Connection = Answer<'get', '/api/mcp/connections'>['data'][number]
 type Grant = Schema<'OAuthGrant'>
 
-const when = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : 'never')
 
 const BADGE: Record<Connection['status'], { text: string; className: string }> = {
   connected: { text: 'Connected', className: 'badge badge-ok' },
@@ -60,7 +60,9 @@ function ConnectionsSection({ connections }: { connections: Connection[] }) {
                 <span class={BADGE[c.status].className}>{BADGE[c.status].text}</span>
                 {c.status === 'expired' ? <span class="visually-hidden">: the server refused your sign-in; reconnect.</span> : null}
               </td>
-              <td>{c.changed_at ? when(c.changed_at) : ''}</td>
+              <td>
+                <Time iso={c.changed_at} />
+              </td>
               <td class="actions">
                 <form method="post" action={`/me/connections/${encodeURIComponent(c.server)}/connect`} class="inline-form">
                   <button type="submit">{c.status === 'not_connected' ? 'Connect' : 'Reconnect'}</button>
@@ -100,8 +102,12 @@ function GrantsSection({ grants, me }: { grants: Grant[]; me: string }) {
                 <code>{g.resource}</code>
               </td>
               <td>{g.scope}</td>
-              <td>{when(g.created_at)}</td>
-              <td>{when(g.last_used_at)}</td>
+              <td>
+                <Time iso={g.created_at} never="never" />
+              </td>
+              <td>
+                <Time iso={g.last_used_at} never="never" />
+              </td>
               <td class="actions">
                 <form method="post" action={`/me/grants/${g.id}/revoke`} class="inline-form">
                   <button type="submit" aria-label={`Revoke ${g.client_name || 'this application'}`}>

@@ -9,6 +9,7 @@ import { Alert } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { PageRefusal } from '../routes.tsx'
 import { isFragment, PAGE_SIZE, pageOf, type Ctx, type Row } from '../resource.ts'
+import { Time } from '../../components/time.tsx'
 
 /** The filters a person set on the page, as the query string carries them. */
 interface Filters {
@@ -89,7 +90,6 @@ export function changesText(changes: unknown): string {
     .join('; ')
 }
 
-const when = (iso: unknown) => (typeof iso === 'string' ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '')
 
 function Events({ rows, names, count, offset, filters }: { rows: Row[]; names: Map<string, string>; count: number; offset: number; filters: Filters }) {
   const last = Math.min(offset + rows.length, count)
@@ -104,7 +104,7 @@ function Events({ rows, names, count, offset, filters }: { rows: Row[]; names: M
         {rows.map((row) => (
           <tr>
             <td>
-              <time datetime={String(row.created_at)}>{when(row.created_at)}</time>
+              <Time iso={typeof row.created_at === 'string' ? row.created_at : null} />
             </td>
             <td>{row.actor_id ? (names.get(String(row.actor_id)) ?? String(row.actor_id)) : <em>nobody signed in</em>}</td>
             <td>{String(row.action).replaceAll('_', ' ')}</td>

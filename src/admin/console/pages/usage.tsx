@@ -9,6 +9,7 @@ import { Table } from '../../components/table.tsx'
 import { PageRefusal } from '../routes.tsx'
 import { monthOf } from '../../../usage/budgets.ts'
 import type { Ctx } from '../resource.ts'
+import { Time } from '../../components/time.tsx'
 
 type Summary = Answer<'get', '/api/usage'>
 type BudgetState = Answer<'get', '/api/usage/budgets'>['data'][number]
@@ -77,7 +78,15 @@ function Budgets({ states, admin, back }: { states: BudgetState[]; admin: boolea
             <meter min={0} max={100} low={80} high={99} optimum={0} value={share}>
               {share} %
             </meter>{' '}
-            {s.refusing ? 'spent: turns and tool calls are refused' : s.lifted_until ? `lifted until ${s.lifted_until.slice(0, 16).replace('T', ' ')} UTC` : `${share} %`}
+            {s.refusing ? (
+              'spent: turns and tool calls are refused'
+            ) : s.lifted_until ? (
+              <>
+                lifted until <Time iso={s.lifted_until} />
+              </>
+            ) : (
+              `${share} %`
+            )}
             {admin && s.refusing ? (
               <form method="post" action={`/usage/budgets/${s.id}/lift`} class="inline">
                 <input type="hidden" name="back" value={back} />

@@ -10,6 +10,7 @@ import { mountAgentChannels } from '../agent-channels.tsx'
 import { FormField } from '../fields.tsx'
 import type { Field, FormValues } from '../form.ts'
 import { isFragment, optionsFrom, type ConsoleResource, type Ctx, type Option } from '../resource.ts'
+import { Time } from '../../components/time.tsx'
 
 
 /** The runner select asks for the model field again when it changes: models are per runner. */
@@ -108,7 +109,9 @@ async function LivePanel({ c, api, id, message }: { c: Ctx; api: ApiClient; id: 
       ) : instance ? (
         <dl class="facts">
           <dt>Running since</dt>
-          <dd>{instance.started_at}</dd>
+          <dd>
+            <Time iso={instance.started_at} />
+          </dd>
           <dt>Generation</dt>
           <dd>{instance.generation}</dd>
           <dt>Turns in flight</dt>

@@ -1,5 +1,6 @@
 import type { ApiClient } from '../../api-client.ts'
 import type { ConsoleResource, Ctx, Option } from '../resource.ts'
+import { utcText } from '../../components/time.tsx'
 
 const METRICS = [
   { value: 'cost_usd', label: 'USD' },
@@ -23,7 +24,7 @@ export const budgets: ConsoleResource = {
     { field: 'user_id', label: 'Whom', show: (row) => (row.user_id ? String(row.user_id) : 'the whole company') },
     { field: 'metric', label: 'Counted in', show: (row) => (row.metric === 'tokens' ? 'tokens' : 'USD') },
     { field: 'monthly_limit', label: 'Monthly limit' },
-    { field: 'lifted_until', label: 'Lifted until', show: (row) => (row.lifted_until ? String(row.lifted_until).slice(0, 16).replace('T', ' ') + ' UTC' : '') },
+    { field: 'lifted_until', label: 'Lifted until', show: (row) => (row.lifted_until ? utcText(String(row.lifted_until)) : '') },
   ],
   search: { field: 'metric', label: 'Counted in (cost_usd or tokens)' },
   fields: [
