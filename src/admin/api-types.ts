@@ -14282,6 +14282,8 @@ export interface operations {
             /** @description A page of AgentConfigRecord records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14478,6 +14480,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14960,6 +14964,8 @@ export interface operations {
             /** @description A page of User records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15156,6 +15162,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15638,6 +15646,8 @@ export interface operations {
             /** @description A page of UserPlatform records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15834,6 +15844,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16310,6 +16322,8 @@ export interface operations {
             /** @description A page of Company records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16506,6 +16520,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16984,6 +17000,8 @@ export interface operations {
             /** @description A page of CompanyUser records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17180,6 +17198,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17668,6 +17688,8 @@ export interface operations {
             /** @description A page of WebchatConversation records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17864,6 +17886,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18350,6 +18374,8 @@ export interface operations {
             /** @description A page of WebchatParticipant records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18546,6 +18572,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19040,6 +19068,8 @@ export interface operations {
             /** @description A page of WebchatMessage records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19236,6 +19266,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19724,6 +19756,8 @@ export interface operations {
             /** @description A page of WebchatDocument records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19802,6 +19836,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20290,6 +20326,8 @@ export interface operations {
             /** @description A page of Plan records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20368,6 +20406,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20856,6 +20896,8 @@ export interface operations {
             /** @description A page of PlanTask records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20934,6 +20976,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21412,6 +21456,8 @@ export interface operations {
             /** @description A page of SystemConfig records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21608,6 +21654,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22090,6 +22138,8 @@ export interface operations {
             /** @description A page of ApiToken records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22286,6 +22336,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22776,6 +22828,8 @@ export interface operations {
             /** @description A page of McpCommand records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22972,6 +23026,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23466,6 +23522,8 @@ export interface operations {
             /** @description A page of McpServer records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23662,6 +23720,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24144,6 +24204,8 @@ export interface operations {
             /** @description A page of McpPermission records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24340,6 +24402,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24836,6 +24900,8 @@ export interface operations {
             /** @description A page of UsageRecord records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25032,6 +25098,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25514,6 +25582,8 @@ export interface operations {
             /** @description A page of Budget records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25710,6 +25780,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -26198,6 +26270,8 @@ export interface operations {
             /** @description A page of AuditEvent records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -26276,6 +26350,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -26397,6 +26473,8 @@ export interface operations {
             /** @description A page of OAuthClient records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -26593,6 +26671,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27081,6 +27161,8 @@ export interface operations {
             /** @description A page of OAuthGrant records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27159,6 +27241,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27653,6 +27737,8 @@ export interface operations {
             /** @description A page of Artifact records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27731,6 +27817,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28231,6 +28319,8 @@ export interface operations {
             /** @description A page of BackgroundTask records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28309,6 +28399,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28787,6 +28879,8 @@ export interface operations {
             /** @description A page of ModelAcl records. */
             200: {
                 headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28983,6 +29077,8 @@ export interface operations {
                 headers: {
                     /** @description Version of the record; send it back in If-Match. */
                     ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {

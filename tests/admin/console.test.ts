@@ -127,13 +127,22 @@ test('agents: runner and model come from the registry; saved through the API; a 
   expect(reload.text).toContain('switched off, so it was only stopped')
 })
 
-test('agents: a member reads agents but the page shows the API’s refusal to change one', async () => {
+test('agents: a member reads agents and is offered no change; a change sent by hand shows the API’s refusal', async () => {
   const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'guarded' } })).body
   const someone = await member()
   const list = await page('/agents', { cookie: someone.cookie })
   expect(list.status).toBe(200)
   expect(list.text).toContain('guarded')
+  expect(list.text).not.toContain('href="/agents/new"')
   const opened = await page(`/agents/${agent.id}`, { cookie: someone.cookie })
+  // Shown, not offered: the fields disabled, no Save, no Delete, no picture upload, no Reload.
+  expect(opened.text).toContain('<fieldset class="form-body" disabled="">')
+  expect(opened.text).toContain('You may read this agent; changing it takes a role yours does not have')
+  for (const offer of ['>Save</button>', 'id="delete-form"', 'id="picture"', `action="/agents/${agent.id}/reload"`]) expect(opened.text).not.toContain(offer)
+  // The admin is offered all of it.
+  const asAdmin = await page(`/agents/${agent.id}`)
+  for (const offer of ['>Save</button>', 'id="delete-form"', 'id="picture"', `action="/agents/${agent.id}/reload"`]) expect(asAdmin.text).toContain(offer)
+  expect(asAdmin.text).not.toContain('<fieldset class="form-body" disabled')
   const refused = await page(`/agents/${agent.id}`, { cookie: someone.cookie, post: { _version: versionIn(opened.text), name: 'mine', runner: 'echo' } })
   expect(refused.status).toBe(403)
   expect(refused.text).toMatch(/role=\"alert\"[^>]*>[^<]*may not update/i)

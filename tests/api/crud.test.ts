@@ -174,6 +174,34 @@ describe('server-set and secret fields', () => {
   })
 })
 
+describe('the Allow header says what the caller’s role may do', () => {
+  test('an admin may change an agent; a member only read it; a superadmin-only model offers a member nothing but reading', async () => {
+    const id = await newAgent()
+    const member = await p.createUser({ role: 'member' })
+    const allow = async (path: string, as = p.root) => (await p.call('GET', path, { as })).headers.get('allow')
+    expect(await allow('/api/v1/AgentConfigRecord')).toBe('GET, HEAD, POST')
+    expect(await allow(`/api/v1/AgentConfigRecord/${id}`)).toBe('GET, HEAD, PATCH, PUT, DELETE')
+    expect(await allow('/api/v1/AgentConfigRecord', member)).toBe('GET, HEAD')
+    expect(await allow(`/api/v1/AgentConfigRecord/${id}`, member)).toBe('GET, HEAD')
+    expect(await allow('/api/v1/Company', member)).toBe('GET, HEAD')
+    // A model only the platform writes, or one created elsewhere, is never offered a generic write.
+    expect(await allow('/api/v1/AuditEvent')).toBe('GET, HEAD')
+    expect(await allow('/api/v1/WebchatDocument')).toBe('GET, HEAD')
+  })
+
+  test('a ModelAcl that lets members update agents shows at once', async () => {
+    const id = await newAgent()
+    const member = await p.createUser({ role: 'member' })
+    const acl = await p.call('POST', '/api/v1/ModelAcl', { json: { model: 'AgentConfigRecord', verb: 'update', min_role: 'member' } })
+    expect(acl.status).toBe(201)
+    try {
+      expect((await p.call('GET', `/api/v1/AgentConfigRecord/${id}`, { as: member })).headers.get('allow')).toBe('GET, HEAD, PATCH, PUT')
+    } finally {
+      expect((await p.call('DELETE', `/api/v1/ModelAcl/${acl.body.id}`)).status).toBe(204)
+    }
+  })
+})
+
 describe('ETags', () => {
   test('a GET with a current If-None-Match answers 304', async () => {
     const agent = await create('AgentConfigRecord', { name: `etag-${unique()}` })

@@ -13,6 +13,14 @@ export interface Listing {
   /** The column the rows are ordered by, and which way. */
   sort: string
   dir: 'asc' | 'desc'
+  /** The API lets the signed-in person make one. */
+  mayCreate: boolean
+}
+
+/** What the signed-in person's role may do with a record, as the API said (its Allow header). */
+export interface May {
+  edit: boolean
+  delete: boolean
 }
 
 type Place = Pick<Listing, 'q' | 'offset' | 'sort' | 'dir'>
@@ -98,7 +106,9 @@ export function Rows({ resource, listing }: { resource: ConsoleResource; listing
       </table>
       {count === 0 ? (
         <p class="empty">
-          {q ? `No ${resource.title.toLowerCase()} match “${q}”. Try fewer letters, or clear the search.` : `No ${resource.title.toLowerCase()} yet. Make the first with the button below.`}
+          {q
+            ? `No ${resource.title.toLowerCase()} match “${q}”. Try fewer letters, or clear the search.`
+            : `No ${resource.title.toLowerCase()} yet.${listing.mayCreate ? ' Make the first with the button below.' : ''}`}
         </p>
       ) : null}
       <nav class="pager" aria-label="Pages">
@@ -131,11 +141,13 @@ export function ListPage({ resource, listing, notice }: { resource: ConsoleResou
         <button type="submit">Search</button>
       </form>
       <Rows resource={resource} listing={listing} />
-      <p>
-        <a class="button" href={`${resource.path}/new`}>
-          New {resource.singular}
-        </a>
-      </p>
+      {listing.mayCreate ? (
+        <p>
+          <a class="button" href={`${resource.path}/new`}>
+            New {resource.singular}
+          </a>
+        </p>
+      ) : null}
     </section>
   )
 }
@@ -158,7 +170,17 @@ const sectionId = (title: string) => `part-${title.toLowerCase().replace(/[^a-z0
  * version the page was read at rides along, so a save over someone else's newer one is refused (If-Match). A long
  * form comes in parts, with links to each at the top; its buttons and what a save said stay in view at the bottom.
  */
-export function RecordForm({ resource, id, version, values, form, options, notice }: { resource: ConsoleResource; id?: string; version?: string; values: FormValues; form?: FormState; options: Record<string, Option[]>; notice?: string }) {
+export function RecordForm({ resource, id, version, values, form, options, notice, readOnly }: {
+  resource: ConsoleResource
+  id?: string
+  version?: string
+  values: FormValues
+  form?: FormState
+  options: Record<string, Option[]>
+  notice?: string
+  /** The person may read the record, not change it: the fields are shown, disabled, and no Save is offered. */
+  readOnly?: boolean
+}) {
   const action = id ? `${resource.path}/${id}` : resource.path
   const fields = resource.fields.filter((f) => !(id && f.createOnly))
   const errors = form?.errors ?? []
@@ -175,16 +197,21 @@ export function RecordForm({ resource, id, version, values, form, options, notic
           ))}
         </nav>
       ) : null}
-      {sections.map((s) =>
-        s.title ? (
-          <fieldset class="form-part" id={sectionId(s.title)}>
-            <legend>{s.title}</legend>
-            {s.fields.map(field)}
-          </fieldset>
-        ) : (
-          s.fields.map(field)
-        ),
-      )}
+      <fieldset class="form-body" disabled={readOnly}>
+        {sections.map((s) =>
+          s.title ? (
+            <fieldset class="form-part" id={sectionId(s.title)}>
+              <legend>{s.title}</legend>
+              {s.fields.map(field)}
+            </fieldset>
+          ) : (
+            s.fields.map(field)
+          ),
+        )}
+      </fieldset>
+      {readOnly ? (
+        <p class="help read-only">You may read this {resource.singular}; changing it takes a role yours does not have (an admin of the company, as a rule).</p>
+      ) : (
       <div class="form-footer">
         <Problem message={form?.message} errors={errors} fields={fields} prefix="record" />
         <Notice text={notice} />
@@ -192,11 +219,12 @@ export function RecordForm({ resource, id, version, values, form, options, notic
           <button type="submit">{id ? 'Save' : `Create ${resource.singular}`}</button>
         </div>
       </div>
+      )}
     </form>
   )
 }
 
-export function RecordPage({ resource, row, version, form, values, options, notice, panels, deleteProblem }: {
+export function RecordPage({ resource, row, version, form, values, options, notice, panels, deleteProblem, may = { edit: true, delete: true } }: {
   resource: ConsoleResource
   row?: Row
   version?: string
@@ -206,6 +234,7 @@ export function RecordPage({ resource, row, version, form, values, options, noti
   notice?: string
   panels?: Child
   deleteProblem?: string
+  may?: May
 }) {
   const id = row ? String(row.id) : undefined
   return (
@@ -214,9 +243,9 @@ export function RecordPage({ resource, row, version, form, values, options, noti
         <a href={resource.path}>{resource.title}</a>
       </p>
       <h1>{row ? `${capitalized(resource.singular)} ${resource.nameOf(row)}` : `New ${resource.singular}`}</h1>
-      <RecordForm resource={resource} id={id} version={version} values={values} form={form} options={options} notice={notice} />
+      <RecordForm resource={resource} id={id} version={version} values={values} form={form} options={options} notice={notice} readOnly={id !== undefined && !may.edit} />
       {panels}
-      {id ? <DeleteForm resource={resource} id={id} version={version} name={resource.nameOf(row!)} problem={deleteProblem} /> : null}
+      {id && may.delete ? <DeleteForm resource={resource} id={id} version={version} name={resource.nameOf(row!)} problem={deleteProblem} /> : null}
     </section>
   )
 }

@@ -53,7 +53,8 @@ export interface ConsoleResource {
   defaults?: Row
   /** What names a record in messages and headings. */
   nameOf(row: Row): string
-  panels?: (c: Ctx, api: ApiClient, row: Row) => Promise<Child>
+  /** `mayEdit`: the person may change the record, so the panels may offer what changes it. */
+  panels?: (c: Ctx, api: ApiClient, row: Row, mayEdit: boolean) => Promise<Child>
   /** Routes the panels' buttons call. */
   mountExtra?: (app: Hono<AdminEnv>, api: ApiClient) => void
 }

@@ -5,7 +5,7 @@ import { isUuid } from '../../models/fields.ts'
 import { problemText, type ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
 import { CORRECT_FIELDS, formBody, formValues, isWhole, refusal, replacingWholeFields, type FormState, type FormValues, type Option } from './form.ts'
-import { DeleteForm, ListPage, RecordForm, RecordPage, Rows, type Listing } from './pages.tsx'
+import { DeleteForm, ListPage, RecordForm, RecordPage, Rows, type Listing, type May } from './pages.tsx'
 import { PAGE_SIZE, isFragment, pageOf, recordPath, rowOf, versionOf, versionTag, type ConsoleResource, type Ctx, type Row } from './resource.ts'
 
 async function listing(c: Ctx, api: ApiClient, resource: ConsoleResource): Promise<Listing> {
@@ -23,7 +23,12 @@ async function listing(c: Ctx, api: ApiClient, resource: ConsoleResource): Promi
   if (reply.status !== 200) throw new PageRefusal(reply.status, problemText(reply, `Listing ${resource.title.toLowerCase()}`))
   // count=exact was asked for; without it, the rows shown are all there is to count.
   const { data, count = offset + data.length } = pageOf(reply.body)
-  return { rows: data, count, offset, q, sort, dir }
+  return { rows: data, count, offset, q, sort, dir, mayCreate: allows(reply.headers, 'POST') }
+}
+
+/** Whether the API's Allow header offers `method`: what the signed-in person's role may do here. */
+function allows(headers: Headers, method: string): boolean {
+  return (headers.get('allow') ?? '').split(',').some((m) => m.trim() === method)
 }
 
 /** The API refused what a page needed to show: the page says why, with the API's status. */
@@ -55,11 +60,17 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
   app.use(`${path}/:id`, onlyRecordIds)
   app.use(`${path}/:id/*`, onlyRecordIds)
 
-  const render = async (c: Ctx, row: Row | undefined, version: string, extra: { form?: FormState; notice?: string; status?: ContentfulStatusCode; deleteProblem?: string } = {}) => {
+  const render = async (
+    c: Ctx,
+    row: Row | undefined,
+    version: string,
+    extra: { form?: FormState; notice?: string; status?: ContentfulStatusCode; deleteProblem?: string; may?: May } = {},
+  ) => {
     const values = formValues(resource.fields, row ?? resource.defaults ?? {})
-    const [choices, panels] = await Promise.all([options(c, extra.form?.values ?? values), row && resource.panels ? resource.panels(c, api, row) : undefined])
+    const may = extra.may ?? { edit: true, delete: true }
+    const [choices, panels] = await Promise.all([options(c, extra.form?.values ?? values), row && resource.panels ? resource.panels(c, api, row, may.edit) : undefined])
     if (extra.status) c.status(extra.status)
-    return c.render(<RecordPage resource={resource} row={row} version={version} values={values} options={choices} panels={panels} {...extra} />, {
+    return c.render(<RecordPage resource={resource} row={row} version={version} values={values} options={choices} panels={panels} {...extra} may={may} />, {
       title: row ? `${resource.title}: ${resource.nameOf(row)}` : `New ${resource.singular}`,
     })
   }
@@ -68,7 +79,7 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
     const reply = await api.call(c, 'GET', recordPath(model, id))
     const row = reply.status === 200 ? rowOf(reply.body) : undefined
     if (!row) throw new PageRefusal(reply.status, reply.status === 404 ? `No ${resource.singular} has this id.` : problemText(reply, `Reading the ${resource.singular}`))
-    return { row, version: versionOf(reply.headers.get('etag')) }
+    return { row, version: versionOf(reply.headers.get('etag')), may: { edit: allows(reply.headers, 'PATCH'), delete: allows(reply.headers, 'DELETE') } }
   }
 
   app.get(path, async (c) => {
@@ -96,8 +107,8 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
   })
 
   app.get(`${path}/:id`, async (c) => {
-    const { row, version } = await read(c, c.req.param('id'))
-    return render(c, row, version, { notice: c.req.query('created') ? `Created ${resource.singular} ${resource.nameOf(row)}.` : undefined })
+    const { row, version, may } = await read(c, c.req.param('id'))
+    return render(c, row, version, { may, notice: c.req.query('created') ? `Created ${resource.singular} ${resource.nameOf(row)}.` : undefined })
   })
 
   app.post(`${path}/:id`, async (c) => {
@@ -133,7 +144,7 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
     const status = statusOf(reply?.status ?? 422)
     if (isFragment(c)) return c.html(<RecordForm resource={resource} id={id} version={version} values={values} form={form} options={await options(c, values)} />, status)
     const current = await read(c, id).catch(() => undefined)
-    return render(c, current?.row ?? { id }, version, { form, status })
+    return render(c, current?.row ?? { id }, version, { form, status, may: current?.may })
   })
 
   app.post(`${path}/:id/delete`, async (c) => {
@@ -152,7 +163,7 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
     const problem = refusal({}, reply).message
     if (isFragment(c)) return c.html(<DeleteForm resource={resource} id={id} version={version} name={name} problem={problem} />, statusOf(reply.status))
     const current = await read(c, id)
-    return render(c, current.row, current.version, { deleteProblem: problem, status: statusOf(reply.status) })
+    return render(c, current.row, current.version, { deleteProblem: problem, status: statusOf(reply.status), may: current.may })
   })
 
 }

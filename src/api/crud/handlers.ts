@@ -1,5 +1,6 @@
 import type { Context } from 'hono'
-import type { Model } from '../../models/define.ts'
+import { hasRole, type Actor } from '../../auth/actor.ts'
+import type { Model, Verb } from '../../models/define.ts'
 import { jsonDepth, MAX_JSON_DEPTH } from '../../models/json-depth.ts'
 import { parseListQuery } from '../../models/list-query.ts'
 import * as records from '../../models/records.ts'
@@ -21,6 +22,18 @@ function shown(model: Model, record: Record<string, unknown>): Record<string, un
   return model.redact ? model.redact(record) : record
 }
 
+/**
+ * What the caller's role may do with the collection or a record, as an Allow header: the console offers forms and
+ * buttons by it instead of letting a person fill one in to be refused.
+ */
+async function allowed(c: Ctx, model: Model, actor: Actor, target: 'collection' | 'record'): Promise<string> {
+  const may = async (verb: Verb) => hasRole(actor, await c.var.services.access.leastRole(model, verb))
+  const writes = model.writtenElsewhere ? [] : target === 'collection' ? (model.createdElsewhere ? [] : [['POST', 'create']]) : [['PATCH', 'update'], ['PUT', 'update'], ['DELETE', 'delete']]
+  const methods = ['GET', 'HEAD']
+  for (const [method, verb] of writes as Array<[string, Verb]>) if (await may(verb)) methods.push(method)
+  return methods.join(', ')
+}
+
 function sendRecord<S extends 200 | 201>(c: Ctx, model: Model, { record, version }: records.Versioned, status: S) {
   c.header('ETag', etag(version))
   return c.json(shown(model, record), status)
@@ -31,6 +44,7 @@ export async function listHandler(c: Ctx, model: Model) {
   const actor = await services.access.authorize(c.var.actor, model, 'list')
   const query = parseListQuery(model, c.req.queries())
   const { data, count } = await records.listRecords(services.db, actor, model, query)
+  c.header('Allow', await allowed(c, model, actor, 'collection'))
   return c.json({ data: data.map((record) => shown(model, record)), limit: query.limit, offset: query.offset, ...(count === undefined ? {} : { count }) }, 200)
 }
 
@@ -38,6 +52,7 @@ export async function readHandler(c: Ctx, model: Model) {
   const { services } = c.var
   const actor = await services.access.authorize(c.var.actor, model, 'read')
   const found = await records.getRecord(services.db, actor, model, recordId(c))
+  c.header('Allow', await allowed(c, model, actor, 'record'))
   // If-None-Match compares weakly: a weak form of the current tag, or *, means the client's copy is current.
   const ifNoneMatch = c.req.header('if-none-match')?.split(',').map((tag) => tag.trim().replace(/^W\//, ''))
   if (ifNoneMatch?.some((tag) => tag === '*' || tag === etag(found.version))) {

@@ -6,6 +6,12 @@ import { requireJson } from '../json-body.ts'
 import { commonErrors, conflictErrors, notFoundError, signedIn, validationErrors } from '../responses.ts'
 
 const etag = { ETag: { schema: { type: 'string' as const }, description: 'Version of the record; send it back in If-Match.' } }
+const allow = (what: string) => ({
+  Allow: {
+    schema: { type: 'string' as const },
+    description: `The methods your role may use on ${what}, e.g. \`GET, HEAD, PATCH, PUT, DELETE\`: a client offers only those (a rule about the record itself may still refuse one).`,
+  },
+})
 const ifMatch = z.object({
   'if-match': z.string().optional().openapi({
     description: 'Only write if the record is still at this version (its ETag); otherwise 412.',
@@ -63,7 +69,7 @@ export function crudRoutes(model: Model) {
       tags,
       security: signedIn,
       request: { query: listQuery(model) },
-      responses: { 200: json(list, `A page of ${name} records.`), ...commonErrors },
+      responses: { 200: { ...json(list, `A page of ${name} records.`), headers: allow('the collection') }, ...commonErrors },
     }),
     read: createRoute({
       method: 'get',
@@ -74,7 +80,7 @@ export function crudRoutes(model: Model) {
       security: signedIn,
       request: { params: IdParam },
       responses: {
-        200: { ...json(model.record, `The ${name}.`), headers: etag },
+        200: { ...json(model.record, `The ${name}.`), headers: { ...etag, ...allow('the record') } },
         304: { description: 'Unchanged since the ETag sent in If-None-Match.' },
         ...commonErrors,
         ...notFoundError,

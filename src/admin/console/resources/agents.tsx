@@ -98,7 +98,7 @@ async function options(c: Ctx, api: ApiClient, values: FormValues) {
   return { runners, models: registry, toolPlugins, tools, people, unknownSenders: UNKNOWN_SENDERS }
 }
 
-async function LivePanel({ c, api, id, message }: { c: Ctx; api: ApiClient; id: string; message?: string }) {
+async function LivePanel({ c, api, id, message, mayReload = true }: { c: Ctx; api: ApiClient; id: string; message?: string; mayReload?: boolean }) {
   const live = await api.as(c).GET('/api/agents')
   const instance = live.data?.data.find((a) => a.agent_id === id)
   return (
@@ -120,10 +120,12 @@ async function LivePanel({ c, api, id, message }: { c: Ctx; api: ApiClient; id: 
       ) : (
         <p>Not running (switched off, or not started yet).</p>
       )}
-      <form method="post" action={`/agents/${id}/reload`} hx-post={`/agents/${id}/reload`} hx-target="#live" hx-swap="outerHTML">
-        <button type="submit">Reload</button>
-        <span class="help"> Starts a fresh instance; turns already running finish on the old one.</span>
-      </form>
+      {mayReload ? (
+        <form method="post" action={`/agents/${id}/reload`} hx-post={`/agents/${id}/reload`} hx-target="#live" hx-swap="outerHTML">
+          <button type="submit">Reload</button>
+          <span class="help"> Starts a fresh instance; turns already running finish on the old one.</span>
+        </form>
+      ) : null}
       {message ? (
         <p class={message.startsWith('Reloaded') ? 'notice' : 'problem'} role={message.startsWith('Reloaded') ? 'status' : 'alert'}>
           {message}
@@ -236,10 +238,10 @@ export const agents: ConsoleResource = {
   options,
   defaults: { enabled: true, runner: 'echo', timeout_seconds: 900 },
   nameOf: (row) => String(row.name ?? ''),
-  panels: async (c, api, row) => (
+  panels: async (c, api, row, mayEdit) => (
     <>
-      <PicturePanel id={String(row.id)} avatar={typeof row.avatar === 'string' ? row.avatar : null} />
-      {await LivePanel({ c, api, id: String(row.id) })}
+      {mayEdit ? <PicturePanel id={String(row.id)} avatar={typeof row.avatar === 'string' ? row.avatar : null} /> : null}
+      {await LivePanel({ c, api, id: String(row.id), mayReload: mayEdit })}
     </>
   ),
   mountExtra: mountAgentExtras,

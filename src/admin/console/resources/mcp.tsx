@@ -18,14 +18,17 @@ const BREAKER_WORDS: Record<string, string> = {
  * A connection test of one server, with the caller's own connection, and what it found; before any test, the
  * caller's breaker for the server, when it has one.
  */
-function TestPanel({ id, result, breaker = result?.breaker, problem }: { id: string; result?: TestResult; breaker?: string; problem?: string }) {
+/** `mayTest`: the test needs the role that edits servers; others see the breaker's state only. */
+function TestPanel({ id, result, breaker = result?.breaker, problem, mayTest = true }: { id: string; result?: TestResult; breaker?: string; problem?: string; mayTest?: boolean }) {
   return (
     <section id="connection" class="panel">
       <h2>Connection</h2>
-      <form method="post" action={`/mcp-servers/${id}/test`} hx-post={`/mcp-servers/${id}/test`} hx-target="#connection" hx-swap="outerHTML">
-        <button type="submit">Test the connection</button>
-        <span class="help"> Connects as you and lists the server’s tools.</span>
-      </form>
+      {mayTest ? (
+        <form method="post" action={`/mcp-servers/${id}/test`} hx-post={`/mcp-servers/${id}/test`} hx-target="#connection" hx-swap="outerHTML">
+          <button type="submit">Test the connection</button>
+          <span class="help"> Connects as you and lists the server’s tools.</span>
+        </form>
+      ) : null}
       <Alert text={problem} />
       {result || breaker ? (
         <div role="status">
@@ -94,9 +97,9 @@ export const mcpServers: ConsoleResource = {
   }),
   defaults: { enabled: true },
   nameOf: (row) => String(row.name ?? ''),
-  panels: async (c, api, row) => {
+  panels: async (c, api, row, mayEdit) => {
     const breaker = await breakerOf(c, api, String(row.name))
-    return <TestPanel id={String(row.id)} breaker={breaker} />
+    return <TestPanel id={String(row.id)} breaker={breaker} mayTest={mayEdit} />
   },
   mountExtra: mountServerExtras,
 }
