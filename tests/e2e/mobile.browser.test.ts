@@ -77,7 +77,10 @@ test.skipIf(!HAS_CHROMIUM)('the console’s pages fit a phone: nothing reaches p
   const admin = await signIn(p.adminUrl, 'admin', ADMIN_PASSWORD)
   const page = await pageAs(admin)
   const wide: Array<{ path: string; overflow: number; widest: string }> = []
-  for (const path of ['/', '/agents', '/agents/new', '/users', '/mcp-servers', '/permissions', '/runners', '/plugins', '/vault', '/usage', '/budgets', '/audit', '/companies', '/system-config', '/me', '/chat']) {
+  // An agent with a channel set up (its status loads into the form) and starter prompts (its card in the chat's picker).
+  const agent = await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'phone-agent', description: 'Answers from a phone.', channels: { email: {} }, starter_prompts: ['A rather long starter prompt that has to wrap on a phone screen'] } })
+  expect(agent.status).toBe(201)
+  for (const path of ['/', '/agents', '/agents/new', `/agents/${agent.body.id}`, '/users', '/mcp-servers', '/permissions', '/runners', '/plugins', '/vault', '/usage', '/budgets', '/audit', '/companies', '/system-config', '/me', '/chat']) {
     await page.goto(`${p.adminUrl}${path}`)
     const reach = await overflow(page)
     // Named by the element that reaches furthest, so that a failure says what to mend.
@@ -86,6 +89,12 @@ test.skipIf(!HAS_CHROMIUM)('the console’s pages fit a phone: nothing reaches p
   expect(wide).toEqual([])
   await page.goto(`${p.adminUrl}/agents`)
   await page.screenshot({ path: `${SCREENSHOTS}/agents-390.png`, fullPage: true })
+  await page.goto(`${p.adminUrl}/agents/${agent.body.id}`)
+  await page.locator('#record-channels-email-live dl').waitFor()
+  expect(await overflow(page)).toBe(0)
+  await page.screenshot({ path: `${SCREENSHOTS}/agent-390.png`, fullPage: true, caret: 'initial' })
+  await page.goto(`${p.adminUrl}/chat`)
+  await page.screenshot({ path: `${SCREENSHOTS}/chat-agents-390.png`, fullPage: true, caret: 'initial' })
   await page.context().close()
 })
 
