@@ -9,6 +9,7 @@ import { createPasswordResetApp } from './api/passwords/index.ts'
 import { ActiveTurns } from './chat/active-turns.ts'
 import { Chat } from './chat/chat.ts'
 import { ChatFeed } from './chat/feed.ts'
+import { Approvals } from './approvals/approvals.ts'
 import { stopExtractions } from './documents/extract.ts'
 import { AgentTools } from './chat/tools.ts'
 import { AccessPolicy } from './auth/access.ts'
@@ -154,9 +155,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const drain = new Drain(() => ({ turns: turns!.running, channel_work: channels.inFlight, background_tasks: kernel.tasks.running }))
   const presence = new Presence(store.db, clock, () => drain.draining)
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, { metrics, refusal: (user) => budgets.refusal(user) })
-  const tools = new AgentTools(store.db, catalog, log)
-  const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const feed = new ChatFeed(events, log)
+  const approvals = new Approvals(store.db, events, feed, clock, log)
+  const tools = new AgentTools(store.db, catalog, log, approvals)
+  const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, settings, turns, agents, events, feed, writes, drain })
   const channels = new Channels({
     db: store.db,
@@ -241,6 +243,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     catalog,
     gateway: new Gateway(catalog, store.db, events),
     tools,
+    approvals,
     budgets,
     drain,
     presence,

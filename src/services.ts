@@ -20,6 +20,7 @@ import type { ModelRegistry } from './models/registry.ts'
 import type { PluginHost } from './plugin-host/host.ts'
 import type { RunnerModels } from './runners/registry.ts'
 import type { McpCatalog } from './mcp/catalog.ts'
+import type { Approvals } from './approvals/approvals.ts'
 import type { McpDirectory } from './mcp/directory.ts'
 import type { Gateway } from './mcp/gateway.ts'
 import type { Upstreams } from './mcp/upstreams.ts'
@@ -89,6 +90,8 @@ export interface Services {
   catalog: McpCatalog
   gateway: Gateway
   tools: ToolExecutor
+  /** Tool calls waiting for a person's yes: asked by turns, answered through the API and the web chat. */
+  approvals: Approvals
   /** Monthly budgets of companies and people, judged before turns and tool calls. */
   budgets: Budgets
   /** This process's drain for a rolling deploy: no new turns, webhooks or tasks; what runs finishes. */

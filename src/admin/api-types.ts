@@ -4106,6 +4106,8 @@ export interface components {
                     allow?: string[];
                     /** @default [] */
                     deny?: string[];
+                    /** @description Tools of the server whose every call waits for a person’s yes, whatever the permission rules allow. */
+                    approve?: string[];
                 };
             };
         };
@@ -5211,7 +5213,7 @@ export interface components {
             /** @description Total matching rows; present with count=exact. */
             count?: number;
         };
-        /** @description Allows or denies a user (or, without a user, everyone in the company by default) a server or one of its tools. A user with rules of their own for a server is judged by those; otherwise the defaults apply. The most specific rule wins; deny wins a tie; no rule is a deny. */
+        /** @description Allows or denies a user (or, without a user, everyone in the company by default) a server or one of its tools. A user with rules of their own for a server is judged by those; otherwise the defaults apply. The most specific rule wins; deny wins a tie, then approve; no rule is a deny. An `approve` rule offers the tool and makes each call wait for a person’s yes. */
         McpPermission: {
             /**
              * Format: uuid
@@ -5231,8 +5233,18 @@ export interface components {
             server: string;
             /** @description What of the server: a tool name, `prompt:<name>`, `resource:<uri>`, a prefix ending in * (`get-*`, `resource:docs://private/*`), or * for all of it. */
             tool: string;
-            /** @enum {string} */
-            effect: "allow" | "deny";
+            /**
+             * @description `approve`: the tool is offered, and each call waits for a person’s yes (in the web chat, on Slack or Telegram) before it runs.
+             * @enum {string}
+             */
+            effect: "allow" | "deny" | "approve";
+            /**
+             * @description With `approve`: who may say yes or no: the person whose turn it is (`self`), or also the company’s admins (`admins`).
+             * @enum {string}
+             */
+            approvers: "self" | "admins";
+            /** @description With `approve`: how long the call waits for an answer; none in time is a no, and the agent is told so. */
+            approval_timeout_seconds: number;
             /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
@@ -5264,8 +5276,22 @@ export interface components {
              * @default *
              */
             tool?: string;
-            /** @enum {string} */
-            effect: "allow" | "deny";
+            /**
+             * @description `approve`: the tool is offered, and each call waits for a person’s yes (in the web chat, on Slack or Telegram) before it runs.
+             * @enum {string}
+             */
+            effect: "allow" | "deny" | "approve";
+            /**
+             * @description With `approve`: who may say yes or no: the person whose turn it is (`self`), or also the company’s admins (`admins`).
+             * @default self
+             * @enum {string}
+             */
+            approvers?: "self" | "admins";
+            /**
+             * @description With `approve`: how long the call waits for an answer; none in time is a no, and the agent is told so.
+             * @default 300
+             */
+            approval_timeout_seconds?: number;
         };
         /** @description A JSON merge patch (RFC 7396): fields present are changed, `null` resets a field to its default. */
         McpPermissionPatch: {
@@ -5277,6 +5303,10 @@ export interface components {
             tool?: unknown;
             /** @description Merged into effect (see McpPermissionCreate); null resets it. */
             effect?: unknown;
+            /** @description Merged into approvers (see McpPermissionCreate); null resets it. */
+            approvers?: unknown;
+            /** @description Merged into approval_timeout_seconds (see McpPermissionCreate); null resets it. */
+            approval_timeout_seconds?: unknown;
         };
         UsageRecordList: {
             data: components["schemas"]["UsageRecord"][];
@@ -5534,7 +5564,7 @@ export interface components {
              */
             actor_id: string | null;
             /** @enum {string} */
-            action: "create" | "update" | "delete" | "sign_in" | "sign_in_failed" | "sign_out" | "password_change" | "password_reset_link" | "password_reset" | "password_force_reset" | "plugin_enable" | "plugin_disable" | "plugin_settings" | "secret_set" | "secret_delete" | "oauth_grant" | "oauth_revoke";
+            action: "create" | "update" | "delete" | "sign_in" | "sign_in_failed" | "sign_out" | "password_change" | "password_reset_link" | "password_reset" | "password_force_reset" | "plugin_enable" | "plugin_disable" | "plugin_settings" | "secret_set" | "secret_delete" | "oauth_grant" | "oauth_revoke" | "approval_request" | "approval_decision";
             /**
              * @description What was written: a model of this API, or Plugin, VaultSecret, Session.
              * @example McpServer
@@ -24190,6 +24220,10 @@ export interface operations {
                 tool?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 effect?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                approvers?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                approval_timeout_seconds?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 created_at?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */

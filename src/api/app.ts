@@ -28,6 +28,7 @@ import { mountInternal } from './internal/index.ts'
 import { mountEmailChange } from './me/email.ts'
 import { mountMe } from './me/index.ts'
 import { mountPlans } from './plans/index.ts'
+import { mountApprovals } from './approvals/index.ts'
 import { mountUsage } from './usage/index.ts'
 import { mountOverview } from './overview/index.ts'
 import { mountVersion } from './version/index.ts'
@@ -85,6 +86,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   // Chat writes store messages and start turns: a socket or script sending in a loop is held to the same bucket.
   app.use('/api/chat', apiRate)
   app.use('/api/chat/*', apiRate)
+  app.use('/api/approvals/*', apiRate)
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',
@@ -122,6 +124,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountChat(app)
   mountTasks(app)
   mountPlans(app)
+  mountApprovals(app)
   mountUsage(app)
   mountOverview(app)
   mountDocuments(app)

@@ -26,6 +26,8 @@ export const AUDIT_ACTIONS = [
   'secret_delete',
   'oauth_grant',
   'oauth_revoke',
+  'approval_request',
+  'approval_decision',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

@@ -1,3 +1,4 @@
+import type { ApprovalView } from '../approvals/approvals.ts'
 import type { PlanView } from '../plans/view.ts'
 
 /** What a chat turn streams to the client (DESIGN §4, Web chat), one JSON object per NDJSON line. */
@@ -48,6 +49,8 @@ export type FeedEvent =
   /** A question its writer edited before having it answered again. */
   | { type: 'user_message_edited'; message_id: string; text: string }
   | { type: 'conversation_update'; title: string }
+  /** A tool call waiting for a person's yes, and again once answered: the conversation's card shows it. */
+  | { type: 'approval'; approval: ApprovalView }
   /** Someone was added or removed: lists and the participants panel are stale. */
   | { type: 'participants' }
   /** The conversation's plan, whole, after each change: the plan panel redraws from it. */

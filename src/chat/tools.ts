@@ -7,6 +7,8 @@ import type { McpCatalog } from '../mcp/catalog.ts'
 import { CompanyUser } from '../models/company.ts'
 import type { Provider, ToolUser } from '../mcp/providers.ts'
 import type { ToolSpec } from '../runners/contract.ts'
+import type { Approvals } from '../approvals/approvals.ts'
+import type { PermissionRule } from '../mcp/permissions.ts'
 
 /** What of an agent decides its tools. */
 export type ToolAgent = Pick<AgentConfig, 'id' | 'company_id' | 'mcp_permissions' | 'plugins' | 'context_options'>
@@ -75,6 +77,29 @@ function resultText(result: CallToolResult): string {
   return result.isError ? `Error: ${text}` : text
 }
 
+/** What asking for a tool call's approval takes: the rule that asks, who may answer, how long it waits. */
+interface Asking {
+  rule: string
+  approvers: 'self' | 'admins'
+  timeoutSeconds: number
+}
+
+/** Whether a call needs a person's yes: by a permission rule, or by the agent's own list (the person answers). */
+function askingFor(verdict: { decision: string; rule?: PermissionRule }, byAgent: boolean): Asking | undefined {
+  if (verdict.decision === 'approve' && verdict.rule) {
+    return { rule: `permission rule ${verdict.rule.id ?? `${verdict.rule.server}/${verdict.rule.tool}`}`, approvers: verdict.rule.approvers ?? 'self', timeoutSeconds: verdict.rule.approval_timeout_seconds ?? 300 }
+  }
+  return byAgent ? { rule: 'the agent’s own list of tools that need approval', approvers: 'self', timeoutSeconds: 300 } : undefined
+}
+
+/** What the model reads when a call was not made: why, so it can carry on without it. */
+function declined(asked: { server: string; tool: string; timeoutSeconds: number }, outcome: string): string {
+  const call = `${asked.server}/${asked.tool}`
+  if (outcome === 'denied') return `The person declined the call of ${call}; it was not made. Carry on without it, or ask them what they would rather do.`
+  if (outcome === 'expired') return `Nobody answered the request to call ${call} within ${asked.timeoutSeconds} seconds, so it was not made. Carry on without it, or ask again later.`
+  return `The call of ${call} was not made: the turn ended while it waited for approval.`
+}
+
 /** How long a turn waits for a server's tool list; a server slower than this sits the turn out. */
 const LIST_TIMEOUT_MS = 5_000
 
@@ -102,6 +127,7 @@ export class AgentTools implements ToolExecutor {
     private readonly db: Db,
     private readonly catalog: McpCatalog,
     private readonly log: Logger,
+    private readonly approvals: Approvals,
   ) {}
 
   async forTurn(actor: Actor, agent: ToolAgent, signal: AbortSignal, conversationId: string): Promise<TurnTools> {
@@ -121,7 +147,7 @@ export class AgentTools implements ToolExecutor {
           : `The MCP server ${s.name} needs you to connect your own account before its tools are available. Connect it under My connections (/me/connections).`,
       )
 
-    const routes = new Map<string, { provider: Provider; tool: string }>()
+    const routes = new Map<string, { provider: Provider; tool: string; approval?: Asking }>()
     const specs = BUILT_IN.map((b) => b.spec)
     // Providers are asked concurrently; one that fails costs only its own tools (and is logged), not the turn.
     const lists = await Promise.all(
@@ -135,13 +161,14 @@ export class AgentTools implements ToolExecutor {
     providers.forEach((provider, i) => {
       const rules = listed[provider.name]
       for (const tool of lists[i]!) {
-        if (!judge(provider.name, tool.name) || rules?.deny.includes(tool.name) || (rules?.allow && !rules.allow.includes(tool.name))) continue
+        const verdict = judge.verdict(provider.name, tool.name)
+        if (verdict.decision === 'deny' || rules?.deny.includes(tool.name) || (rules?.allow && !rules.allow.includes(tool.name))) continue
         const name = `${provider.name}${SEPARATOR}${tool.name}`
         if (!TOOL_NAME.test(name) || routes.has(name)) {
           this.log.warn('mcp tool name unusable by models, or listed twice', { name })
           continue
         }
-        routes.set(name, { provider, tool: tool.name })
+        routes.set(name, { provider, tool: tool.name, approval: askingFor(verdict, rules?.approve?.includes(tool.name) === true) })
         specs.push({ name, description: tool.description ?? '', parameters: tool.inputSchema as Record<string, unknown> })
       }
     })
@@ -151,8 +178,14 @@ export class AgentTools implements ToolExecutor {
       if (builtIn) return builtIn.run(args)
       const route = routes.get(name)
       if (!route) throw new Error(`There is no tool named ${name} for this agent.`)
+      if (route.approval) {
+        const asked = { server: route.provider.name, tool: route.tool, arguments: args, ...route.approval }
+        const outcome = await approvals.ask({ companyId: agent.company_id, conversationId, agentId: agent.id, userId: actor.userId, ...asked }, signal)
+        if (outcome !== 'approved') return declined(asked, outcome)
+      }
       return resultText(await route.provider.callTool(user, { name: route.tool, arguments: args }, { signal, turn, ...(onProgress ? { onProgress } : {}) }))
     }
+    const approvals = this.approvals
     const offers = (name: string) => routes.has(name) || BUILT_IN.some((b) => b.spec.name === name)
     const turn = { conversationId, agentId: agent.id, person, callTool: call, offers }
     return { specs, notices, call }

@@ -114,6 +114,7 @@ export const AgentMcpPermissions = z
         z.strictObject({
           allow: toolNames.optional().openapi({ description: 'Only these tools; absent means every tool not denied.' }),
           deny: toolNames.default([]),
+          approve: toolNames.optional().openapi({ description: 'Tools of the server whose every call waits for a person’s yes, whatever the permission rules allow.' }),
         }),
       )
       .default({}),

@@ -236,7 +236,31 @@ export interface McpPermissionsTable extends Stored {
   user_id: string | null
   server: string
   tool: Generated<string>
-  effect: 'allow' | 'deny'
+  effect: 'allow' | 'deny' | 'approve'
+  approvers: Generated<'self' | 'admins'>
+  approval_timeout_seconds: Generated<number>
+}
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'cancelled'
+
+/** A tool call waiting for (or given) a person's yes; decided once, by the conditional update from pending. */
+export interface ToolApprovalsTable {
+  id: string
+  company_id: string
+  conversation_id: string | null
+  agent_id: string | null
+  user_id: string
+  server: string
+  tool: string
+  arguments: Json<Record<string, unknown>>
+  /** The rule that asked, in words (`McpPermission <id>`, `agent helpdesk`). */
+  rule: string
+  approvers: 'self' | 'admins'
+  status: Generated<ApprovalStatus>
+  decided_by: string | null
+  decided_at: Date | null
+  expires_at: Date
+  created_at: Generated<Date>
 }
 
 /** What one model call outside a chat turn cost a company (an /rlm-query): written by the kernel only. */
@@ -539,6 +563,7 @@ export interface Database {
   mcp_commands: McpCommandsTable
   mcp_servers: McpServersTable
   mcp_permissions: McpPermissionsTable
+  tool_approvals: ToolApprovalsTable
   known_login_addresses: KnownLoginAddressesTable
   usage_records: UsageRecordsTable
   audit_events: AuditEventsTable

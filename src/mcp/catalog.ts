@@ -1,6 +1,6 @@
 import { AggregateProvider } from './aggregate.ts'
 import type { McpDirectory } from './directory.ts'
-import { mayUseServer, mayUseTool } from './permissions.ts'
+import { mayUseServer, mayUseTool, toolVerdict } from './permissions.ts'
 import { UpstreamProvider, VirtualProvider, type Provider, type ToolCallHooks, type ToolUser, type VirtualTool } from './providers.ts'
 import type { ServerDefinition, Upstreams } from './upstreams.ts'
 import type { McpConnections } from './connections.ts'
@@ -88,10 +88,13 @@ export class McpCatalog {
     return new AggregateProvider(providers, judge)
   }
 
-  /** The user's permissions, read once (they are cached for a few seconds) and asked many times. */
-  async judge(user: ToolUser): Promise<Judge & { server(name: string): boolean }> {
+  /**
+   * The user's permissions, read once (they are cached for a few seconds) and asked many times. The judge itself
+   * says what may run at once; `verdict` also tells what may run after a person's yes, and by which rule.
+   */
+  async judge(user: ToolUser): Promise<Judge & { server(name: string): boolean; verdict(server: string, item: string): ReturnType<typeof toolVerdict> }> {
     const rules = user.companyId ? await this.directory.rules(user.companyId) : []
     const judge = (server: string, item: string) => mayUseTool(rules, user.userId, server, item) === 'allow'
-    return Object.assign(judge, { server: (name: string) => mayUseServer(rules, user.userId, name) })
+    return Object.assign(judge, { server: (name: string) => mayUseServer(rules, user.userId, name), verdict: (server: string, item: string) => toolVerdict(rules, user.userId, server, item) })
   }
 }

@@ -62,7 +62,7 @@ export class McpDirectory {
         .select(['id', 'name', 'command', 'args', 'env', 'variables', 'network', 'enabled', 'version'])
         .where((eb) => offeredTo(eb, companyId))
         .execute(),
-      company.selectFrom(McpPermission).select(['user_id', 'server', 'tool', 'effect']).execute(),
+      company.selectFrom(McpPermission).select(['id', 'user_id', 'server', 'tool', 'effect', 'approvers', 'approval_timeout_seconds']).execute(),
     ])
     const byId = new Map(programs.map(({ id, version, ...program }) => [id, { program, version }]))
     const definitions = servers.map(({ command_id, version, ...server }): ServerDefinition => {

@@ -1,11 +1,20 @@
 export interface PermissionRule {
+  /** Absent for rules made in code (tests, previews); names the rule in an approval request. */
+  id?: string
   user_id: string | null
   server: string
   tool: string
-  effect: 'allow' | 'deny'
+  effect: 'allow' | 'deny' | 'approve'
+  /** With `approve`: who may answer, and how long the call waits. */
+  approvers?: 'self' | 'admins'
+  approval_timeout_seconds?: number
 }
 
-export type Decision = 'allow' | 'deny'
+/** `approve`: the tool may be used, each call after a person's yes. */
+export type Decision = 'allow' | 'deny' | 'approve'
+
+/** At one specificity, the stricter rule stands: deny over approve over allow. */
+const STRICTNESS: Record<Decision, number> = { allow: 0, approve: 1, deny: 2 }
 
 /**
  * How specific a rule is for (server, item); undefined when it does not apply. A named server beats `*`; then an
@@ -29,22 +38,27 @@ function effectiveRules(rules: readonly PermissionRule[], userId: string, server
   return own.length > 0 ? own : rules.filter((r) => r.user_id === null)
 }
 
-/** May `userId` call `tool` on `server`? The most specific rule decides; deny wins a tie; no rule is a deny. */
-export function mayUseTool(rules: readonly PermissionRule[], userId: string, server: string, tool: string): Decision {
+/** What `userId` may do with `tool` on `server`, and the rule that says so (none: no rule applies, a deny). */
+export function toolVerdict(rules: readonly PermissionRule[], userId: string, server: string, tool: string): { decision: Decision; rule?: PermissionRule } {
   let best = -1
-  let decision: Decision = 'deny'
+  let deciding: PermissionRule | undefined
   for (const rule of effectiveRules(rules, userId, server)) {
     const rank = specificity(rule, server, tool)
     if (rank === undefined || rank < best) continue
-    decision = rank > best || rule.effect === 'deny' ? rule.effect : decision
+    if (rank > best || !deciding || STRICTNESS[rule.effect] > STRICTNESS[deciding.effect]) deciding = rule
     best = rank
   }
-  return decision
+  return deciding ? { decision: deciding.effect, rule: deciding } : { decision: 'deny' }
 }
 
-/** May `userId` reach `server` at all: some tool of it is allowed, or the whole server is. */
+/** May `userId` call `tool` on `server`? The most specific rule decides; deny wins a tie, then approve; no rule is a deny. */
+export function mayUseTool(rules: readonly PermissionRule[], userId: string, server: string, tool: string): Decision {
+  return toolVerdict(rules, userId, server, tool).decision
+}
+
+/** May `userId` reach `server` at all: some tool of it may be used (at once or after approval), or the whole server. */
 export function mayUseServer(rules: readonly PermissionRule[], userId: string, server: string): boolean {
   const applicable = effectiveRules(rules, userId, server)
-  if (mayUseTool(rules, userId, server, '*') === 'allow') return true
-  return applicable.some((r) => r.server === server && r.tool !== '*' && r.effect === 'allow' && mayUseTool(rules, userId, server, r.tool) === 'allow')
+  if (mayUseTool(rules, userId, server, '*') !== 'deny') return true
+  return applicable.some((r) => r.server === server && r.tool !== '*' && r.effect !== 'deny' && mayUseTool(rules, userId, server, r.tool) !== 'deny')
 }

@@ -141,7 +141,8 @@ export const McpPermission = defineModel({
   table: 'mcp_permissions',
   description:
     'Allows or denies a user (or, without a user, everyone in the company by default) a server or one of its tools. ' +
-    'A user with rules of their own for a server is judged by those; otherwise the defaults apply. The most specific rule wins; deny wins a tie; no rule is a deny.',
+    'A user with rules of their own for a server is judged by those; otherwise the defaults apply. The most specific rule wins; deny wins a tie, then approve; no rule is a deny. ' +
+    'An `approve` rule offers the tool and makes each call wait for a person’s yes.',
   tenantColumn: 'company_id',
   fields: {
     user_id: z.uuid().nullable().default(null).openapi({ description: 'Null: the company’s default.' }),
@@ -150,7 +151,19 @@ export const McpPermission = defineModel({
       description:
         'What of the server: a tool name, `prompt:<name>`, `resource:<uri>`, a prefix ending in * (`get-*`, `resource:docs://private/*`), or * for all of it.',
     }),
-    effect: z.enum(['allow', 'deny']),
+    effect: z.enum(['allow', 'deny', 'approve']).openapi({
+      description: '`approve`: the tool is offered, and each call waits for a person’s yes (in the web chat, on Slack or Telegram) before it runs.',
+    }),
+    approvers: z
+      .enum(['self', 'admins'])
+      .default('self')
+      .openapi({ description: 'With `approve`: who may say yes or no: the person whose turn it is (`self`), or also the company’s admins (`admins`).' }),
+    approval_timeout_seconds: z
+      .int()
+      .min(10)
+      .max(86_400)
+      .default(300)
+      .openapi({ description: 'With `approve`: how long the call waits for an answer; none in time is a no, and the agent is told so.' }),
   },
   references: { user_id: companyMember },
   affectsAccess: true,

@@ -1,0 +1,240 @@
+import { hasRole, type Actor } from '../auth/actor.ts'
+import { audit } from '../audit/trail.ts'
+import type { ChatFeed } from '../chat/feed.ts'
+import type { Clock } from '../clock.ts'
+import { jsonb } from '../db/jsonb.ts'
+import type { ApprovalStatus, Db, Executor, ToolApprovalsTable } from '../db/schema.ts'
+import type { EventBus } from '../events/bus.ts'
+import type { Logger } from '../logger.ts'
+import { ApiError } from '../errors.ts'
+import type { Selectable } from 'kysely'
+import { scoped, type TenantScope } from '../db/scoped.ts'
+
+/** Who sees a request: the company's admins all of them, anyone else those of their own turns only. */
+export const TOOL_APPROVALS: TenantScope<'tool_approvals'> = {
+  table: 'tool_approvals',
+  tenantColumn: 'company_id',
+  recordRule: (eb, actor) => (actor.isSuperadmin || actor.role === 'admin' || actor.role === 'owner' ? undefined : eb('tool_approvals.user_id', '=', actor.userId)),
+}
+
+/** One request as the API, the web chat's card and the audit trail show it. */
+export interface ApprovalView {
+  id: string
+  conversation_id: string | null
+  agent_id: string | null
+  /** Whose turn it is: they may always answer. */
+  user_id: string
+  server: string
+  tool: string
+  /** As the model sent them, with what looks like a secret masked. */
+  arguments: Record<string, unknown>
+  rule: string
+  approvers: 'self' | 'admins'
+  status: ApprovalStatus
+  decided_by: string | null
+  decided_at: string | null
+  expires_at: string
+  created_at: string
+}
+
+/** What a turn asks: a tool call, whose turn it is, and what the rule that asked says. */
+export interface ApprovalRequest {
+  companyId: string
+  conversationId: string | null
+  agentId: string | null
+  userId: string
+  server: string
+  tool: string
+  arguments: Record<string, unknown>
+  rule: string
+  approvers: 'self' | 'admins'
+  timeoutSeconds: number
+}
+
+/** How a request ended, for the turn that waits on it. */
+export type ApprovalOutcome = Exclude<ApprovalStatus, 'pending'>
+
+const SECRET_KEY = /pass(word|phrase)?|secret|token|api[-_]?key|authori[sz]ation|credential|private[-_]?key|cookie/i
+const MASK = '•••• (hidden)'
+
+/** The arguments as a person is shown them and the store keeps them: values under secret-looking keys masked. */
+export function maskSecrets(value: unknown, depth = 0): unknown {
+  if (depth > 20) return MASK
+  if (Array.isArray(value)) return value.map((item) => maskSecrets(item, depth + 1))
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, SECRET_KEY.test(key) ? MASK : maskSecrets(inner, depth + 1)]))
+  }
+  return value
+}
+
+const viewOf = (row: Selectable<ToolApprovalsTable>): ApprovalView => ({
+  id: row.id,
+  conversation_id: row.conversation_id,
+  agent_id: row.agent_id,
+  user_id: row.user_id,
+  server: row.server,
+  tool: row.tool,
+  arguments: row.arguments as Record<string, unknown>,
+  rule: row.rule,
+  approvers: row.approvers,
+  status: row.status,
+  decided_by: row.decided_by,
+  decided_at: row.decided_at ? new Date(row.decided_at).toISOString() : null,
+  expires_at: new Date(row.expires_at).toISOString(),
+  created_at: new Date(row.created_at).toISOString(),
+})
+
+/**
+ * Tool calls that wait for a person's yes. A request is a row; its answer is the one conditional update that moves
+ * it from pending (a person's yes or no, its timeout, or the turn's end), so two approvers at once, on two
+ * processes, leave exactly one decision. The turn waiting on it hears the answer from the bus wherever it runs,
+ * and reads the row again should the bus have dropped anything.
+ */
+export class Approvals {
+  readonly #waiting = new Map<string, (status: ApprovalOutcome) => void>()
+
+  constructor(
+    private readonly db: Db,
+    private readonly events: EventBus,
+    private readonly feed: ChatFeed,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {
+    events.subscribe('approval.decided', ({ approval_id, status }) => this.#waiting.get(approval_id)?.(status))
+    events.onMissed(() => {
+      for (const id of this.#waiting.keys()) void this.#settled(id)
+    })
+  }
+
+  /**
+   * Asks, and waits for the answer: a person's, the timeout's (expired), or the turn's end (cancelled, when
+   * `signal` aborts). The card shows in the conversation at once, on every participant's page.
+   */
+  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome> {
+    const now = this.clock.now()
+    const row = await this.db.transaction().execute(async (tx) => {
+      const inserted = await tx
+        .insertInto('tool_approvals')
+        .values({
+          id: Bun.randomUUIDv7(),
+          company_id: request.companyId,
+          conversation_id: request.conversationId,
+          agent_id: request.agentId,
+          user_id: request.userId,
+          server: request.server,
+          tool: request.tool,
+          arguments: jsonb(maskSecrets(request.arguments) as Record<string, unknown>),
+          rule: request.rule,
+          approvers: request.approvers,
+          expires_at: new Date(now + request.timeoutSeconds * 1000),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      await audit(tx, undefined, {
+        action: 'approval_request',
+        model: 'ToolApproval',
+        recordId: inserted.id,
+        companyId: request.companyId,
+        actorId: null,
+        changes: { server: request.server, tool: request.tool, arguments: inserted.arguments, rule: request.rule, for: request.userId },
+      })
+      return inserted
+    })
+    const answered = new Promise<ApprovalOutcome>((resolve) => this.#waiting.set(row.id, resolve))
+    await this.#show(viewOf(row))
+    const timer = setTimeout(() => void this.#close(row.id, 'expired'), request.timeoutSeconds * 1000)
+    const onAbort = () => void this.#close(row.id, 'cancelled')
+    signal.addEventListener('abort', onAbort, { once: true })
+    if (signal.aborted) onAbort()
+    try {
+      return await answered
+    } finally {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      this.#waiting.delete(row.id)
+    }
+  }
+
+  /** A person's answer. Only the person whose turn it is, or (where the rule says so) the company's admins. */
+  async decide(actor: Actor, id: string, approve: boolean): Promise<ApprovalView> {
+    const row = await this.#visible(actor, id)
+    if (!row) throw new ApiError('not_found', `No tool approval with id ${id}.`)
+    const mayAnswer = row.user_id === actor.userId || (row.approvers === 'admins' && hasRole(actor, 'admin'))
+    if (!mayAnswer) {
+      throw new ApiError('forbidden', row.approvers === 'admins' ? 'Only the person whose turn it is, or an admin of the company, may answer this request.' : 'Only the person whose turn it is may answer this request.')
+    }
+    const decided = await this.db.transaction().execute(async (tx) => {
+      const updated = await tx
+        .updateTable('tool_approvals')
+        .set({ status: approve ? 'approved' : 'denied', decided_by: actor.userId, decided_at: new Date(this.clock.now()) })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .returningAll()
+        .executeTakeFirst()
+      if (updated) await this.#auditDecision(tx, actor, updated)
+      return updated
+    })
+    if (!decided) {
+      const now = (await this.#visible(actor, id))!
+      throw new ApiError('conflict', `This request was already answered: ${now.status}${now.decided_at ? ` at ${new Date(now.decided_at).toISOString()}` : ''}.`)
+    }
+    const view = viewOf(decided)
+    await this.#announce(view)
+    return view
+  }
+
+  /** The requests the actor may see: their own, and their company's when they are an admin of it. */
+  async list(actor: Actor, filters: { status?: ApprovalStatus; conversationId?: string; limit: number }): Promise<ApprovalView[]> {
+    let query = scoped(this.db, actor).selectFrom(TOOL_APPROVALS).selectAll()
+    if (filters.status) query = query.where('status', '=', filters.status)
+    if (filters.conversationId) query = query.where('conversation_id', '=', filters.conversationId)
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filters.limit).execute()
+    return rows.map(viewOf)
+  }
+
+  /** Ends a request nobody answered (its timeout, or its turn's end), unless someone answered first. */
+  async #close(id: string, status: 'expired' | 'cancelled'): Promise<void> {
+    try {
+      const closed = await this.db.transaction().execute(async (tx) => {
+        const updated = await tx.updateTable('tool_approvals').set({ status, decided_at: new Date(this.clock.now()) }).where('id', '=', id).where('status', '=', 'pending').returningAll().executeTakeFirst()
+        if (updated) await this.#auditDecision(tx, undefined, updated)
+        return updated
+      })
+      if (closed) await this.#announce(viewOf(closed))
+      else await this.#settled(id)
+    } catch (error) {
+      this.log.error('closing a tool approval failed', { approval_id: id, error: String(error) })
+    }
+  }
+
+  /** The waiter of a request already answered hears its answer from the store. */
+  async #settled(id: string): Promise<void> {
+    const row = await this.db.selectFrom('tool_approvals').select('status').where('id', '=', id).executeTakeFirst()
+    if (row && row.status !== 'pending') this.#waiting.get(id)?.(row.status)
+  }
+
+  #auditDecision(tx: Executor, actor: Actor | undefined, row: Selectable<ToolApprovalsTable>) {
+    return audit(tx, actor?.origin, {
+      action: 'approval_decision',
+      model: 'ToolApproval',
+      recordId: row.id,
+      companyId: row.company_id,
+      actorId: actor?.userId ?? null,
+      changes: { status: row.status, server: row.server, tool: row.tool, waited_ms: new Date(row.decided_at!).getTime() - new Date(row.created_at).getTime() },
+    })
+  }
+
+  /** Every process hears the answer (the waiting turn is on one of them); the conversation's card shows it. */
+  async #announce(view: ApprovalView): Promise<void> {
+    await this.events.publish('approval.decided', { approval_id: view.id, status: view.status as ApprovalOutcome })
+    await this.#show(view)
+  }
+
+  async #show(view: ApprovalView): Promise<void> {
+    if (view.conversation_id) await this.feed.publish(view.conversation_id, { type: 'approval', approval: view })
+  }
+
+  #visible(actor: Actor, id: string) {
+    return scoped(this.db, actor).selectFrom(TOOL_APPROVALS).selectAll().where('id', '=', id).executeTakeFirst()
+  }
+}
