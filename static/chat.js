@@ -439,11 +439,86 @@
       lastSent = null
     }
     if (e.refused === 'read' || e.refused === 'user_typing') return
+    if (e.refused === 'approval_decision') {
+      // Said on the cards still waiting (one answered elsewhere meanwhile gets its update from the server).
+      for (const card of messages.querySelectorAll('li.approval.asking')) {
+        card.classList.remove('asking')
+        card.querySelectorAll('button').forEach((b) => (b.disabled = false))
+        card.querySelector('.approval-problem').textContent = e.text
+      }
+      return
+    }
     showError(e)
   }
 
+  // ---- tool calls waiting for a person's yes -------------------------------------------------------------------
+  const APPROVAL_HEADINGS = { pending: 'Approval needed', approved: 'Approved', denied: 'Declined', expired: 'Not answered in time', cancelled: 'No longer needed' }
+  /** Who may answer: the person whose turn it is, or the company's admins where the rule lets them. */
+  const mayAnswer = (a) => a.user_id === me || (a.approvers === 'admins' && root.dataset.admin === 'true')
+  function approvalOutcome(a) {
+    const by = a.decided_by === me ? 'you' : a.decided_by_name || 'someone'
+    if (a.status === 'approved') return `Approved by ${by}: the tool ran.`
+    if (a.status === 'denied') return `Declined by ${by}: the agent goes on without it.`
+    if (a.status === 'expired') return 'Nobody answered in time, so the tool did not run.'
+    return 'The turn ended before an answer; the tool did not run.'
+  }
+  /** A request's card in the conversation, made or brought up to date; the same for a live event and the page's own. */
+  function showApproval(a) {
+    let li = document.getElementById(`approval-${a.id}`)
+    if (!li) {
+      li = document.createElement('li')
+      li.id = `approval-${a.id}`
+      messages.append(li)
+      document.getElementById('starters')?.remove()
+    }
+    li.className = `msg approval approval-${a.status}`
+    const heading = document.createElement('strong')
+    heading.textContent = APPROVAL_HEADINGS[a.status] ?? a.status
+    const what = document.createElement('p')
+    what.textContent = `The agent wants to call ${a.tool} on the MCP server ${a.server}, with:`
+    const args = document.createElement('pre')
+    args.className = 'approval-arguments'
+    args.textContent = JSON.stringify(a.arguments, null, 2)
+    const outcome = document.createElement('p')
+    outcome.className = 'approval-outcome'
+    const problem = document.createElement('p')
+    problem.className = 'approval-problem'
+    problem.setAttribute('role', 'alert')
+    li.replaceChildren(heading, what, args, outcome, problem)
+    if (a.status !== 'pending') {
+      outcome.textContent = approvalOutcome(a)
+      return
+    }
+    const until = timeElement(a.expires_at)
+    outcome.append(mayAnswer(a) ? 'Your answer is needed; without one by ' : 'Waiting for an answer; without one by ', until, ' it is a no.')
+    if (!mayAnswer(a)) return
+    const buttons = document.createElement('div')
+    buttons.className = 'approval-buttons'
+    for (const [label, approve] of [['Approve', true], ['Deny', false]]) {
+      const button = document.createElement('button')
+      button.type = 'button'
+      button.textContent = label
+      button.className = approve ? 'approve' : 'deny danger'
+      button.addEventListener('click', () => {
+        if (!send({ type: 'approval_decision', conversation_id: conversationId, approval_id: a.id, approve })) {
+          problem.textContent = 'Not connected; try again in a moment.'
+          return
+        }
+        li.classList.add('asking')
+        buttons.querySelectorAll('button').forEach((b) => (b.disabled = true))
+      })
+      buttons.append(button)
+    }
+    li.append(buttons)
+    scrollDown(true)
+  }
+  for (const a of JSON.parse(document.getElementById('approvals-data')?.textContent || '[]')) showApproval(a)
+
   // ---- events from the server ------------------------------------------------------------------------------
   const handlers = {
+    approval(e) {
+      showApproval(e.approval)
+    },
     history(e) {
       for (const m of e.messages) showStored(m)
       arrangeVersions()

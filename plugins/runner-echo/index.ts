@@ -33,7 +33,8 @@ async function* echo(request: RunnerRequest): AsyncGenerator<RunnerEvent> {
   if (last?.role === 'tool') {
     reply = `The tool answered: ${last.content}`
   } else {
-    const text = last?.content ?? ''
+    // In a shared conversation the agent is addressed as @name first: its commands follow the mention.
+    const text = (last?.content ?? '').replace(/^@[\w.-]+\s+/, '')
     const tool = TOOL.exec(text)
     if (tool) {
       let args: Record<string, unknown> = {}

@@ -3,11 +3,11 @@ import { audit } from '../audit/trail.ts'
 import type { ChatFeed } from '../chat/feed.ts'
 import type { Clock } from '../clock.ts'
 import { jsonb } from '../db/jsonb.ts'
-import type { ApprovalStatus, Db, Executor, ToolApprovalsTable } from '../db/schema.ts'
+import type { ApprovalStatus, Database, Db, Executor, ToolApprovalsTable } from '../db/schema.ts'
 import type { EventBus } from '../events/bus.ts'
 import type { Logger } from '../logger.ts'
 import { ApiError } from '../errors.ts'
-import type { Selectable } from 'kysely'
+import { sql, type Selectable, type SelectQueryBuilder } from 'kysely'
 import { scoped, type TenantScope } from '../db/scoped.ts'
 
 /** Who sees a request: the company's admins all of them, anyone else those of their own turns only. */
@@ -32,6 +32,8 @@ export interface ApprovalView {
   approvers: 'self' | 'admins'
   status: ApprovalStatus
   decided_by: string | null
+  /** The answerer's name as people see it. */
+  decided_by_name: string | null
   decided_at: string | null
   expires_at: string
   created_at: string
@@ -67,7 +69,9 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   return value
 }
 
-const viewOf = (row: Selectable<ToolApprovalsTable>): ApprovalView => ({
+type Row = Selectable<ToolApprovalsTable> & { decided_by_name?: string | null }
+
+const viewOf = (row: Row): ApprovalView => ({
   id: row.id,
   conversation_id: row.conversation_id,
   agent_id: row.agent_id,
@@ -79,6 +83,7 @@ const viewOf = (row: Selectable<ToolApprovalsTable>): ApprovalView => ({
   approvers: row.approvers,
   status: row.status,
   decided_by: row.decided_by,
+  decided_by_name: row.decided_by_name ?? null,
   decided_at: row.decided_at ? new Date(row.decided_at).toISOString() : null,
   expires_at: new Date(row.expires_at).toISOString(),
   created_at: new Date(row.created_at).toISOString(),
@@ -176,19 +181,21 @@ export class Approvals {
     })
     if (!decided) {
       const now = (await this.#visible(actor, id))!
-      throw new ApiError('conflict', `This request was already answered: ${now.status}${now.decided_at ? ` at ${new Date(now.decided_at).toISOString()}` : ''}.`)
+      const by = now.decided_by_name ? ` by ${now.decided_by_name}` : ''
+      throw new ApiError('conflict', `This request was already answered: ${now.status}${by}${now.decided_at ? ` at ${new Date(now.decided_at).toISOString()}` : ''}.`)
     }
-    const view = viewOf(decided)
+    const name = await this.db.selectFrom('users').select(sql<string>`coalesce(nullif(display_name, ''), username)`.as('name')).where('id', '=', actor.userId).executeTakeFirst()
+    const view = viewOf({ ...decided, decided_by_name: name?.name ?? null })
     await this.#announce(view)
     return view
   }
 
   /** The requests the actor may see: their own, and their company's when they are an admin of it. */
   async list(actor: Actor, filters: { status?: ApprovalStatus; conversationId?: string; limit: number }): Promise<ApprovalView[]> {
-    let query = scoped(this.db, actor).selectFrom(TOOL_APPROVALS).selectAll()
-    if (filters.status) query = query.where('status', '=', filters.status)
-    if (filters.conversationId) query = query.where('conversation_id', '=', filters.conversationId)
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filters.limit).execute()
+    let query = this.#named(scoped(this.db, actor).selectFrom(TOOL_APPROVALS))
+    if (filters.status) query = query.where('tool_approvals.status', '=', filters.status)
+    if (filters.conversationId) query = query.where('tool_approvals.conversation_id', '=', filters.conversationId)
+    const rows = await query.orderBy('tool_approvals.created_at', 'desc').orderBy('tool_approvals.id', 'desc').limit(filters.limit).execute()
     return rows.map(viewOf)
   }
 
@@ -235,6 +242,14 @@ export class Approvals {
   }
 
   #visible(actor: Actor, id: string) {
-    return scoped(this.db, actor).selectFrom(TOOL_APPROVALS).selectAll().where('id', '=', id).executeTakeFirst()
+    return this.#named(scoped(this.db, actor).selectFrom(TOOL_APPROVALS)).where('tool_approvals.id', '=', id).executeTakeFirst()
+  }
+
+  /** The requests with the name of whoever answered each. */
+  #named(query: SelectQueryBuilder<Database, 'tool_approvals', {}>) {
+    return query
+      .leftJoin('users as decider', 'decider.id', 'tool_approvals.decided_by')
+      .selectAll('tool_approvals')
+      .select(sql<string | null>`coalesce(nullif(decider.display_name, ''), decider.username)`.as('decided_by_name'))
   }
 }

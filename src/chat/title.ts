@@ -2,7 +2,8 @@
 const MOST = 60
 
 /**
- * A conversation's title from its first message: its gist, not its raw first line. Markdown marks, links' targets,
+ * A conversation's title from its first message: its gist, not its raw first line. Mentions of the agent first,
+ * markdown marks, links' targets,
  * bare URLs and code are left out, a command (`/tool name {…}`) is named by its words without its arguments, and
  * the first sentence is kept, cut at a word within 60 characters.
  */
@@ -12,6 +13,8 @@ export function titleOf(text: string): string {
       .split('\n')
       .map((l) => l.trim())
       .find((l) => l !== '' && !l.startsWith('```')) ?? ''
+  // Addressing the agent (`@helpdesk, …`) is not what the conversation is about.
+  line = line.replace(/^(@[\w.-]+[,:]?\s+)+/, '')
   // A command: its name and plain words, not the JSON it carries.
   const command = /^\/([a-z][\w-]*)\s*(.*)$/i.exec(line)
   if (command) line = `${command[1]} ${command[2]!.replace(/[{[].*$/s, '')}`

@@ -11,6 +11,9 @@ test('a title is the first sentence of the first message, without markdown, link
 
 test('a command is named by its words, not by the JSON it carries', () => {
   expect(titleOf('/tool mcp-planning__plan_create {"name":"Launch","tasks":[1,2,3]}')).toBe('tool mcp-planning__plan_create')
+  // The agent addressed first, in a shared conversation: the title is what follows.
+  expect(titleOf('@careful /tool mcp-planning__plan_create {"title":"x"}')).toBe('tool mcp-planning__plan_create')
+  expect(titleOf('@helpdesk, where is the quarterly report kept?')).toBe('where is the quarterly report kept?')
   expect(titleOf('/slow 100 tell me a story')).toBe('slow 100 tell me a story')
 })
 

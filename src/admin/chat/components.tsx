@@ -272,6 +272,10 @@ export interface ChatView {
   participants?: Participant[]
   documents?: ChatDocument[]
   plan?: PlanView
+  /** Tool calls the open conversation's turn waits on. */
+  approvals?: Array<Schema<'ToolApproval'>>
+  /** The person is an admin of the company: they may answer requests whose rule lets admins. */
+  admin?: boolean
   problem?: string
   q?: string
   archived?: boolean
@@ -427,7 +431,7 @@ export function ChatPage({ view }: { view: ChatView }) {
   const { conversation, me } = view
   const messages = view.messages ?? []
   return (
-    <div class={`chat${conversation ? '' : ' list-open'}`} data-me={me} data-agent={view.agent?.name ?? ''} data-conversation={conversation?.id ?? ''} data-after={messages.at(-1)?.id ?? ''}>
+    <div class={`chat${conversation ? '' : ' list-open'}`} data-me={me} data-admin={view.admin ? 'true' : undefined} data-agent={view.agent?.name ?? ''} data-conversation={conversation?.id ?? ''} data-after={messages.at(-1)?.id ?? ''}>
       {/* On a phone the list is a drawer this opens and closes (see chat.css); wider, both are always shown. */}
       <button type="button" id="list-toggle" class="list-toggle" aria-expanded={conversation ? 'false' : 'true'} aria-controls="chat-side">
         Conversations
@@ -454,6 +458,8 @@ export function ChatPage({ view }: { view: ChatView }) {
               Jump to latest ↓
             </button>
           </div>
+          {/* Data for the page's script, which draws the cards as it draws the live ones; `<` escaped, so no text ends the element. */}
+          <script type="application/json" id="approvals-data" dangerouslySetInnerHTML={{ __html: JSON.stringify(view.approvals ?? []).replaceAll('<', '\\u003c') }} />
           <p id="typing" class="muted" aria-live="polite"></p>
           {messages.length === 0 ? <Starters agent={view.agent} /> : null}
           <Composer conversationId={conversation.id} />

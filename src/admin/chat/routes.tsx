@@ -7,6 +7,7 @@ import type { AdminEnv } from '../context.ts'
 import { ChatPage, ConversationItems, Documents, Participants, type ChatView } from './components.tsx'
 import { PlanContent } from './plan-panel.tsx'
 import type { PlanView } from '../../plans/view.ts'
+import { standing } from '../components/layout.tsx'
 
 type Ctx = Context<AdminEnv>
 
@@ -56,7 +57,7 @@ async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string, l
   const conversation = await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
   if (conversation.response.status === 404) return undefined
   const agentId = conversation.data?.agent_id
-  const [messages, participants, documents, plan, agent] = await Promise.all([
+  const [messages, participants, documents, plan, agent, approvals] = await Promise.all([
     api.as(c).GET('/api/v1/WebchatMessage', { params: { query: { conversation_id: `eq.${id}`, order: 'id.desc', limit: String(SHOWN_MESSAGES) } } }),
     participantsOf(c, api, id),
     api.as(c).GET('/api/v1/WebchatDocument', {
@@ -66,6 +67,8 @@ async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string, l
     // Said even when it is no longer offered (switched off since): the conversation is still with it.
     offered.find((a) => a.id === agentId) ??
       (agentId ? api.as(c).GET('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: agentId } } }).then(({ data }) => data && { id: data.id, name: data.name, description: data.description, avatar: data.avatar, starter_prompts: [] }) : undefined),
+    // Tool calls the conversation's turn waits on: their cards are drawn with the page, then kept up by the socket.
+    api.as(c).GET('/api/approvals', { params: { query: { conversation_id: id, status: 'pending', limit: 100 } } }),
   ])
   return {
     ...view,
@@ -75,6 +78,8 @@ async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string, l
     participants,
     documents: documents.data?.data ?? [],
     plan,
+    approvals: (approvals.data?.data ?? []).reverse(),
+    admin: standing(c.get('me')) !== 'member',
   }
 }
 

@@ -29,6 +29,8 @@ const ClientMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('read'), conversation_id: conversationId }),
   // The latest question answered again; with `text`, edited first.
   z.object({ type: z.literal('regenerate'), conversation_id: conversationId, text: z.string().optional() }),
+  // A yes or no to a tool call the conversation's turn waits on.
+  z.object({ type: z.literal('approval_decision'), conversation_id: conversationId, approval_id: z.uuid(), approve: z.boolean() }),
 ])
 type ClientMessage = z.infer<typeof ClientMessage>
 
@@ -153,7 +155,7 @@ async function receive(ws: ChatSocket, raw: string | Buffer, api: ApiClient, log
   try {
     message = ClientMessage.parse(JSON.parse(String(raw)))
   } catch {
-    return sendError(ws, undefined, 'That message could not be understood.', 'Expected JSON with a type of message, regenerate, user_typing, stop or read.', 'bad_request', 'message')
+    return sendError(ws, undefined, 'That message could not be understood.', 'Expected JSON with a type of message, regenerate, user_typing, stop, read or approval_decision.', 'bad_request', 'message')
   }
   try {
     await act(ws, message, api)
@@ -193,6 +195,8 @@ async function act(ws: ChatSocket, message: ClientMessage, api: ApiClient): Prom
       return checked(ws, message.type, conversation_id, await api.asWho(who).POST('/api/chat/typing', { body: { conversation_id } }))
     case 'read':
       return checked(ws, message.type, conversation_id, await api.asWho(who).POST('/api/chat/conversations/{id}/read', { params: { path: { id: conversation_id } } }))
+    case 'approval_decision':
+      return checked(ws, message.type, conversation_id, await api.asWho(who).POST('/api/approvals/{id}/decision', { params: { path: { id: message.approval_id } }, body: { approve: message.approve } }))
   }
 }
 

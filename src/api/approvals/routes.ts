@@ -17,6 +17,7 @@ export const ToolApproval = z
     approvers: z.enum(['self', 'admins']).openapi({ description: '`admins`: the company’s admins may answer too.' }),
     status: Status.openapi({ description: '`expired`: nobody answered in time (a no); `cancelled`: the turn ended while it waited.' }),
     decided_by: z.uuid().nullable(),
+    decided_by_name: z.string().nullable().openapi({ description: 'Who answered, by the name people see.' }),
     decided_at: z.iso.datetime().nullable(),
     expires_at: z.iso.datetime(),
     created_at: z.iso.datetime(),
