@@ -28,15 +28,31 @@ export class AggregateProvider implements Provider {
     this.#byName = new Map(providers.map((p) => [p.name, p]))
   }
 
+  /** Tools that need a person's yes are listed too, saying so: a call of one is refused naming the rule. */
   async listTools(user: ToolUser) {
-    const tools = await this.#gather((p) => p.listTools(user).then((r) => r.tools.filter((t) => this.judge(p.name, t.name)).map((t) => ({ ...t, name: p.name + SEPARATOR + t.name }))))
+    const tools = await this.#gather((p) =>
+      p.listTools(user).then((r) =>
+        r.tools.flatMap((t) => {
+          const name = p.name + SEPARATOR + t.name
+          if (this.judge(p.name, t.name)) return [{ ...t, name }]
+          if (this.judge.verdict?.(p.name, t.name).decision !== 'approve') return []
+          return [{ ...t, name, description: `[Needs a person’s approval for each call, which this connection cannot ask for: use it from the web chat.] ${t.description ?? ''}`.trim() }]
+        }),
+      ),
+    )
     return { tools }
   }
 
   async callTool(user: ToolUser, params: CallToolRequest['params'], options?: CallOptions) {
     const [server, tool] = split(params.name) ?? []
     const provider = server && this.#byName.get(server)
-    if (!provider || !this.judge(server, tool!)) return errorResult(`You may not use the tool ${params.name}.`)
+    if (!provider) return errorResult(`You may not use the tool ${params.name}.`)
+    if (!this.judge(server, tool!)) {
+      const verdict = this.judge.verdict?.(server, tool!)
+      if (verdict?.decision !== 'approve') return errorResult(`You may not use the tool ${params.name}.`)
+      const rule = verdict.rule?.id ? `the permission rule ${verdict.rule.id}` : `a permission rule on ${verdict.rule?.server}/${verdict.rule?.tool}`
+      return errorResult(`The tool ${params.name} needs a person’s approval before each call (${rule}), and this MCP connection cannot ask for it. Use it from the web chat, where the request is shown to you, or ask an admin about the rule.`)
+    }
     return provider.callTool(user, { ...params, name: tool! }, options)
   }
 

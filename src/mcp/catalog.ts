@@ -5,8 +5,11 @@ import { UpstreamProvider, VirtualProvider, type Provider, type ToolCallHooks, t
 import type { ServerDefinition, Upstreams } from './upstreams.ts'
 import type { McpConnections } from './connections.ts'
 
-/** Whether the user may use an item of a server: a tool by name, `prompt:<name>` or `resource:<uri>`. */
-export type Judge = (server: string, item: string) => boolean
+/**
+ * Whether the user may use an item of a server at once: a tool by name, `prompt:<name>` or `resource:<uri>`.
+ * `verdict`, where the judge has the rules, also tells what may be used after a person's yes, and by which rule.
+ */
+export type Judge = ((server: string, item: string) => boolean) & { verdict?(server: string, item: string): ReturnType<typeof toolVerdict> }
 
 /**
  * The MCP providers a user can reach, and the rules that judge them: their company's upstream servers and every
@@ -92,7 +95,7 @@ export class McpCatalog {
    * The user's permissions, read once (they are cached for a few seconds) and asked many times. The judge itself
    * says what may run at once; `verdict` also tells what may run after a person's yes, and by which rule.
    */
-  async judge(user: ToolUser): Promise<Judge & { server(name: string): boolean; verdict(server: string, item: string): ReturnType<typeof toolVerdict> }> {
+  async judge(user: ToolUser): Promise<Judge & Required<Pick<Judge, 'verdict'>> & { server(name: string): boolean }> {
     const rules = user.companyId ? await this.directory.rules(user.companyId) : []
     const judge = (server: string, item: string) => mayUseTool(rules, user.userId, server, item) === 'allow'
     return Object.assign(judge, { server: (name: string) => mayUseServer(rules, user.userId, name), verdict: (server: string, item: string) => toolVerdict(rules, user.userId, server, item) })

@@ -17,6 +17,7 @@ beforeAll(async () => {
       { server: 'everything', tool: 'get-sum', effect: 'deny' },
       { server: 'everything', tool: 'prompt:simple-prompt', effect: 'deny' },
       { server: 'notes', tool: 'whoami', effect: 'allow' },
+      { server: 'notes', tool: 'add-note', effect: 'approve' },
     ],
   })
 })
@@ -28,6 +29,19 @@ async function connect(as: Principal) {
   return client
 }
 
+test('a tool that needs a person’s yes is listed saying so, and a call of it is refused naming the rule', async () => {
+  const client = await connect(p.root)
+  try {
+    const listed = (await client.listTools()).tools.find((t) => t.name === 'notes__add-note')
+    expect(listed?.description).toStartWith('[Needs a person’s approval for each call, which this connection cannot ask for: use it from the web chat.]')
+    const refused = await client.callTool({ name: 'notes__add-note', arguments: { text: 'x' } })
+    expect(refused.isError).toBe(true)
+    expect((refused.content as Array<{ text: string }>)[0]!.text).toMatch(/^The tool notes__add-note needs a person’s approval before each call \(the permission rule [0-9a-f-]{36}\), and this MCP connection cannot ask for it\./)
+  } finally {
+    await client.close()
+  }
+})
+
 test('tools and prompts of every server the user may use, namespaced; each refused like on its own server', async () => {
   const client = await connect(p.root)
   try {
@@ -35,10 +49,9 @@ test('tools and prompts of every server the user may use, namespaced; each refus
     expect(tools).toContain('everything__echo')
     expect(tools).toContain('notes__whoami')
     expect(tools).not.toContain('everything__get-sum')
-    expect(tools).not.toContain('notes__add-note')
     expect(await client.callTool({ name: 'everything__echo', arguments: { message: 'all at once' } })).toMatchObject({ content: [{ text: 'Echo: all at once' }] })
     expect(await client.callTool({ name: 'notes__whoami', arguments: {} })).toMatchObject({ content: [{ text: `user ${p.root.userId} of ${p.root.companyId}` }] })
-    for (const name of ['everything__get-sum', 'notes__add-note', 'nowhere__echo', 'echo']) {
+    for (const name of ['everything__get-sum', 'nowhere__echo', 'echo']) {
       expect(await client.callTool({ name, arguments: { a: 1, b: 2, text: 'x' } })).toMatchObject({ isError: true, content: [{ text: `You may not use the tool ${name}.` }] })
     }
 
