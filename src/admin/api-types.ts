@@ -3464,6 +3464,8 @@ export interface components {
             status: "pending" | "approved" | "denied" | "expired" | "cancelled";
             /** Format: uuid */
             decided_by: string | null;
+            /** @description Who answered, by the name people see. */
+            decided_by_name: string | null;
             /** Format: date-time */
             decided_at: string | null;
             /** Format: date-time */

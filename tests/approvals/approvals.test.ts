@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { maskSecrets } from '../../src/approvals/approvals.ts'
 import { startChatTurn, type ChatEvent } from '../helpers/chat.ts'
-import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
+import { CONSOLE_ORIGIN, consoleCookie } from '../helpers/console.ts'
+import { ADMIN_PASSWORD, startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
 
@@ -141,6 +142,31 @@ test('nobody answering in time is a no, and the agent is told so', async () => {
   expect(events.find((e) => e.type === 'tool_result')!.result).toBe('Nobody answered the request to call mcp-planning/plan_create within 10 seconds, so it was not made. Carry on without it, or ask again later.')
   expect(await planTitles()).not.toContain('Late plan')
 }, 30_000)
+
+test('the console’s Tool approvals page lists what waits, answers it through the API, and says when it was answered already', async () => {
+  const cookie = await consoleCookie(p, 'admin', ADMIN_PASSWORD)
+  const page = async (path: string, post?: Record<string, string>) => {
+    const headers: Record<string, string> = { cookie, origin: CONSOLE_ORIGIN, 'hx-request': 'true', 'hx-request-type': 'partial', ...(post ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) }
+    const response = await p.admin.request(path, { method: post ? 'POST' : 'GET', headers, body: post ? new URLSearchParams(post) : undefined })
+    return { status: response.status, text: await response.text() }
+  }
+  const { done, approval } = await waitingTurn(CREATE('Console plan'))
+  const listed = await page('/approvals')
+  expect(listed.text).toContain(`<tr id="approval-${approval.id}">`)
+  expect(listed.text).toContain(`action="/approvals/${approval.id}"`)
+  const answered = await page(`/approvals/${approval.id}`, { approve: 'yes' })
+  expect(answered.status).toBe(200)
+  expect(answered.text).toContain('Approved: mcp-planning/plan_create.')
+  await done
+  expect(await planTitles()).toContain('Console plan')
+  const again = await page(`/approvals/${approval.id}`, { approve: 'no' })
+  expect(again.status).toBe(409)
+  expect(again.text).toMatch(/already answered: approved by /)
+  // Past requests, with how each ended; nothing left to answer on them.
+  const past = await page('/approvals?status=approved')
+  expect(past.text).toContain(`<tr id="approval-${approval.id}">`)
+  expect(past.text).not.toContain(`action="/approvals/${approval.id}"`)
+})
 
 test('an approve rule is a rule like the others: specificity, then deny over approve over allow', async () => {
   const { toolVerdict } = await import('../../src/mcp/permissions.ts')

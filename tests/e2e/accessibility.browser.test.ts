@@ -50,6 +50,7 @@ const PAGES: ConsolePage[] = [
   { name: 'mcp-programs', path: '/mcp-commands', who: ['superadmin'] },
   { name: 'mcp-program-new', path: '/mcp-commands/new', who: ['superadmin'] },
   { name: 'permissions', path: '/permissions', who: SIGNED_IN },
+  { name: 'approvals', path: '/approvals?status=', who: SIGNED_IN },
   { name: 'runners', path: '/runners', who: ['superadmin'] },
   { name: 'runner', path: '/runners/echo', who: ['superadmin'] },
   { name: 'plugins', path: '/plugins', who: SIGNED_IN },

@@ -28,6 +28,7 @@ const NAV: Array<{ label: string; items: NavItem[] }> = [
     items: [
       { href: '/mcp-servers', label: 'MCP servers', for: 'member' },
       { href: '/permissions', label: 'Permissions', for: 'admin' },
+      { href: '/approvals', label: 'Tool approvals', for: 'member' },
       { href: '/mcp-commands', label: 'MCP programs', for: 'superadmin' },
     ],
   },

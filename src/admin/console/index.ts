@@ -1,6 +1,7 @@
 import type { Hono } from 'hono'
 import type { ApiClient } from '../api-client.ts'
 import type { AdminEnv } from '../context.ts'
+import { mountApprovals } from './pages/approvals.tsx'
 import { mountAudit } from './pages/audit.tsx'
 import { mountUsage } from './pages/usage.tsx'
 import { mountPermissions } from './pages/permissions.tsx'
@@ -22,6 +23,7 @@ export const CONSOLE_PAGES: ReadonlyMap<string, { path: string; title: string }>
   ['McpPermission', { path: '/permissions', title: 'Permissions' }],
   ['ApiToken', { path: '/me', title: 'Your API tokens' }],
   ['AuditEvent', { path: '/audit', title: 'Audit trail' }],
+  ['ToolApproval', { path: '/approvals', title: 'Tool approvals' }],
   ['UsageRecord', { path: '/usage', title: 'Usage' }],
 ])
 
@@ -33,5 +35,6 @@ export function mountConsole(app: Hono<AdminEnv>, api: ApiClient): void {
   mountPlugins(app, api)
   mountVault(app, api)
   mountAudit(app, api)
+  mountApprovals(app, api)
   mountUsage(app, api)
 }
