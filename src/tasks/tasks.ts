@@ -161,7 +161,14 @@ export class BackgroundTasks {
     const [judge, provider] = await Promise.all([this.deps.catalog.judge(user), this.deps.catalog.provider(user, server)])
     // One answer for a server that is not there and one the person may not use: neither is theirs to learn about.
     // In a turn the task runs the agent's tools alone: async_run_tool must not reach past what the agent was given.
-    const allowed = provider && judge.server(server) && judge(server, name) && (!turn || turn.offers(tool))
+    // A tool behind a person's yes runs in a turn's task like in the turn: the turn's own call asks, in its
+    // conversation, before the tool starts. Outside a conversation there is nobody to ask.
+    const verdict = judge.verdict(server, name)
+    const usable = verdict.decision === 'allow' || (turn !== undefined && verdict.decision === 'approve')
+    const allowed = provider && judge.server(server) && usable && (!turn || turn.offers(tool))
+    if (!allowed && provider && judge.server(server) && verdict.decision === 'approve') {
+      throw new ApiError('forbidden', `The tool ${name} on ${server} needs a person’s approval before each call, which a task started outside a conversation cannot ask for: start it from the web chat.`)
+    }
     if (!allowed) throw new ApiError('forbidden', `You may not use the tool ${name} on ${server}.`)
 
     const args = request.arguments

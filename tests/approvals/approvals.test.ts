@@ -15,9 +15,10 @@ const CREATE = (title: string, extra: Record<string, unknown> = {}) => `/tool mc
 
 beforeAll(async () => {
   p = await startTestPlatform()
-  const created = await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'careful', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning'] } } })
+  const created = await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'careful', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning', 'mcp-tasks'] } } })
   agent = created.body.id
   expect((await p.call('POST', '/api/v1/McpPermission', { json: { user_id: null, server: 'mcp-planning', tool: '*', effect: 'allow' } })).status).toBe(201)
+  expect((await p.call('POST', '/api/v1/McpPermission', { json: { user_id: null, server: 'mcp-tasks', tool: '*', effect: 'allow' } })).status).toBe(201)
   expect((await p.call('POST', '/api/v1/McpPermission', { json: { user_id: null, server: 'mcp-planning', tool: 'plan_create', effect: 'approve', approvers: 'admins' } })).status).toBe(201)
 })
 afterAll(() => p.close())
@@ -142,6 +143,20 @@ test('nobody answering in time is a no, and the agent is told so', async () => {
   expect(events.find((e) => e.type === 'tool_result')!.result).toBe('Nobody answered the request to call mcp-planning/plan_create within 10 seconds, so it was not made. Carry on without it, or ask again later.')
   expect(await planTitles()).not.toContain('Late plan')
 }, 30_000)
+
+test('a background task of a tool behind a yes asks the same way before the tool starts; outside a conversation it is refused, saying why', async () => {
+  const call = JSON.stringify({ tool: 'mcp-planning__plan_create', arguments: { title: 'Background plan', tasks: [{ title: 'later' }] } })
+  const { done, approval } = await waitingTurn(`/tool mcp-tasks__async_run_tool ${call}`)
+  // The task itself was started: the turn ends, the tool waits for the answer.
+  const events = await done
+  expect(events.find((e) => e.type === 'tool_result')!.result).toContain('running')
+  expect(await planTitles()).not.toContain('Background plan')
+  expect((await p.call('POST', `/api/approvals/${approval.id}/decision`, { json: { approve: true } })).status).toBe(200)
+  await until(async () => (await planTitles()).includes('Background plan'), { what: 'the task’s tool to run once approved' })
+
+  const direct = expectProblem(await p.call('POST', '/api/tasks', { json: { tool: 'mcp-planning__plan_create', arguments: { title: 'x', tasks: [{ title: 'y' }] } } }), 403, 'forbidden')
+  expect(direct.detail).toContain('needs a person’s approval before each call, which a task started outside a conversation cannot ask for')
+})
 
 test('the console’s Tool approvals page lists what waits, answers it through the API, and says when it was answered already', async () => {
   const cookie = await consoleCookie(p, 'admin', ADMIN_PASSWORD)
