@@ -174,12 +174,15 @@ export class Approvals {
         .set({ status: approve ? 'approved' : 'denied', decided_by: actor.userId, decided_at: new Date(this.clock.now()) })
         .where('id', '=', id)
         .where('status', '=', 'pending')
+        // Past its time it is a no, even where the process that waited on it is gone and never closed it.
+        .where('expires_at', '>', new Date(this.clock.now()))
         .returningAll()
         .executeTakeFirst()
       if (updated) await this.#auditDecision(tx, actor, updated)
       return updated
     })
     if (!decided) {
+      if (row.status === 'pending') await this.#close(id, 'expired')
       const now = (await this.#visible(actor, id))!
       const by = now.decided_by_name ? ` by ${now.decided_by_name}` : ''
       throw new ApiError('conflict', `This request was already answered: ${now.status}${by}${now.decided_at ? ` at ${new Date(now.decided_at).toISOString()}` : ''}.`)

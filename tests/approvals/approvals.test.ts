@@ -183,6 +183,17 @@ test('the console’s Tool approvals page lists what waits, answers it through t
   expect(past.text).not.toContain(`action="/approvals/${approval.id}"`)
 })
 
+test('a request past its time is a no even when no process closed it (the one that waited is gone)', async () => {
+  const id = Bun.randomUUIDv7()
+  await p.store.db
+    .insertInto('tool_approvals')
+    .values({ id, company_id: p.root.companyId!, conversation_id: null, agent_id: agent, user_id: p.root.userId, server: 'mcp-planning', tool: 'plan_create', rule: 'a rule', approvers: 'self', expires_at: new Date(Date.now() - 1000) })
+    .execute()
+  const late = expectProblem(await p.call('POST', `/api/approvals/${id}/decision`, { json: { approve: true } }), 409, 'conflict')
+  expect(late.detail).toContain('already answered: expired')
+  expect((await p.store.db.selectFrom('tool_approvals').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe('expired')
+})
+
 test('an approve rule is a rule like the others: specificity, then deny over approve over allow', async () => {
   const { toolVerdict } = await import('../../src/mcp/permissions.ts')
   const rule = (tool: string, effect: 'allow' | 'deny' | 'approve', server = 'files') => ({ user_id: null, server, tool, effect })
