@@ -181,6 +181,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     sandbox,
     chat,
     authenticator,
+    approvals,
     pluginEnabled: isEnabled,
   })
   const access = new AccessPolicy(store.db, clock, events)

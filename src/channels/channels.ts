@@ -3,6 +3,7 @@ import type { Metrics } from '../metrics/metrics.ts'
 import type { Tracing } from '../tracing/tracing.ts'
 import type { Drain } from '../lifecycle/drain.ts'
 import type { Authenticator } from '../auth/authenticator.ts'
+import type { Approvals } from '../approvals/approvals.ts'
 import type { Chat } from '../chat/chat.ts'
 import type { BucketStore } from '../throttle/buckets.ts'
 import type { Sandbox } from '../mcp/sandbox.ts'
@@ -63,6 +64,8 @@ export interface ChannelsOptions {
   chat: Chat
   /** Who a linked sender is, as a member of the agent's company. */
   authenticator: Authenticator
+  /** Tool calls waiting for a person's yes: said in the thread, answered by reply keyword. */
+  approvals: Approvals
   /** Whether a plugin is switched on: a platform is served by the first of its plugins that is. */
   pluginEnabled: (plugin: string) => boolean
 }

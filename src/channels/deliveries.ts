@@ -19,6 +19,7 @@ import { redeemLinkCode } from './link-codes.ts'
 import { record, type Claim, type InboxRow } from './queue.ts'
 import { badCodeReply, LINK_COMMAND, linkedReply, skippedAttachments, strangerReply, tooManyCodesReply, turnFailedReply } from './replies.ts'
 import { linkSpeaker, speakerOf } from './speakers.ts'
+import { ChannelApprovals } from './approvals.ts'
 import type { Outcome } from './worker.ts'
 
 /** A message waits this long for a turn running in its conversation (begun in the web chat) before giving up. */
@@ -58,23 +59,32 @@ function shortKey(value: string): string {
  * as the person the sender is linked to, in the conversation of their thread.
  */
 export class Deliveries {
+  readonly #approvals: ChannelApprovals
+
   constructor(
     private readonly options: ChannelsOptions,
     private readonly channels: Channels,
   ) {
+    this.#approvals = new ChannelApprovals(options, channels)
     // Whatever the agent says later in a channel's conversation (a background task's result, a plan's next step)
-    // goes to the platform too. The process that said it queues it; the key keeps it once.
+    // goes to the platform too, and so does a tool call waiting for the person's yes. The process that said it
+    // queues it; the key keeps it once.
     this.options.events.subscribe('chat.event', ({ conversation_id, event }, origin) => {
-      if (origin !== 'here' || event.type !== 'message') return
-      void this.#forward(conversation_id, event.message_id, event.text).catch((error) =>
-        this.options.log.error('channel forward failed', { conversation_id, error: String(error) }),
-      )
+      if (origin !== 'here') return
+      const said =
+        event.type === 'message' ? this.#forward(conversation_id, event.message_id, event.text) : event.type === 'approval' ? this.#approvals.tell(event.approval) : undefined
+      void said?.catch((error) => this.options.log.error('channel forward failed', { conversation_id, error: String(error) }))
     })
   }
 
   async receive(endpoint: ChannelEndpoint, message: InboundMessage): Promise<boolean> {
     // A draining process takes no webhook: the platform's retry (or the balancer) brings it to another process.
     this.options.drain?.refuse('webhooks')
+    // An answer to a tool call the thread's turn waits on is taken now: queued, it would wait behind that turn.
+    if (await this.#approvals.answer(endpoint, message, shortKey(message.thread.key))) {
+      await this.channels.recordDelivery(endpoint)
+      return true
+    }
     const attachments = message.attachments ?? []
     const size = attachments.reduce((sum, a) => sum + a.base64.length * 0.75, 0)
     const fits = size <= ATTACHMENTS_MAX_BYTES && attachments.length <= ATTACHMENTS_MAX

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { answerCode } from '../../src/channels/approvals.ts'
+import { startFakeTelegram } from '../fixtures/channels/telegram-api.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { until } from '../helpers/until.ts'
+
+// A turn on Telegram that reaches a tool behind a person's yes: the request is said in the chat with a code, and
+// the person's `YES <code>` or `NO <code>` answers it, taken when the webhook delivers it (the turn is still
+// running, and a thread's messages are otherwise answered one after the other).
+
+const TOKEN = '7000000003:AAH-approvals_token-0123456789abcdefghij'
+const ADA = 515_151
+const STRANGER = 626_262
+const fake = startFakeTelegram()
+fake.addBot(TOKEN)
+let p: TestPlatform
+let updateId = 90_000
+
+beforeAll(async () => {
+  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_CHANNEL_TELEGRAM_API_BASE_URL: fake.url, SWITCHBOARD_CHANNEL_RETRY_MS: '20', SWITCHBOARD_BASE_URL: 'https://switchboard.example.com' })
+  expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', owner_id: p.root.companyId, name: 'tg/approvals', value: TOKEN } })).status).toBeLessThan(300)
+  const agent = await p.call('POST', '/api/v1/AgentConfigRecord', {
+    json: { name: 'Careful', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning'] }, channels: { telegram: { bot_token_secret: 'tg/approvals' } } },
+  })
+  expect(agent.status).toBe(201)
+  for (const rule of [
+    { server: 'mcp-planning', tool: '*', effect: 'allow' },
+    { server: 'mcp-planning', tool: 'plan_create', effect: 'approve' },
+  ]) {
+    expect((await p.call('POST', '/api/v1/McpPermission', { json: rule })).status).toBe(201)
+  }
+  expect((await p.call('POST', '/api/v1/UserPlatform', { json: { user_id: p.root.userId, platform: 'telegram', platform_user_id: String(ADA) } })).status).toBe(201)
+})
+afterAll(async () => {
+  await p.close()
+  fake.stop()
+})
+
+/** Ada (or someone else) writes to the bot, as Telegram delivers it. */
+async function write(text: string, from = ADA) {
+  const { path, body, headers } = fake.webhookRequest(TOKEN, fake.update({ updateId: ++updateId, from: { id: from, is_bot: false, first_name: 'Ada' }, text }))
+  expect((await p.call('POST', path, { body, headers, as: null })).status).toBe(200)
+}
+
+const said = (chat = ADA) => fake.sent(TOKEN, chat).map((m) => m.text)
+const saidAfter = (count: number, what: string, chat = ADA) => until(() => said(chat).slice(count).find((t) => t.includes(what)), { what: `"${what}" on Telegram` })
+const planTitles = async () => (await p.store.db.selectFrom('plans').select('title').execute()).map((r) => r.title)
+const pending = async () => p.store.db.selectFrom('tool_approvals').select(['id', 'status']).where('status', '=', 'pending').execute()
+
+test('the request is said in the chat with a code; YES and the code runs the tool, and the agent answers', async () => {
+  const before = said().length
+  await write(`/tool mcp-planning__plan_create ${JSON.stringify({ title: 'Telegram plan', tasks: [{ title: 'one' }] })}`)
+  const asked = await saidAfter(before, 'Careful wants to call plan_create on mcp-planning')
+  const [request] = await pending()
+  expect(asked).toContain(`Reply YES ${answerCode(request!.id)} to let it, or NO ${answerCode(request!.id)} to refuse.`)
+  expect(asked).toContain('"title": "Telegram plan"')
+
+  await write(`yes ${answerCode(request!.id).toLowerCase()}`)
+  await saidAfter(before, 'Approved by')
+  await saidAfter(before, 'The tool answered: Created the plan')
+  expect(await planTitles()).toContain('Telegram plan')
+})
+
+test('NO and the code declines; a wrong code, or someone else’s answer, is an ordinary message or a refusal', async () => {
+  const before = said().length
+  await write(`/tool mcp-planning__plan_create ${JSON.stringify({ title: 'Refused plan', tasks: [{ title: 'one' }] })}`)
+  await saidAfter(before, 'Careful wants to call plan_create')
+  const [request] = await pending()
+  // A code that names no waiting request is not an answer: nothing is decided.
+  await write('YES 000000')
+  expect((await pending()).map((r) => r.id)).toEqual([request!.id])
+  // A stranger with the right code is not heard: their message goes where a stranger's goes.
+  await write(`YES ${answerCode(request!.id)}`, STRANGER)
+  await until(() => said(STRANGER).length > 0, { what: 'the stranger to be told who the agent talks to' })
+  expect((await pending()).map((r) => r.id)).toEqual([request!.id])
+
+  await write(`No ${answerCode(request!.id)}.`)
+  await saidAfter(before, 'Declined by')
+  await saidAfter(before, 'The tool answered: The person declined the call of mcp-planning/plan_create')
+  expect(await planTitles()).not.toContain('Refused plan')
+  // Answered twice (a retried webhook, or a second thought): the second hears how it ended.
+  const count = said().length
+  await write(`YES ${answerCode(request!.id)}`)
+  await saidAfter(count, 'already answered: denied')
+})
