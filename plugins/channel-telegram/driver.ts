@@ -40,6 +40,17 @@ export function telegramDriver(context: PluginContext): ChannelDriver<'telegram'
         throw sendError(error)
       }
     },
+    async sendChoices(endpoint, stored, text, choices) {
+      const to = target(stored)
+      const api = await botApi(context, endpoint)
+      // A button's callback data comes back as the presser's message (webhook.ts), at most 64 bytes of it.
+      const keyboard = [choices.map((choice) => ({ text: choice.label, callback_data: choice.text.slice(0, 64) }))]
+      try {
+        await api.sendMessage(to.chat_id, text, { ...topicOf(to), reply_markup: { inline_keyboard: keyboard } })
+      } catch (error) {
+        throw sendError(error)
+      }
+    },
     async typing(endpoint, stored) {
       const to = target(stored)
       await (await botApi(context, endpoint, 10)).sendChatAction(to.chat_id, 'typing', topicOf(to))

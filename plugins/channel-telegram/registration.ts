@@ -12,7 +12,8 @@ async function register(context: PluginContext, endpoint: ChannelEndpoint<'teleg
   const api = await botApi(context, endpoint, 10)
   const secret = await webhookSecret(endpoint)
   if (!secret) throw new Error(`the vault holds no secret named ${endpoint.settings.webhook_secret_secret} for the webhook's secret token`)
-  await api.setWebhook(url, { secret_token: secret, allowed_updates: ['message'] })
+  // Button presses too: an approval's Approve and Deny.
+  await api.setWebhook(url, { secret_token: secret, allowed_updates: ['message', 'callback_query'] })
   context.log.info('Registered a Telegram webhook.', { agent_id: endpoint.agentId, url })
 }
 

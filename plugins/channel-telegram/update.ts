@@ -7,17 +7,21 @@ export interface TelegramTarget {
   message_thread_id?: number
 }
 
-/** A message the agent should answer, and the document it carried, if any (downloaded by the webhook). */
+/**
+ * A message the agent should answer, and the document it carried, if any (downloaded by the webhook); or a button
+ * of the bot's pressed (`callbackQueryId`, which Telegram wants answered), read as the presser saying its data.
+ */
 export interface ReadMessage {
   message: InboundMessage
   document?: Document
+  callbackQueryId?: string
 }
 
 // In a group, commands name the bot ("/link@switchboard_bot CODE"); the kernel reads "/link CODE".
 const ADDRESSED_COMMAND = /^\/(\w+)@\w+(?=\s|$)/
 
 /** Telegram's chat and topic as the kernel's thread: each topic of a forum is its own conversation. */
-function thread(message: Message): InboundMessage['thread'] {
+function thread(message: Pick<Message, 'chat' | 'is_topic_message' | 'message_thread_id'>): InboundMessage['thread'] {
   const topic = message.is_topic_message ? message.message_thread_id : undefined
   const target: TelegramTarget = topic === undefined ? { chat_id: message.chat.id } : { chat_id: message.chat.id, message_thread_id: topic }
   return { key: topic === undefined ? String(message.chat.id) : `${message.chat.id}:${topic}`, target: { ...target } }
@@ -29,6 +33,7 @@ function thread(message: Message): InboundMessage['thread'] {
  * nothing to read.
  */
 export function readUpdate(update: Update): ReadMessage | undefined {
+  if (update.callback_query) return readButton(update)
   const message = update.message
   if (!message?.from) return undefined
   // Messages sent as a chat (an anonymous group admin, a linked channel) or by a bot carry a placeholder sender
@@ -46,6 +51,28 @@ export function readUpdate(update: Update): ReadMessage | undefined {
       text,
     },
     ...(message.document ? { document: message.document } : {}),
+  }
+}
+
+/**
+ * A pressed button of a message of the bot's (an approval's Approve): the presser says its data, in the chat and
+ * topic of that message. Someone who cannot be one person (a bot) says nothing.
+ */
+function readButton(update: Update): ReadMessage | undefined {
+  const query = update.callback_query!
+  const pressedOn = query.message
+  if (!pressedOn || query.from.is_bot || typeof query.data !== 'string' || query.data.trim() === '') return undefined
+  const { from } = query
+  const displayName = [from.first_name, from.last_name].filter(Boolean).join(' ')
+  const topic = 'is_topic_message' in pressedOn ? pressedOn : { chat: pressedOn.chat }
+  return {
+    message: {
+      deliveryId: String(update.update_id),
+      sender: { id: String(from.id), ...(from.username ? { username: from.username } : {}), ...(displayName ? { displayName } : {}) },
+      thread: thread(topic),
+      text: query.data,
+    },
+    callbackQueryId: query.id,
   }
 }
 

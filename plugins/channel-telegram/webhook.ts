@@ -1,6 +1,6 @@
 import type { Update } from 'grammy/types'
 import { ApiError, createRoute, problem, secretsEqual, z, type PluginContext } from '../../src/plugin-host/sdk.ts'
-import { described } from './bot-api.ts'
+import { botApi, described } from './bot-api.ts'
 import { downloadDocument } from './documents.ts'
 import { webhookSecret } from './secret.ts'
 import { readUpdate } from './update.ts'
@@ -16,7 +16,8 @@ const webhookRoute = createRoute({
     'Where Telegram delivers the updates of an agent’s bot (setWebhook points here). The body is a Telegram Update ' +
     'object (JSON); requests without the secret token the webhook was registered with are refused. A message is ' +
     'kept and answered soon after this request has been acknowledged; a repeated update_id is acknowledged and ' +
-    'not answered again; edits and other update types are acknowledged and ignored.',
+    'not answered again; a press of one of the bot’s buttons (an approval’s Approve or Deny) counts as the presser ' +
+    'sending its data; edits and other update types are acknowledged and ignored.',
   tags: ['Channels'],
   request: {
     params: z.object({ agent_id: z.uuid().openapi({ description: 'The agent the bot belongs to.' }) }),
@@ -79,6 +80,10 @@ export function serveWebhook(context: PluginContext): void {
         }
       }
       if (message.text.trim() !== '' || message.attachments) await context.channels.receive(endpoint, message)
+      // Telegram shows a pressed button as busy until it is answered; what it did is said in the chat.
+      if (read.callbackQueryId) {
+        await (await botApi(context, endpoint, 10)).answerCallbackQuery(read.callbackQueryId).catch((error) => context.log.warn('a button press could not be acknowledged', { error: described(error) }))
+      }
     }
     return c.json({ ok: true as const }, 200)
   })

@@ -61,6 +61,15 @@ export class ChannelApprovals {
       target: thread.target,
       key: `approval:${approval.id}:${approval.status}`,
       text: approvalText(approval, thread.name),
+      // Where the platform has buttons, pressing one sends the words the text asks for.
+      ...(approval.status === 'pending'
+        ? {
+            choices: [
+              { label: 'Approve', text: `YES ${answerCode(approval.id)}` },
+              { label: 'Deny', text: `NO ${answerCode(approval.id)}` },
+            ],
+          }
+        : {}),
     })
   }
 

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.ts'
 import type { AgentChannels, AgentEmail } from '../db/columns.ts'
 import type { OutboundPolicy } from '../net/outbound.ts'
 import type { Vault } from '../vault/vault.ts'
-import type { ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget } from './contract.ts'
+import type { ChannelChoice, ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget } from './contract.ts'
 import { Deliveries } from './deliveries.ts'
 import { splitMessage } from './split.ts'
 import { record, type Claim, type InboxRow, type OutboxRow } from './queue.ts'
@@ -202,7 +202,7 @@ export class Channels {
    * Queues text for a thread, once per `key` (the agent's message id, or the delivery a notice answers): processes
    * that all see the same answer queue it once. Cut to the platform's limit now, so a retry resends the same pieces.
    */
-  async enqueue(reply: { companyId: string; agentId: string; platform: ChannelPlatform; threadKey: string; target: ChannelTarget; key: string; text: string }): Promise<void> {
+  async enqueue(reply: { companyId: string; agentId: string; platform: ChannelPlatform; threadKey: string; target: ChannelTarget; key: string; text: string; choices?: ChannelChoice[] }): Promise<void> {
     const limit = this.driver(reply.platform)?.maxLength ?? 4000
     const parts = splitMessage(reply.text, limit)
     await this.options.db
@@ -216,6 +216,7 @@ export class Channels {
         thread_key: reply.threadKey,
         target: jsonb(reply.target),
         parts: jsonb(parts),
+        choices: reply.choices ? jsonb(reply.choices) : null,
         next_attempt_at: new Date(this.options.clock.now()),
       })
       .onConflict((oc) => oc.columns(['agent_id', 'platform', 'key']).doNothing())
@@ -232,9 +233,12 @@ export class Channels {
     // The plugin is off or not installed: the reply waits for it, without using up its attempts.
     if (!driver) return { retryAt: new Date(this.options.clock.now() + 60_000), error: `No enabled plugin sends ${platform} messages.`, countAttempt: false }
     const parts = row.parts as string[]
+    const choices = row.choices as ChannelChoice[] | null
     for (let i = row.parts_sent; i < parts.length; i++) {
       try {
-        await driver.send(endpoint, row.target as ChannelTarget, parts[i]!)
+        // The buttons go with the last part, under everything they answer.
+        if (choices && i === parts.length - 1 && driver.sendChoices) await driver.sendChoices(endpoint, row.target as ChannelTarget, parts[i]!, choices)
+        else await driver.send(endpoint, row.target as ChannelTarget, parts[i]!)
       } catch (error) {
         const { retryable, retryAfterMs } = error as { retryable?: boolean; retryAfterMs?: number }
         const message = (error as Error).message || String(error)

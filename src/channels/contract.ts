@@ -1,8 +1,8 @@
 import type { AgentChannels, AgentEmail } from '../db/columns.ts'
-import type { ChannelTarget } from '../db/schema.ts'
+import type { ChannelChoice, ChannelTarget } from '../db/schema.ts'
 import type { Job, JobWork } from '../scheduler.ts'
 
-export type { ChannelTarget }
+export type { ChannelChoice, ChannelTarget }
 
 /** The platforms an agent can be reached on besides the web chat. */
 export type ChannelPlatform = 'telegram' | 'slack' | 'whatsapp' | 'email' | 'bridge'
@@ -80,6 +80,11 @@ export interface ChannelDriver<P extends ChannelPlatform = ChannelPlatform> {
   maxLength: number
   /** Sends one message to a thread. Throws ChannelSendError (or any error, taken as retryable) when it fails. */
   send(endpoint: ChannelEndpoint<P>, target: ChannelTarget, text: string): Promise<void>
+  /**
+   * Sends a message with buttons, where the platform has them. A pressed button comes back through receive() as
+   * the presser's message whose text is the choice's `text`. Without this, the message goes out as text alone.
+   */
+  sendChoices?(endpoint: ChannelEndpoint<P>, target: ChannelTarget, text: string, choices: ChannelChoice[]): Promise<void>
   /** Shows that the agent is writing, where the platform can; repeated while the turn runs. Failures are ignored. */
   typing?(endpoint: ChannelEndpoint<P>, target: ChannelTarget): Promise<void>
   /** Where the platform should deliver to, for the console; none for a channel that fetches (email). */

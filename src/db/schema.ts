@@ -241,6 +241,12 @@ export interface McpPermissionsTable extends Stored {
   approval_timeout_seconds: Generated<number>
 }
 
+/** A button of a reply: what it says, and the text it sends back as the person's message. */
+export interface ChannelChoice {
+  label: string
+  text: string
+}
+
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'cancelled'
 
 /** A tool call waiting for (or given) a person's yes; decided once, by the conditional update from pending. */
@@ -517,6 +523,8 @@ export interface ChannelOutboxTable extends ChannelQueued {
   target: Json<ChannelTarget>
   parts: Json<string[]>
   parts_sent: Generated<number>
+  /** Buttons the last part offers, where the platform has them; each sends its text back when pressed. */
+  choices: Json<ChannelChoice[]> | null
   status: Generated<'pending' | 'sent' | 'failed'>
   sent_at: Timestamp | null
 }

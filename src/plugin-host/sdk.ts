@@ -34,6 +34,7 @@ export type { TaskView } from '../tasks/tasks.ts'
 export type { Job, JobWork } from '../scheduler.ts'
 export { ChannelSendError } from '../channels/contract.ts'
 export type {
+  ChannelChoice,
   ChannelDriver,
   ChannelEndpoint,
   ChannelKernel,

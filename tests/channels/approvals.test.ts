@@ -47,7 +47,7 @@ const saidAfter = (count: number, what: string, chat = ADA) => until(() => said(
 const planTitles = async () => (await p.store.db.selectFrom('plans').select('title').execute()).map((r) => r.title)
 const pending = async () => p.store.db.selectFrom('tool_approvals').select(['id', 'status']).where('status', '=', 'pending').execute()
 
-test('the request is said in the chat with a code; YES and the code runs the tool, and the agent answers', async () => {
+test('the request is said in the chat with a code and buttons; pressing Approve runs the tool, and the agent answers', async () => {
   const before = said().length
   await write(`/tool mcp-planning__plan_create ${JSON.stringify({ title: 'Telegram plan', tasks: [{ title: 'one' }] })}`)
   const asked = await saidAfter(before, 'Careful wants to call plan_create on mcp-planning')
@@ -55,13 +55,21 @@ test('the request is said in the chat with a code; YES and the code runs the too
   expect(asked).toContain(`Reply YES ${answerCode(request!.id)} to let it, or NO ${answerCode(request!.id)} to refuse.`)
   expect(asked).toContain('"title": "Telegram plan"')
 
-  await write(`yes ${answerCode(request!.id).toLowerCase()}`)
+  // The request came with buttons; Ada presses Approve, which says the words for her.
+  const asking = fake.calls.filter((c) => c.method === 'sendMessage' && String(c.params.text).includes('wants to call')).at(-1)!
+  const keyboard = (typeof asking.params.reply_markup === 'string' ? JSON.parse(asking.params.reply_markup) : asking.params.reply_markup) as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }
+  expect(keyboard.inline_keyboard).toEqual([[{ text: 'Approve', callback_data: `YES ${answerCode(request!.id)}` }, { text: 'Deny', callback_data: `NO ${answerCode(request!.id)}` }]])
+  const press = fake.buttonPress(ADA, keyboard.inline_keyboard[0]![0]!.callback_data)
+  const { path, body, headers } = fake.webhookRequest(TOKEN, press)
+  expect((await p.call('POST', path, { body, headers, as: null })).status).toBe(200)
   await saidAfter(before, 'Approved by')
+  // The press was acknowledged, so Telegram stops showing the button busy.
+  expect(fake.calls.some((c) => c.method === 'answerCallbackQuery' && c.params.callback_query_id === (press as { callback_query: { id: string } }).callback_query.id)).toBe(true)
   await saidAfter(before, 'The tool answered: Created the plan')
   expect(await planTitles()).toContain('Telegram plan')
 })
 
-test('NO and the code declines; a wrong code, or someone else’s answer, is an ordinary message or a refusal', async () => {
+test('NO and the code, typed, declines; a wrong code, or someone else’s answer, is an ordinary message or a refusal', async () => {
   const before = said().length
   await write(`/tool mcp-planning__plan_create ${JSON.stringify({ title: 'Refused plan', tasks: [{ title: 'one' }] })}`)
   await saidAfter(before, 'Careful wants to call plan_create')

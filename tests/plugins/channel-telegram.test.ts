@@ -67,11 +67,11 @@ afterAll(async () => {
 })
 
 describe('webhook registration', () => {
-  test('start-up points the bot at our URL with the secret token derived from the bot token, for messages', () => {
+  test('start-up points the bot at our URL with the secret token derived from the bot token, for messages and button presses', () => {
     const webhook = fake.bot(TOKEN).webhook
     expect(webhook.url).toBe(`${BASE_URL}${webhookPath(agent)}`)
     expect(webhook.secret_token).toBe(derivedSecret(TOKEN, agent))
-    expect(webhook.allowed_updates).toEqual(['message'])
+    expect(webhook.allowed_updates).toEqual(['message', 'callback_query'])
   })
 
   test('a reload registers the webhook again, so a changed secret reaches Telegram', async () => {
