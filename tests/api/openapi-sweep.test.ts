@@ -101,6 +101,8 @@ const modelNames = [...new Set(operations.map((op) => /^\/api\/v1\/([^/{}]+)$/.e
 function recordModel(op: Operation): string | undefined {
   const crud = /^\/api\/v1\/([^/{}]+)\/\{[^}]+\}$/.exec(op.path)
   if (crud) return crud[1]
+  // A tool approval is a record the platform keeps outside the generic models.
+  if (op.path.startsWith('/api/approvals/{')) return 'ToolApproval'
   // A channel's webhook, `/channels/telegram/{agent_id}`, names the agent it reaches.
   if (op.pathParams.some((param) => param.name === 'agent_id')) return 'AgentConfigRecord'
   const collection = /\/([^/{}]+)\/\{[^}]+\}(?:\/[^{}]*)?$/.exec(op.path)?.[1]?.toLowerCase().replace(/s$/, '')
@@ -139,6 +141,12 @@ describe('(c) another company’s record', () => {
   async function recordOfCompanyA(model: string): Promise<Record<string, any>> {
     // A model made some other way than the generic create (an upload) has its own maker.
     if (cases[model]?.create) return cases[model].create(p.root)
+    // A tool approval is asked by a turn; here it is written as the platform writes it, waiting for an answer.
+    if (model === 'ToolApproval') {
+      const row = { id: Bun.randomUUIDv7(), company_id: p.root.companyId!, user_id: p.root.userId, server: 's', tool: 't', rule: 'a rule', approvers: 'admins' as const, expires_at: new Date(Date.now() + 600_000) }
+      await p.store.db.insertInto('tool_approvals').values(row).execute()
+      return row
+    }
     const create = operations.find((op) => op.method === 'POST' && op.path === `/api/v1/${model}`)
     if (!create) throw new Error(`no POST /api/v1/${model} to make a record with`)
     const schema = create.spec.requestBody.content['application/json'].schema

@@ -3,6 +3,7 @@ import { describeBytes } from '../../documents/sizes.ts'
 import { IdParam } from '../params.ts'
 import { ProblemSchema, commonErrors, notFoundError, signedIn } from '../responses.ts'
 import { AVATAR_MEDIA_TYPES, MAX_AVATAR_SIDE } from './image.ts'
+import { agentFirst } from './owners.ts'
 import { avatarUploadGuards } from './upload.ts'
 
 export const AVATAR_PATH = '/api/me/avatar'
@@ -74,7 +75,7 @@ export const putAgentAvatarRoute = createRoute({
     `${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE} pixels, judged by the bytes. Whoever may edit the agent (company admins).`,
   tags: ['Agents'],
   security: signedIn,
-  middleware: avatarUploadGuards(MAX_AVATAR_BYTES),
+  middleware: [agentFirst, ...avatarUploadGuards(MAX_AVATAR_BYTES)],
   request: { params: IdParam, body: { required: true, content: { 'multipart/form-data': { schema: AvatarUpload } } } },
   responses: {
     200: { description: 'Stored; the agent’s `avatar` is this picture now.', content: { 'application/json': { schema: Avatar } } },
