@@ -12,6 +12,9 @@ import { ChannelSendError, type ChannelDriver, type ChannelEndpoint, type Channe
 /** Slack advises keeping a message's text under 4,000 characters; it truncates far longer ones. */
 const MAX_LENGTH = 4000
 
+/** The most a Block Kit section's text may hold; the message's `text` keeps the whole, for notifications. */
+const SECTION_MAX = 3000
+
 /** Platform errors that say Slack itself is struggling, so the same call may pass later. */
 const TRANSIENT = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'ratelimited'])
 
@@ -31,6 +34,24 @@ export function slackDriver(api: SlackApi): ChannelDriver<'slack'> {
       const { channel, thread_ts } = readTarget(target)
       try {
         await client.chat.postMessage({ channel, text: escaped(text), ...(thread_ts ? { thread_ts } : {}) })
+      } catch (error) {
+        throw channelError(error)
+      }
+    },
+    // Buttons (Block Kit): a press reaches the app's Interactivity Request URL (interactions.ts) as the presser
+    // saying the button's value.
+    async sendChoices(endpoint, target, text, choices) {
+      const client = await clientOf(api, endpoint)
+      const { channel, thread_ts } = readTarget(target)
+      const blocks = [
+        { type: 'section', text: { type: 'plain_text', text: text.slice(0, SECTION_MAX), emoji: false } },
+        {
+          type: 'actions',
+          elements: choices.map((choice, i) => ({ type: 'button', action_id: `choice-${i}`, text: { type: 'plain_text', text: choice.label.slice(0, 75) }, value: choice.text.slice(0, 2000) })),
+        },
+      ]
+      try {
+        await client.chat.postMessage({ channel, text: escaped(text), blocks, ...(thread_ts ? { thread_ts } : {}) })
       } catch (error) {
         throw channelError(error)
       }

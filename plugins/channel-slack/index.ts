@@ -1,6 +1,7 @@
 import { ApiError, createRoute, definePlugin, problem, z, type PluginContext } from '../../src/plugin-host/sdk.ts'
 import { slackDriver } from './driver.ts'
 import { readDelivery } from './events.ts'
+import { receiveInteractions } from './interactions.ts'
 import { signatureFault } from './signature.ts'
 
 const Acknowledged = z
@@ -65,5 +66,6 @@ export default definePlugin({
   setup(context) {
     context.channels.register(slackDriver({ baseUrl: () => context.settings.api_base_url ?? 'https://slack.com/api/', log: context.log }))
     receiveEvents(context)
+    receiveInteractions(context)
   },
 })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { answerCode } from '../../src/channels/approvals.ts'
+import { buttonPress, directMessage, eventCallback, signedEvent, SLACK_APP, startFakeSlack } from '../fixtures/channels/slack-api.ts'
 import { startFakeTelegram } from '../fixtures/channels/telegram-api.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { until } from '../helpers/until.ts'
@@ -13,11 +14,30 @@ const ADA = 515_151
 const STRANGER = 626_262
 const fake = startFakeTelegram()
 fake.addBot(TOKEN)
+const SLACK_TOKEN = 'xoxb-3333-4444-approvals-tests'
+const SLACK_SIGNING = '0a1b2c3d4e5f60718293a4b5c6d7e8f9'
+const SLACK_PERSON = 'U0APPROVE1'
+const slack = startFakeSlack({ token: SLACK_TOKEN })
+let slackAgent: string
 let p: TestPlatform
 let updateId = 90_000
 
 beforeAll(async () => {
-  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_CHANNEL_TELEGRAM_API_BASE_URL: fake.url, SWITCHBOARD_CHANNEL_RETRY_MS: '20', SWITCHBOARD_BASE_URL: 'https://switchboard.example.com' })
+  p = await startTestPlatform({
+    SWITCHBOARD_PLUGIN_CHANNEL_TELEGRAM_API_BASE_URL: fake.url,
+    SWITCHBOARD_PLUGIN_CHANNEL_SLACK_API_BASE_URL: slack.url,
+    SWITCHBOARD_CHANNEL_RETRY_MS: '20',
+    SWITCHBOARD_BASE_URL: 'https://switchboard.example.com',
+  })
+  for (const [name, value] of [['slack/approvals-token', SLACK_TOKEN], ['slack/approvals-signing', SLACK_SIGNING]]) {
+    expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', name, value } })).status).toBe(200)
+  }
+  const onSlack = await p.call('POST', '/api/v1/AgentConfigRecord', {
+    json: { name: 'Slacker', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning'] }, channels: { slack: { bot_token_secret: 'slack/approvals-token', signing_secret_secret: 'slack/approvals-signing', app_id: SLACK_APP.appId } } },
+  })
+  expect(onSlack.status).toBe(201)
+  slackAgent = onSlack.body.id
+  expect((await p.call('POST', '/api/v1/UserPlatform', { json: { user_id: p.root.userId, platform: 'slack', platform_user_id: SLACK_PERSON } })).status).toBe(201)
   expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', owner_id: p.root.companyId, name: 'tg/approvals', value: TOKEN } })).status).toBeLessThan(300)
   const agent = await p.call('POST', '/api/v1/AgentConfigRecord', {
     json: { name: 'Careful', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning'] }, channels: { telegram: { bot_token_secret: 'tg/approvals' } } },
@@ -34,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await p.close()
   fake.stop()
+  slack.stop()
 })
 
 /** Ada (or someone else) writes to the bot, as Telegram delivers it. */
@@ -90,4 +111,27 @@ test('NO and the code, typed, declines; a wrong code, or someone else’s answer
   const count = said().length
   await write(`YES ${answerCode(request!.id)}`)
   await saidAfter(count, 'already answered: denied')
+})
+
+test('on Slack the request comes with Approve and Deny buttons; a press, signed as Slack signs it, answers', async () => {
+  const channel = 'D0APPROVE1'
+  const sent = await p.call('POST', `/channels/slack/${slackAgent}`, {
+    ...signedEvent(eventCallback(directMessage(SLACK_PERSON, `/tool mcp-planning__plan_create ${JSON.stringify({ title: 'Slack plan', tasks: [{ title: 'one' }] })}`, channel)), SLACK_SIGNING),
+    as: null,
+  })
+  expect(sent.status).toBe(200)
+  const asking = await until(() => slack.posts.find((m) => m.channel === channel && m.text.includes('Slacker wants to call plan_create')), { what: 'the request on Slack' })
+  const buttons = asking.blocks!.find((b) => b.type === 'actions')!.elements as Array<{ text: { text: string }; value: string }>
+  expect(buttons.map((b) => b.text.text)).toEqual(['Approve', 'Deny'])
+  // A press with a forged signature is refused and answers nothing.
+  const press = buttonPress({ user: SLACK_PERSON, channel, value: buttons[0]!.value, messageTs: asking.ts })
+  const forged = signedEvent(press, 'not-the-signing-secret')
+  expect((await p.call('POST', `/channels/slack/${slackAgent}/interactions`, { body: forged.body, headers: { ...forged.headers, 'content-type': 'application/x-www-form-urlencoded' }, as: null })).status).toBe(401)
+  expect((await pending()).length).toBe(1)
+
+  const signed = signedEvent(press, SLACK_SIGNING)
+  expect((await p.call('POST', `/channels/slack/${slackAgent}/interactions`, { body: signed.body, headers: { ...signed.headers, 'content-type': 'application/x-www-form-urlencoded' }, as: null })).status).toBe(200)
+  await until(() => slack.posts.find((m) => m.channel === channel && m.text.startsWith('Approved by')), { what: 'the approval said on Slack' })
+  await until(() => slack.posts.find((m) => m.channel === channel && m.text.includes('The tool answered: Created the plan')), { what: 'the agent’s answer on Slack' })
+  expect(await planTitles()).toContain('Slack plan')
 })

@@ -51,7 +51,7 @@ const CHANNEL_FIELDS: Field[] = [
     { key: 'bot_token_secret', label: 'Bot token (vault name)', help: SECRET_HELP },
     { key: 'webhook_secret_secret', label: 'Webhook secret (vault name, optional)', help: 'Telegram sends it with every update; without it one is derived from the bot token.' },
   ]),
-  channel('slack', 'Slack', 'A Slack app with a bot user; paste the webhook URL shown here as its Event Subscriptions request URL.', [
+  channel('slack', 'Slack', 'A Slack app with a bot user; paste the webhook URL shown here as its Event Subscriptions request URL, and the same URL followed by /interactions as its Interactivity request URL (for approval buttons).', [
     { key: 'bot_token_secret', label: 'Bot token, xoxb-… (vault name)', help: SECRET_HELP },
     { key: 'signing_secret_secret', label: 'Signing secret (vault name)', help: SECRET_HELP },
     { key: 'app_id', label: 'App id (optional)', help: 'Events of other apps of the workspace are then ignored.' },
