@@ -2,7 +2,7 @@ import { ApiError, createRoute, definePlugin, problem, z, type PluginContext } f
 import { slackDriver } from './driver.ts'
 import { readDelivery } from './events.ts'
 import { receiveInteractions } from './interactions.ts'
-import { signatureFault } from './signature.ts'
+import { verifiedRequest } from './signature.ts'
 
 const Acknowledged = z
   .object({ challenge: z.string().optional().openapi({ description: 'The url_verification handshake’s challenge, echoed.' }) })
@@ -38,15 +38,7 @@ const eventsRoute = createRoute({
 
 function receiveEvents(context: PluginContext) {
   context.router.openapi(eventsRoute, async (c) => {
-    const endpoint = await context.channels.endpoint(c.req.valid('param').agent_id, 'slack')
-    if (!endpoint) throw new ApiError('not_found', 'No enabled agent with this id answers on Slack.')
-    const body = new Uint8Array(await c.req.arrayBuffer())
-    const secretName = endpoint.settings.signing_secret_secret
-    const secret = await endpoint.secret(secretName)
-    if (!secret) throw new ApiError('unauthorized', `The agent’s Slack signing secret ${secretName} is not in the vault, so no request can be verified.`)
-    const fault = signatureFault({ timestamp: c.req.header('x-slack-request-timestamp'), signature: c.req.header('x-slack-signature'), body }, secret)
-    if (fault) throw new ApiError('unauthorized', fault)
-    await context.channels.seen(endpoint)
+    const { endpoint, body } = await verifiedRequest(context, c, c.req.valid('param').agent_id)
     let parsed: unknown
     try {
       parsed = JSON.parse(new TextDecoder().decode(body))

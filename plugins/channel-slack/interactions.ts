@@ -1,5 +1,5 @@
 import { ApiError, createRoute, problem, z, type InboundMessage, type PluginContext } from '../../src/plugin-host/sdk.ts'
-import { signatureFault } from './signature.ts'
+import { verifiedRequest } from './signature.ts'
 
 /**
  * Slack's interactivity deliveries: a press of one of the bot's buttons (a tool approval's Approve or Deny) is
@@ -58,15 +58,7 @@ export function readPress(payload: unknown): InboundMessage | undefined {
 
 export function receiveInteractions(context: PluginContext): void {
   context.router.openapi(interactionsRoute, async (c) => {
-    const endpoint = await context.channels.endpoint(c.req.valid('param').agent_id, 'slack')
-    if (!endpoint) throw new ApiError('not_found', 'No enabled agent with this id answers on Slack.')
-    const body = new Uint8Array(await c.req.arrayBuffer())
-    const secretName = endpoint.settings.signing_secret_secret
-    const secret = await endpoint.secret(secretName)
-    if (!secret) throw new ApiError('unauthorized', `The agent’s Slack signing secret ${secretName} is not in the vault, so no request can be verified.`)
-    const fault = signatureFault({ timestamp: c.req.header('x-slack-request-timestamp'), signature: c.req.header('x-slack-signature'), body }, secret)
-    if (fault) throw new ApiError('unauthorized', fault)
-    await context.channels.seen(endpoint)
+    const { endpoint, body } = await verifiedRequest(context, c, c.req.valid('param').agent_id)
     const raw = new URLSearchParams(new TextDecoder().decode(body)).get('payload')
     if (!raw) throw new ApiError('bad_request', 'The body has no payload field.')
     let payload: unknown

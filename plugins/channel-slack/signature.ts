@@ -1,4 +1,4 @@
-import { hmacSha256, secretsEqual } from '../../src/plugin-host/sdk.ts'
+import { ApiError, hmacSha256, secretsEqual, type ChannelEndpoint, type PluginContext } from '../../src/plugin-host/sdk.ts'
 
 /** How far Slack's timestamp may stray from our clock, either way: an older request may be a captured one, replayed. */
 const TOLERANCE_SECONDS = 5 * 60
@@ -29,4 +29,22 @@ export function signatureFault(request: SignedRequest, secret: string, nowMs = D
     return 'The request’s X-Slack-Signature does not match: it was not signed with this agent’s signing secret.'
   }
   return undefined
+}
+
+/**
+ * A request to one of the agent's Slack addresses (events, interactions), checked before anything in it is read:
+ * the agent answers on Slack (404), its signing secret is in the vault and signed these exact bytes lately (401).
+ * The endpoint and the body as they arrived; the channel is noted as reached.
+ */
+export async function verifiedRequest(context: PluginContext, c: { req: { arrayBuffer(): Promise<ArrayBuffer>; header(name: string): string | undefined } }, agentId: string): Promise<{ endpoint: ChannelEndpoint<'slack'>; body: Uint8Array }> {
+  const endpoint = await context.channels.endpoint(agentId, 'slack')
+  if (!endpoint) throw new ApiError('not_found', 'No enabled agent with this id answers on Slack.')
+  const body = new Uint8Array(await c.req.arrayBuffer())
+  const secretName = endpoint.settings.signing_secret_secret
+  const secret = await endpoint.secret(secretName)
+  if (!secret) throw new ApiError('unauthorized', `The agent’s Slack signing secret ${secretName} is not in the vault, so no request can be verified.`)
+  const fault = signatureFault({ timestamp: c.req.header('x-slack-request-timestamp'), signature: c.req.header('x-slack-signature'), body }, secret)
+  if (fault) throw new ApiError('unauthorized', fault)
+  await context.channels.seen(endpoint)
+  return { endpoint, body }
 }

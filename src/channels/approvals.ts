@@ -2,7 +2,7 @@ import type { ApprovalView } from '../approvals/approvals.ts'
 import { hashSecret } from '../auth/secrets.ts'
 import { ApiError } from '../errors.ts'
 import type { Channels, ChannelsOptions } from './channels.ts'
-import type { ChannelEndpoint, ChannelPlatform, InboundMessage } from './contract.ts'
+import type { ChannelEndpoint, InboundMessage } from './contract.ts'
 import { speakerOf } from './speakers.ts'
 
 /** `YES 3F9A2C` or `no 3f9a2c`, alone on the first line of a message (an email's reply quotes below it). */
@@ -46,31 +46,20 @@ export class ChannelApprovals {
   /** Says a request (new, or how it ended) in the thread of its conversation, if it has one. */
   async tell(approval: ApprovalView): Promise<void> {
     if (!approval.conversation_id) return
-    const thread = await this.options.db
-      .selectFrom('channel_threads')
-      .innerJoin('agent_configs', 'agent_configs.id', 'channel_threads.agent_id')
-      .select(['channel_threads.company_id', 'channel_threads.agent_id', 'channel_threads.platform', 'channel_threads.thread_key', 'channel_threads.target', 'agent_configs.name'])
-      .where('channel_threads.conversation_id', '=', approval.conversation_id)
-      .executeTakeFirst()
-    if (!thread) return
-    await this.channels.enqueue({
-      companyId: thread.company_id,
-      agentId: thread.agent_id,
-      platform: thread.platform as ChannelPlatform,
-      threadKey: thread.thread_key,
-      target: thread.target,
+    const code = answerCode(approval.id)
+    await this.channels.enqueueInConversation(approval.conversation_id, (agentName) => ({
       key: `approval:${approval.id}:${approval.status}`,
-      text: approvalText(approval, thread.name),
+      text: approvalText(approval, agentName),
       // Where the platform has buttons, pressing one sends the words the text asks for.
       ...(approval.status === 'pending'
         ? {
             choices: [
-              { label: 'Approve', text: `YES ${answerCode(approval.id)}` },
-              { label: 'Deny', text: `NO ${answerCode(approval.id)}` },
+              { label: 'Approve', text: `YES ${code}` },
+              { label: 'Deny', text: `NO ${code}` },
             ],
           }
         : {}),
-    })
+    }))
   }
 
   /**

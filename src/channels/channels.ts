@@ -224,6 +224,28 @@ export class Channels {
     this.wake()
   }
 
+  /**
+   * Queues what the agent says in a conversation outside a channel's turn (a task's result, an approval asked) for
+   * the platform thread the conversation belongs to; a web chat conversation belongs to none, and nothing is queued.
+   */
+  async enqueueInConversation(conversationId: string, reply: (agentName: string) => { key: string; text: string; choices?: ChannelChoice[] }): Promise<void> {
+    const thread = await this.options.db
+      .selectFrom('channel_threads')
+      .innerJoin('agent_configs', 'agent_configs.id', 'channel_threads.agent_id')
+      .select(['channel_threads.company_id', 'channel_threads.agent_id', 'channel_threads.platform', 'channel_threads.thread_key', 'channel_threads.target', 'agent_configs.name'])
+      .where('channel_threads.conversation_id', '=', conversationId)
+      .executeTakeFirst()
+    if (!thread) return
+    await this.enqueue({
+      companyId: thread.company_id,
+      agentId: thread.agent_id,
+      platform: thread.platform as ChannelPlatform,
+      threadKey: thread.thread_key,
+      target: thread.target,
+      ...reply(thread.name),
+    })
+  }
+
   /** Sends what is left of a queued reply; a failure retries later from the part that failed. */
   async #send(row: OutboxRow, claim: Claim): Promise<Outcome> {
     const platform = row.platform as ChannelPlatform

@@ -305,21 +305,7 @@ export class Deliveries {
   }
 
   /** Queues an agent's message said in a channel's conversation outside a channel's turn. */
-  async #forward(conversationId: string, messageId: string, text: string): Promise<void> {
-    const thread = await this.options.db
-      .selectFrom('channel_threads')
-      .select(['company_id', 'agent_id', 'platform', 'thread_key', 'target'])
-      .where('conversation_id', '=', conversationId)
-      .executeTakeFirst()
-    if (!thread) return
-    await this.channels.enqueue({
-      companyId: thread.company_id,
-      agentId: thread.agent_id,
-      platform: thread.platform as ChannelPlatform,
-      threadKey: thread.thread_key,
-      target: thread.target,
-      key: `message:${messageId}`,
-      text,
-    })
+  #forward(conversationId: string, messageId: string, text: string): Promise<void> {
+    return this.channels.enqueueInConversation(conversationId, () => ({ key: `message:${messageId}`, text }))
   }
 }
