@@ -117,11 +117,14 @@ export class Approvals {
    */
   async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome> {
     const now = this.clock.now()
+    const id = Bun.randomUUIDv7()
+    // Waiting before the request exists: an answer given the moment it can be seen is heard.
+    const answered = new Promise<ApprovalOutcome>((resolve) => this.#waiting.set(id, resolve))
     const row = await this.db.transaction().execute(async (tx) => {
       const inserted = await tx
         .insertInto('tool_approvals')
         .values({
-          id: Bun.randomUUIDv7(),
+          id,
           company_id: request.companyId,
           conversation_id: request.conversationId,
           agent_id: request.agentId,
@@ -144,8 +147,10 @@ export class Approvals {
         changes: { server: request.server, tool: request.tool, arguments: inserted.arguments, rule: request.rule, for: request.userId },
       })
       return inserted
+    }).catch((error) => {
+      this.#waiting.delete(id)
+      throw error
     })
-    const answered = new Promise<ApprovalOutcome>((resolve) => this.#waiting.set(row.id, resolve))
     await this.#show(viewOf(row))
     const timer = setTimeout(() => void this.#close(row.id, 'expired'), request.timeoutSeconds * 1000)
     const onAbort = () => void this.#close(row.id, 'cancelled')
