@@ -39,7 +39,12 @@ export const AgentConfigRecord = defineModel({
     // Channel and email settings decide whose secrets verify a webhook and whose mail server vouches for a sender:
     // whoever sets them could speak as any linked person, so they stay an admin's even where members edit agents.
     const { before, after } = change
-    const same = (field: 'channels' | 'email') => JSON.stringify(before?.[field] ?? {}) === JSON.stringify(after?.[field] ?? {})
+    // An absent web chat setting means on: the console's form, which shows it ticked, sends it that way.
+    const meaning = (record: { channels?: unknown; email?: unknown } | undefined, field: 'channels' | 'email') => {
+      const value = (record?.[field] ?? {}) as Record<string, unknown>
+      return field === 'channels' ? { ...value, webchat: value.webchat ?? { enabled: true } } : value
+    }
+    const same = (field: 'channels' | 'email') => Bun.deepEquals(meaning(before, field), meaning(after, field))
     if (after && (!same('channels') || !same('email')) && !hasRole(actor, 'admin')) {
       throw new ApiError('forbidden', 'Only company admins change an agent’s channels and email settings.')
     }

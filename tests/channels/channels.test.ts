@@ -344,6 +344,9 @@ describe('an agent’s channel settings', () => {
       expect((await platform.call('PATCH', path, { json: { description: 'a member may say this' }, as: person })).status).toBe(200)
       expectProblem(await platform.call('PATCH', path, { json: { channels: { telegram: { bot_token_secret: 'mine/secret' } } }, as: person }), 403, 'forbidden')
       expectProblem(await platform.call('PATCH', path, { json: { email: { authserv_id: 'mx.attacker.example' } }, as: person }), 403, 'forbidden')
+      // Saying what an absent web chat setting means already (on), as the console's form does, changes nothing.
+      expect((await platform.call('PATCH', path, { json: { channels: { webchat: { enabled: true } } }, as: person })).status).toBe(200)
+      expectProblem(await platform.call('PATCH', path, { json: { channels: { webchat: { enabled: false } } }, as: person }), 403, 'forbidden')
       const agent = await platform.call('GET', path)
       expect(agent.body.channels?.telegram?.bot_token_secret).toBe('loop/secret')
       expect(agent.body.email?.authserv_id).toBeUndefined()
