@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { answerCode } from '../../src/channels/approvals.ts'
 import { buttonPress, directMessage, eventCallback, signedEvent, SLACK_APP, startFakeSlack } from '../fixtures/channels/slack-api.ts'
 import { startFakeTelegram } from '../fixtures/channels/telegram-api.ts'
+import { signedWebhook, startFakeWhatsApp, textNotification } from '../fixtures/channels/whatsapp-api.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { until } from '../helpers/until.ts'
 
@@ -19,6 +20,12 @@ const SLACK_SIGNING = '0a1b2c3d4e5f60718293a4b5c6d7e8f9'
 const SLACK_PERSON = 'U0APPROVE1'
 const slack = startFakeSlack({ token: SLACK_TOKEN })
 let slackAgent: string
+const WA_PHONE = '106540352242977'
+const WA_TOKEN = 'EAAJB-approvals-token'
+const WA_SECRET = 'approvals-app-secret'
+const WA_PERSON = '16505559001'
+const whatsapp = startFakeWhatsApp({ accessToken: WA_TOKEN, phoneNumberIds: [WA_PHONE] })
+let whatsappAgent: string
 let p: TestPlatform
 let updateId = 90_000
 
@@ -26,10 +33,11 @@ beforeAll(async () => {
   p = await startTestPlatform({
     SWITCHBOARD_PLUGIN_CHANNEL_TELEGRAM_API_BASE_URL: fake.url,
     SWITCHBOARD_PLUGIN_CHANNEL_SLACK_API_BASE_URL: slack.url,
+    SWITCHBOARD_PLUGIN_CHANNEL_WHATSAPP_API_BASE_URL: whatsapp.url,
     SWITCHBOARD_CHANNEL_RETRY_MS: '20',
     SWITCHBOARD_BASE_URL: 'https://switchboard.example.com',
   })
-  for (const [name, value] of [['slack/approvals-token', SLACK_TOKEN], ['slack/approvals-signing', SLACK_SIGNING]]) {
+  for (const [name, value] of [['slack/approvals-token', SLACK_TOKEN], ['slack/approvals-signing', SLACK_SIGNING], ['wa/approvals-token', WA_TOKEN], ['wa/approvals-secret', WA_SECRET]]) {
     expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', name, value } })).status).toBe(200)
   }
   const onSlack = await p.call('POST', '/api/v1/AgentConfigRecord', {
@@ -38,6 +46,12 @@ beforeAll(async () => {
   expect(onSlack.status).toBe(201)
   slackAgent = onSlack.body.id
   expect((await p.call('POST', '/api/v1/UserPlatform', { json: { user_id: p.root.userId, platform: 'slack', platform_user_id: SLACK_PERSON } })).status).toBe(201)
+  const onWhatsApp = await p.call('POST', '/api/v1/AgentConfigRecord', {
+    json: { name: 'Wary', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning'] }, channels: { whatsapp: { phone_number_id: WA_PHONE, access_token_secret: 'wa/approvals-token', app_secret_secret: 'wa/approvals-secret' } } },
+  })
+  expect(onWhatsApp.status).toBe(201)
+  whatsappAgent = onWhatsApp.body.id
+  expect((await p.call('POST', '/api/v1/UserPlatform', { json: { user_id: p.root.userId, platform: 'whatsapp', platform_user_id: WA_PERSON } })).status).toBe(201)
   expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', owner_id: p.root.companyId, name: 'tg/approvals', value: TOKEN } })).status).toBeLessThan(300)
   const agent = await p.call('POST', '/api/v1/AgentConfigRecord', {
     json: { name: 'Careful', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning'] }, channels: { telegram: { bot_token_secret: 'tg/approvals' } } },
@@ -55,6 +69,7 @@ afterAll(async () => {
   await p.close()
   fake.stop()
   slack.stop()
+  whatsapp.stop()
 })
 
 /** Ada (or someone else) writes to the bot, as Telegram delivers it. */
@@ -134,4 +149,19 @@ test('on Slack the request comes with Approve and Deny buttons; a press, signed 
   await until(() => slack.posts.find((m) => m.channel === channel && m.text.startsWith('Approved by')), { what: 'the approval said on Slack' })
   await until(() => slack.posts.find((m) => m.channel === channel && m.text.includes('The tool answered: Created the plan')), { what: 'the agent’s answer on Slack' })
   expect(await planTitles()).toContain('Slack plan')
+})
+
+test('on WhatsApp, which has no buttons here, the code is typed: NO and the code declines', async () => {
+  const send = (text: string) => {
+    const { body, headers } = signedWebhook(WA_SECRET, textNotification({ phoneNumberId: WA_PHONE, from: WA_PERSON, text }))
+    return p.call('POST', `/channels/whatsapp/${whatsappAgent}`, { body, headers, as: null })
+  }
+  const texts = () => whatsapp.calls.filter((c) => c.body.type === 'text' && c.body.to === WA_PERSON).map((c) => String((c.body.text as { body: string }).body))
+  expect((await send(`/tool mcp-planning__plan_create ${JSON.stringify({ title: 'WhatsApp plan', tasks: [{ title: 'one' }] })}`)).status).toBe(200)
+  const asking = await until(() => texts().find((t) => t.includes('Wary wants to call plan_create')), { what: 'the request on WhatsApp' })
+  const code = /Reply YES ([0-9A-F]{6})/.exec(asking)![1]!
+  expect((await send(`no ${code}`)).status).toBe(200)
+  await until(() => texts().find((t) => t.startsWith('Declined by')), { what: 'the refusal said on WhatsApp' })
+  await until(() => texts().find((t) => t.includes('The tool answered: The person declined')), { what: 'the agent to carry on' })
+  expect(await planTitles()).not.toContain('WhatsApp plan')
 })
