@@ -33,9 +33,10 @@ async function* echo(request: RunnerRequest): AsyncGenerator<RunnerEvent> {
   if (last?.role === 'tool') {
     reply = `The tool answered: ${last.content}`
   } else {
+    const text = last?.content ?? ''
     // In a shared conversation the agent is addressed as @name first: its commands follow the mention.
-    const text = (last?.content ?? '').replace(/^@[\w.-]+\s+/, '')
-    const tool = TOOL.exec(text)
+    const command = text.replace(/^@[\w.-]+\s+/, '')
+    const tool = TOOL.exec(command)
     if (tool) {
       let args: Record<string, unknown> = {}
       try {
@@ -48,8 +49,8 @@ async function* echo(request: RunnerRequest): AsyncGenerator<RunnerEvent> {
       yield { type: 'done' }
       return
     }
-    const slow = SLOW.exec(text)
-    const quoted = QUOTE.exec(text)
+    const slow = SLOW.exec(command)
+    const quoted = QUOTE.exec(command)
     pause = slow ? Number(slow[1]) : 0
     reply = quoted ? quote(request.messages, quoted[1]!) : `Echo: ${slow ? slow[2] : text}`
   }

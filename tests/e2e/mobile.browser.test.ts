@@ -127,7 +127,7 @@ test.skipIf(!HAS_CHROMIUM)('each role is offered only what it can use', async ()
   const page = await pageAs(member.cookie, { width: 1280, height: 800 })
   await page.goto(`${p.adminUrl}/chat`)
   const offered = await page.locator('#site-nav a').evaluateAll((els) => els.map((el) => el.getAttribute('href')))
-  expect(offered.filter((href) => href?.startsWith('/'))).toEqual(['/chat', '/agents', '/mcp-servers', '/usage', '/vault'])
+  expect(offered.filter((href) => href?.startsWith('/'))).toEqual(['/chat', '/agents', '/mcp-servers', '/approvals', '/usage', '/vault'])
   await page.context().close()
 
   const admin = await signIn(p.adminUrl, 'admin', ADMIN_PASSWORD)
