@@ -127,6 +127,26 @@ test('agents: runner and model come from the registry; saved through the API; a 
   expect(reload.text).toContain('switched off, so it was only stopped')
 })
 
+test('agents: the tools a person must approve are set per tool, and kept by a save that does not touch them', async () => {
+  const made = await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'asker', plugins: { enabled: ['mcp-planning'] }, mcp_permissions: { servers: { 'mcp-planning': { approve: ['plan_create'] } } } } })
+  expect(made.status).toBe(201)
+  const id = made.body.id as string
+  const opened = await page(`/agents/${id}`)
+  expect(opened.text).toMatch(/name="mcp_permissions\.mcp-planning\.approve" type="checkbox" value="plan_create" checked=""/)
+  // Saved with the box still ticked and another ticked: both ask; the tools themselves unchanged (every tool).
+  const saved = await page(`/agents/${id}`, {
+    post: { _version: versionIn(opened.text), name: 'asker', runner: 'echo', 'plugins.enabled': 'mcp-planning', 'mcp_permissions.mcp-planning': 'all', 'mcp_permissions.mcp-planning.approve': ['plan_create', 'plan_update'] },
+  })
+  expect(saved.status).toBe(200)
+  expect((await p.call('GET', `/api/v1/AgentConfigRecord/${id}`)).body.mcp_permissions).toEqual({ servers: { 'mcp-planning': { approve: ['plan_create', 'plan_update'], deny: [] } } })
+  // Unticked: nothing asks any more.
+  const again = await page(`/agents/${id}`)
+  expect((await page(`/agents/${id}`, { post: { _version: versionIn(again.text), name: 'asker', runner: 'echo', 'plugins.enabled': 'mcp-planning', 'mcp_permissions.mcp-planning': 'all' } })).status).toBe(200)
+  expect((await p.call('GET', `/api/v1/AgentConfigRecord/${id}`)).body.mcp_permissions).toEqual({ servers: { 'mcp-planning': { deny: [] } } })
+  // Gone again: a later test counts the agents on the echo runner.
+  expect((await p.call('DELETE', `/api/v1/AgentConfigRecord/${id}`)).status).toBe(204)
+})
+
 test('agents: a member reads agents and is offered no change; a change sent by hand shows the API’s refusal', async () => {
   const agent = (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'guarded' } })).body
   const someone = await member()
@@ -190,6 +210,13 @@ test('permissions: rules are added and removed through the API, and the preview 
   const bad = await page('/permissions/rules', { post: { user_id: someone.userId, server: 'Not A Server!', tool: '*', effect: 'allow' } })
   expect(bad.status).toBe(422)
   expect(bad.text).toMatch(/id="rule-server-error">/)
+  // An approve rule says who answers and how long the call waits.
+  const approve = await page('/permissions/rules', { post: { server: 'everything', tool: 'delete_*', effect: 'approve', approvers: 'admins', approval_timeout_seconds: '60' } })
+  expect(approve.status).toBe(200)
+  expect(approve.text).toContain('by the person or an admin, within 60 s')
+  const stored = (await p.call('GET', '/api/v1/McpPermission?tool=eq.delete_*')).body.data[0]
+  expect(stored).toMatchObject({ user_id: null, server: 'everything', tool: 'delete_*', effect: 'approve', approvers: 'admins', approval_timeout_seconds: 60 })
+  expect((await p.call('DELETE', `/api/v1/McpPermission/${stored!.id}`)).status).toBe(204)
   const added = await page('/permissions/rules', { post: { user_id: someone.userId, server: 'everything', tool: 'echo', effect: 'allow' } })
   expect(added.status).toBe(200)
   expect(added.text).toContain('Rule added.')

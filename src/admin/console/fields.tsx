@@ -150,7 +150,7 @@ const TOOL_MODES: Array<{ value: ToolMode; label: string }> = [
 function ToolsPicker({ field, values, errors, id, choices }: { field: Field; values: FormValues; errors: FieldError[]; id: string; choices: Option[] }) {
   const servers = choices.filter((o) => !o.value.includes('/'))
   const named = Object.keys(values)
-    .filter((key) => key.startsWith(`${field.name}.`) && !key.endsWith('.tools'))
+    .filter((key) => key.startsWith(`${field.name}.`) && !key.endsWith('.tools') && !key.endsWith('.approve'))
     .map((key) => key.slice(field.name.length + 1))
   const all = [...servers, ...named.filter((s) => !servers.some((o) => o.value === s)).map((s) => ({ value: s, label: `${s} (not in the catalogue now)` }))]
   return (
@@ -162,8 +162,10 @@ function ToolsPicker({ field, values, errors, id, choices }: { field: Field; val
         const key = `${field.name}.${server.value}`
         const mode = typeof values[key] === 'string' ? (values[key] as string) : ''
         const ticked = new Set(Array.isArray(values[`${key}.tools`]) ? (values[`${key}.tools`] as string[]) : [])
+        const asking = new Set(Array.isArray(values[`${key}.approve`]) ? (values[`${key}.approve`] as string[]) : [])
         const offered = choices.filter((o) => o.value.startsWith(`${server.value}/`)).map((o) => ({ name: o.value.slice(server.value.length + 1), label: o.label }))
-        const tools = [...offered, ...[...ticked].filter((t) => !offered.some((o) => o.name === t)).map((t) => ({ name: t, label: t }))]
+        const known = (t: string) => offered.some((o) => o.name === t)
+        const tools = [...offered, ...[...new Set([...ticked, ...asking])].filter((t) => !known(t)).map((t) => ({ name: t, label: t }))]
         return (
           <div class="tool-server">
             <label for={`${id}-${index}`}>{server.label}</label>
@@ -180,6 +182,17 @@ function ToolsPicker({ field, values, errors, id, choices }: { field: Field; val
                   <span class="checkbox">
                     <input id={`${id}-${index}-${t}`} name={`${key}.tools`} type="checkbox" value={tool.name} checked={ticked.has(tool.name)} />
                     <label for={`${id}-${index}-${t}`}>{tool.label}</label>
+                  </span>
+                ))}
+              </div>
+            ) : null}
+            {tools.length > 0 ? (
+              <div class="tool-list" role="group" aria-label={`Tools of ${server.value} that ask a person first`}>
+                <span class="help">Ask a person before each call of:</span>
+                {tools.map((tool, t) => (
+                  <span class="checkbox">
+                    <input id={`${id}-${index}-ask-${t}`} name={`${key}.approve`} type="checkbox" value={tool.name} checked={asking.has(tool.name)} />
+                    <label for={`${id}-${index}-ask-${t}`}>{tool.label}</label>
                   </span>
                 ))}
               </div>

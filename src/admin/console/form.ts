@@ -54,6 +54,8 @@ export type ToolMode = '' | 'all' | 'only' | 'except'
 interface ServerRule {
   allow?: string[]
   deny?: string[]
+  /** Tools whose every call waits for a person's yes. */
+  approve?: string[]
 }
 
 function toolValues(name: string, value: unknown, values: FormValues): void {
@@ -68,22 +70,29 @@ function toolValues(name: string, value: unknown, values: FormValues): void {
       values[`${name}.${server}`] = 'except'
       values[`${name}.${server}.tools`] = [...deny]
     } else values[`${name}.${server}`] = 'all'
+    values[`${name}.${server}.approve`] = rule.approve ?? []
   }
 }
 
 function toolsFromForm(name: string, form: Record<string, unknown>, values: FormValues): { servers: Record<string, ServerRule> } {
   const servers: Record<string, ServerRule> = {}
   for (const [key, raw] of Object.entries(form)) {
-    if (!key.startsWith(`${name}.`) || key.endsWith('.tools')) continue
+    if (!key.startsWith(`${name}.`) || key.endsWith('.tools') || key.endsWith('.approve')) continue
     const server = key.slice(name.length + 1)
     const mode = (Array.isArray(raw) ? raw[0] : raw) as ToolMode
-    const picked = form[`${key}.tools`]
-    const tools = (Array.isArray(picked) ? picked : picked === undefined ? [] : [picked]).filter((t): t is string => typeof t === 'string')
+    const list = (field: string) => {
+      const picked = form[`${key}.${field}`]
+      return (Array.isArray(picked) ? picked : picked === undefined ? [] : [picked]).filter((t): t is string => typeof t === 'string')
+    }
+    const tools = list('tools')
+    const approve = list('approve')
     values[key] = typeof mode === 'string' ? mode : ''
     values[`${key}.tools`] = tools
-    if (mode === 'all') servers[server] = {}
-    else if (mode === 'only') servers[server] = { allow: tools }
-    else if (mode === 'except') servers[server] = { deny: tools }
+    values[`${key}.approve`] = approve
+    const asking = approve.length > 0 ? { approve } : {}
+    if (mode === 'all') servers[server] = { ...asking }
+    else if (mode === 'only') servers[server] = { allow: tools, ...asking }
+    else if (mode === 'except') servers[server] = { deny: tools, ...asking }
   }
   return { servers }
 }

@@ -14,10 +14,17 @@ const ruleFields: Field[] = [
   { name: 'server', label: 'Server', kind: 'select', options: 'servers', required: true },
   { name: 'tool', label: 'Tool', help: 'A tool’s name, a prefix ending in * (get-*), or * for all of the server.' },
   { name: 'effect', label: 'Effect', kind: 'select', options: 'effects', required: true },
+  { name: 'approvers', label: 'Who answers (approve)', kind: 'select', options: 'approvers', empty: '(the default: the person whose turn it is)' },
+  { name: 'approval_timeout_seconds', label: 'Waits (seconds, approve)', kind: 'number', help: 'No answer in time is a no; 300 by default.' },
 ]
 const EFFECTS = [
   { value: 'allow', label: 'allow' },
+  { value: 'approve', label: 'approve: ask a person each time' },
   { value: 'deny', label: 'deny' },
+]
+const APPROVERS = [
+  { value: 'self', label: 'the person whose turn it is' },
+  { value: 'admins', label: 'that person or an admin' },
 ]
 
 async function people(c: Ctx, api: ApiClient): Promise<Option[]> {
@@ -41,13 +48,15 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
     people: users,
     servers: [{ value: '*', label: '* (every server)' }, ...toolPlugins, ...companyServers.filter((s) => !toolPlugins.some((t) => t.value === s.value))],
     effects: EFFECTS,
+    approvers: APPROVERS,
   }
   const errors = form?.errors ?? []
   return (
     <section id="rules" class="panel">
       <h2>Rules</h2>
       <p class="help">
-        A person with rules of their own for a server is judged by those; everyone else by the company’s defaults. The most specific rule wins, deny wins a tie, and no rule means no.
+        A person with rules of their own for a server is judged by those; everyone else by the company’s defaults. The most specific rule wins, deny wins a tie (then approve),
+        and no rule means no. An approve rule offers the tool and makes each call wait for a person’s yes (see <a href="/approvals">Tool approvals</a>).
       </p>
       <Notice text={notice} />
       {!rules.data ? (
@@ -59,7 +68,10 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
                 <td>{rule.user_id ? (names.get(rule.user_id) ?? rule.user_id) : 'Everyone (company default)'}</td>
                 <td>{rule.server}</td>
                 <td>{rule.tool}</td>
-                <td class={`effect-${rule.effect}`}>{rule.effect}</td>
+                <td class={`effect-${rule.effect}`}>
+                  {rule.effect}
+                  {rule.effect === 'approve' ? <span class="help">{`${rule.approvers === 'admins' ? 'by the person or an admin' : 'by the person'}, within ${rule.approval_timeout_seconds} s`}</span> : null}
+                </td>
                 <td>
                   <form method="post" action={`/permissions/rules/${rule.id}/delete`} hx-post={`/permissions/rules/${rule.id}/delete`} hx-target="#rules" hx-swap="outerHTML">
                     <button type="submit" class="danger">
@@ -73,7 +85,7 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
       )}
       <form class="inline-form" method="post" action="/permissions/rules" hx-post="/permissions/rules" hx-target="#rules" hx-swap="outerHTML">
         {ruleFields.map((field) => (
-          <FormField field={field} values={form?.values ?? { tool: '*', effect: 'allow' }} errors={errors} prefix="rule" options={options} />
+          <FormField field={field} values={form?.values ?? { tool: '*', effect: 'allow', approvers: 'self' }} errors={errors} prefix="rule" options={options} />
         ))}
         <button type="submit">Add rule</button>
       </form>
