@@ -1626,6 +1626,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/channels/slack/{agent_id}/interactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack button presses for an agent
+         * @description The Interactivity Request URL of the agent’s Slack app. Signed like the events (X-Slack-Signature over the exact body, within five minutes). A press of one of the bot’s buttons (block_actions) counts as the presser sending the button’s value in that conversation; other interactions are acknowledged and ignored.
+         */
+        post: operations["receiveSlackInteractions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/channels/telegram/{agent_id}": {
         parameters: {
             query?: never;
@@ -1637,7 +1657,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a Telegram update for an agent
-         * @description Where Telegram delivers the updates of an agent’s bot (setWebhook points here). The body is a Telegram Update object (JSON); requests without the secret token the webhook was registered with are refused. A message is kept and answered soon after this request has been acknowledged; a repeated update_id is acknowledged and not answered again; edits and other update types are acknowledged and ignored.
+         * @description Where Telegram delivers the updates of an agent’s bot (setWebhook points here). The body is a Telegram Update object (JSON); requests without the secret token the webhook was registered with are refused. A message is kept and answered soon after this request has been acknowledged; a repeated update_id is acknowledged and not answered again; a press of one of the bot’s buttons (an approval’s Approve or Deny) counts as the presser sending its data; edits and other update types are acknowledged and ignored.
          */
         post: operations["telegramWebhook"];
         delete?: never;
@@ -14245,6 +14265,61 @@ export interface operations {
                 };
             };
             /** @description The body is not JSON, or not an envelope as Slack sends it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The signature or its timestamp is missing, wrong or stale, or the agent’s signing secret is not in the vault. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No enabled agent with this id answers on Slack. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    receiveSlackInteractions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent whose Slack app this is. */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The interaction, as JSON. */
+                    payload?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body carries no interaction as Slack sends it. */
             400: {
                 headers: {
                     [name: string]: unknown;
