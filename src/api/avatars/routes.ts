@@ -30,6 +30,14 @@ const Avatar = z
   })
   .openapi('Avatar')
 
+/** How an upload of a picture, a person's or an agent's, is refused for what it is. */
+const pictureRefusals = {
+  413: problem(`The file is larger than ${describeBytes(MAX_AVATAR_BYTES)}.`),
+  415: problem(`The file is not ${ACCEPTED} by its content, or the body is not multipart/form-data.`),
+  422: problem(`The file part is missing, empty, or the picture is larger than ${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE} or its header cannot be read.`),
+}
+const pictureBody = { required: true, content: { 'multipart/form-data': { schema: AvatarUpload } } }
+
 export const putAvatarRoute = createRoute({
   method: 'put',
   path: AVATAR_PATH,
@@ -42,13 +50,11 @@ export const putAvatarRoute = createRoute({
   tags: ['Auth'],
   security: signedIn,
   middleware: avatarUploadGuards(MAX_AVATAR_BYTES),
-  request: { body: { required: true, content: { 'multipart/form-data': { schema: AvatarUpload } } } },
+  request: { body: pictureBody },
   responses: {
     200: { description: 'Stored; your avatar is this picture now.', content: { 'application/json': { schema: Avatar } } },
     ...commonErrors,
-    413: problem(`The file is larger than ${describeBytes(MAX_AVATAR_BYTES)}.`),
-    415: problem(`The file is not ${ACCEPTED} by its content, or the body is not multipart/form-data.`),
-    422: problem(`The file part is missing, empty, or the picture is larger than ${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE} or its header cannot be read.`),
+    ...pictureRefusals,
   },
 })
 
@@ -76,14 +82,12 @@ export const putAgentAvatarRoute = createRoute({
   tags: ['Agents'],
   security: signedIn,
   middleware: [agentFirst, ...avatarUploadGuards(MAX_AVATAR_BYTES)],
-  request: { params: IdParam, body: { required: true, content: { 'multipart/form-data': { schema: AvatarUpload } } } },
+  request: { params: IdParam, body: pictureBody },
   responses: {
     200: { description: 'Stored; the agent’s `avatar` is this picture now.', content: { 'application/json': { schema: Avatar } } },
     ...commonErrors,
     ...notFoundError,
-    413: problem(`The file is larger than ${describeBytes(MAX_AVATAR_BYTES)}.`),
-    415: problem(`The file is not ${ACCEPTED} by its content, or the body is not multipart/form-data.`),
-    422: problem(`The file part is missing, empty, or the picture is larger than ${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE} or its header cannot be read.`),
+    ...pictureRefusals,
   },
 })
 
