@@ -70,7 +70,7 @@ test.skipIf(!HAS_CHROMIUM)('a newcomer sets up an agent with a tool, gives one p
   await admin.selectOption('#record-runner', 'echo')
   const server = admin.locator('.tool-server', { has: admin.locator('label', { hasText: /^everything$/ }) })
   await server.locator('select').selectOption('only')
-  await server.locator('.tool-list label', { hasText: /^echo$/ }).click()
+  await server.getByRole('group', { name: 'Tools of everything', exact: true }).getByText('echo', { exact: true }).click()
   await create(admin, 'agent walker')
   await untilEqual(async () => (await p.call('GET', '/api/v1/AgentConfigRecord?name=eq.walker')).body.data[0]?.mcp_permissions, { servers: { everything: { allow: ['echo'], deny: [] } } }, 'the agent’s tools to be stored')
 
