@@ -113,9 +113,10 @@ export class Approvals {
 
   /**
    * Asks, and waits for the answer: a person's, the timeout's (expired), or the turn's end (cancelled, when
-   * `signal` aborts). The card shows in the conversation at once, on every participant's page.
+   * `signal` aborts). The card shows in the conversation at once, on every participant's page; `asked` asks
+   * elsewhere too (an MCP host), answering through decide() like anyone.
    */
-  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome> {
+  async ask(request: ApprovalRequest, signal: AbortSignal, asked?: (approvalId: string) => void): Promise<ApprovalOutcome> {
     const now = this.clock.now()
     const id = Bun.randomUUIDv7()
     // Waiting before the request exists: an answer given the moment it can be seen is heard.
@@ -152,6 +153,8 @@ export class Approvals {
       throw error
     })
     await this.#show(viewOf(row))
+    // Where the person is, beside the card: the MCP host they called from.
+    asked?.(row.id)
     const timer = setTimeout(() => void this.#close(row.id, 'expired'), request.timeoutSeconds * 1000)
     const onAbort = () => void this.#close(row.id, 'cancelled')
     signal.addEventListener('abort', onAbort, { once: true })

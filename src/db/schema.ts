@@ -355,6 +355,8 @@ export interface McpSessionsTable {
   user_id: string
   company_id: string | null
   server: string
+  /** The host can be asked (MCP elicitation): a tool behind approval asks it. */
+  elicitation: Generated<boolean>
   created_at: Generated<Date>
   last_seen_at: Timestamp
 }

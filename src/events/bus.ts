@@ -38,6 +38,8 @@ export interface Events {
   'mcp.cancel': { session_id: string; request_id: string | number; reason?: string }
   /** A background task was cancelled (its row already says so); the process running it stops the tool. */
   'task.cancel': { task_id: string }
+  /** An MCP host answered what the gateway asked it (elicitation): the process whose request waits hands it on. */
+  'mcp.answer': { session_id: string; messages: unknown[] }
   /** A tool approval was answered (its row already says so); the turn waiting on it goes on, wherever it runs. */
   'approval.decided': { approval_id: string; status: 'approved' | 'denied' | 'expired' | 'cancelled' }
 }

@@ -6,7 +6,7 @@ import { errorResult, type CallOptions, type Provider, type ToolUser } from './p
 /** Aggregate names: `<server>__<name>`, the same shape agents see. */
 const SEPARATOR = '__'
 
-function split(name: string): [string, string] | undefined {
+export function split(name: string): [string, string] | undefined {
   const at = name.indexOf(SEPARATOR)
   return at > 0 ? [name.slice(0, at), name.slice(at + SEPARATOR.length)] : undefined
 }
@@ -36,7 +36,7 @@ export class AggregateProvider implements Provider {
           const name = p.name + SEPARATOR + t.name
           if (this.judge(p.name, t.name)) return [{ ...t, name }]
           if (this.judge.verdict?.(p.name, t.name).decision !== 'approve') return []
-          return [{ ...t, name, description: `[Needs a person’s approval for each call, which this connection cannot ask for: use it from the web chat.] ${t.description ?? ''}`.trim() }]
+          return [{ ...t, name, description: `[Each call needs a person’s approval: a host that can be asked (elicitation) is asked, any other is refused.] ${t.description ?? ''}`.trim() }]
         }),
       ),
     )
@@ -50,6 +50,8 @@ export class AggregateProvider implements Provider {
     if (!this.judge(server, tool!)) {
       const verdict = this.judge.verdict?.(server, tool!)
       if (verdict?.decision !== 'approve') return errorResult(`You may not use the tool ${params.name}.`)
+      // Asked of the host's user, who said yes (the gateway's elicitation).
+      if (options?.approved) return provider.callTool(user, { ...params, name: tool! }, options)
       const rule = verdict.rule?.id ? `the permission rule ${verdict.rule.id}` : `a permission rule on ${verdict.rule?.server}/${verdict.rule?.tool}`
       return errorResult(`The tool ${params.name} needs a person’s approval before each call (${rule}), and this MCP connection cannot ask for it. Use it from the web chat, where the request is shown to you, or ask an admin about the rule.`)
     }

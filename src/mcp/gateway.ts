@@ -4,6 +4,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
   CallToolRequestSchema,
+  ElicitResultSchema,
   ErrorCode,
   GetPromptRequestSchema,
   isInitializeRequest,
@@ -14,7 +15,11 @@ import {
   McpError,
   type Progress,
   ReadResourceRequestSchema,
+  type JSONRPCMessage,
+  type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import { sql } from 'kysely'
 import type { Actor } from '../auth/actor.ts'
 import type { Db } from '../db/schema.ts'
@@ -24,7 +29,13 @@ import { isUuid } from '../models/fields.ts'
 import { flushCaches, flushOn } from '../events/caches.ts'
 import { LRUCache } from 'lru-cache'
 import type { McpCatalog } from './catalog.ts'
+import { maskSecrets, type Approvals } from '../approvals/approvals.ts'
+import type { toolVerdict } from './permissions.ts'
+
+/** A tool behind a person's yes: its server and name, and the rule that asks. */
+type Verdict = ReturnType<typeof toolVerdict> & { server: string; tool: string }
 import { errorResult, type Provider } from './providers.ts'
+import { split } from './aggregate.ts'
 
 /** The name a session of the aggregate `/mcp` goes by. */
 export const AGGREGATE = ''
@@ -50,6 +61,8 @@ interface SessionOwner {
   user_id: string
   company_id: string | null
   server: string
+  /** Its host can be asked (elicitation). */
+  elicitation: boolean
   touchedAt: number
 }
 
@@ -58,6 +71,9 @@ interface HandlerExtra {
   signal: AbortSignal
   requestId: string | number
 }
+
+/** What asking the host needs of them: the request's id, and a way to send the host a question on its stream. */
+type AskingExtra = Pick<RequestHandlerExtra<ServerRequest, ServerNotification>, 'requestId' | 'sendRequest'>
 
 /**
  * The MCP gateway's sessions, served by any process: a session is a row in the store (whose it is, on which
@@ -79,6 +95,8 @@ export class Gateway {
    * made-up ids cannot crowd out real ones.
    */
   readonly #sessions = new LRUCache<string, SessionOwner>({ max: 10_000, ttl: 10 * 60_000 })
+  /** The request of this process waiting for its host's answer (elicitation), by session: one per session at a time. */
+  readonly #awaiting = new Map<string, WebStandardStreamableHTTPServerTransport>()
   #swept = 0
   #validator: AjvJsonSchemaValidator | undefined
 
@@ -86,9 +104,14 @@ export class Gateway {
     private readonly catalog: McpCatalog,
     private readonly db: Db,
     private readonly events: EventBus,
+    private readonly approvals: Approvals,
   ) {
     events.subscribe('mcp.cancel', ({ session_id, request_id, reason }) => {
       this.#running.get(runningKey(session_id, request_id))?.abort(new Error(reason ?? 'cancelled by the MCP host'))
+    })
+    // A host's answer that reached another process: handed to the request here that asked.
+    events.subscribe('mcp.answer', ({ session_id, messages }, origin) => {
+      if (origin === 'elsewhere') void this.#handOn(session_id, messages)
     })
     flushOn(events, 'mcp-sessions', () => this.#sessions.clear())
   }
@@ -116,19 +139,37 @@ export class Gateway {
       return jsonRpcError(400, -32700, 'Parse error: Invalid JSON')
     }
     const messages: unknown[] = Array.isArray(body) ? body : [body]
+    // The host answering what a request of its session asked (elicitation): for that request's server, wherever it runs.
+    if (sessionId !== null && messages.length > 0 && messages.every(isAnswer)) {
+      if (!(await this.#handOn(sessionId, messages))) await this.events.publish('mcp.answer', { session_id: sessionId, messages })
+      return new Response(null, { status: 202 })
+    }
     const initialize = messages.some((message) => isInitializeRequest(message))
     if (initialize && sessionId !== null) return jsonRpcError(400, -32600, 'Invalid Request: this session is initialized already.')
     if (!initialize && sessionId === null) throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
     if (sessionId !== null) await this.#announceCancellations(sessionId, messages)
     const id = sessionId ?? crypto.randomUUID()
-    const response = await (await this.#serverFor(actor, server, id, !messages.some(wantsProgress))).handleRequest(request, { parsedBody: body })
+    const askable = sessionId !== null && this.#sessions.get(sessionId.toLowerCase())?.elicitation === true
+    // An event stream where something may be sent before the result: progress, or a question to an askable host.
+    const json = !messages.some(wantsProgress) && !(askable && messages.some(isToolCall))
+    const response = await (await this.#serverFor(actor, server, id, json, askable)).handleRequest(request, { parsedBody: body })
     // Recorded once the initialize succeeded (one refused for its headers leaves nothing behind), and before the
     // host learns the id.
     if (initialize && response.ok) {
-      await this.#open(id, actor, server)
+      await this.#open(id, actor, server, messages.some(canBeAsked))
       response.headers.set('mcp-session-id', id)
     }
     return response
+  }
+
+  /** Hands a host's answers to the request of this process that asked; false when none here did. */
+  async #handOn(sessionId: string, messages: unknown[]): Promise<boolean> {
+    const transport = this.#awaiting.get(sessionId.toLowerCase())
+    if (!transport) return false
+    // Straight to the server the transport feeds (a transport serves one HTTP request only, so this one cannot take
+    // the answer's request): what its onmessage does with every message it receives.
+    for (const message of messages) transport.onmessage?.(message as JSONRPCMessage)
+    return true
   }
 
   /** Stops every request this process serves (at shutdown), which ends their streams. */
@@ -145,11 +186,11 @@ export class Gateway {
     if (!owner) {
       const row = await this.db
         .selectFrom('mcp_sessions')
-        .select(['user_id', 'company_id', 'server', sql<boolean>`last_seen_at < now() - ${TOUCH_AFTER}::interval`.as('stale')])
+        .select(['user_id', 'company_id', 'server', 'elicitation', sql<boolean>`last_seen_at < now() - ${TOUCH_AFTER}::interval`.as('stale')])
         .where('id', '=', key)
         .executeTakeFirst()
       if (!row) return false
-      owner = { user_id: row.user_id, company_id: row.company_id, server: row.server, touchedAt: row.stale ? 0 : Date.now() }
+      owner = { user_id: row.user_id, company_id: row.company_id, server: row.server, elicitation: row.elicitation, touchedAt: row.stale ? 0 : Date.now() }
       this.#sessions.set(key, owner)
     }
     if (owner.user_id !== actor.userId || owner.company_id !== actor.companyId || owner.server !== server) return false
@@ -162,9 +203,9 @@ export class Gateway {
   }
 
   /** A new session: the user's least recently used ones beyond the cap are closed, and long-idle ones swept. */
-  async #open(id: string, actor: Actor, server: string): Promise<void> {
+  async #open(id: string, actor: Actor, server: string, elicitation: boolean): Promise<void> {
     this.#sweep()
-    await this.db.insertInto('mcp_sessions').values({ id, user_id: actor.userId, company_id: actor.companyId, server, last_seen_at: sql`now()` as never }).execute()
+    await this.db.insertInto('mcp_sessions').values({ id, user_id: actor.userId, company_id: actor.companyId, server, elicitation, last_seen_at: sql`now()` as never }).execute()
     const [trimmed] = await this.db
       .deleteFrom('mcp_sessions')
       .where('user_id', '=', actor.userId)
@@ -198,7 +239,8 @@ export class Gateway {
    * the answer is one JSON body (the transport allows either); a request that asks for progress is answered as an
    * event stream instead, since only a stream carries the notifications before the result.
    */
-  async #serverFor(actor: Actor, name: string, sessionId: string, json: boolean): Promise<WebStandardStreamableHTTPServerTransport> {
+  async #serverFor(actor: Actor, name: string, sessionId: string, json: boolean, askable: boolean): Promise<WebStandardStreamableHTTPServerTransport> {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: json })
     const mcp = new Server(
       { name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' },
       // One validator for every request's server: the SDK would otherwise build a JSON Schema compiler per request.
@@ -222,24 +264,83 @@ export class Gateway {
     }
 
     /** The provider and the caller's judge, afresh for each request. */
-    const resolve = async (): Promise<{ provider: Provider; may: (item: string) => boolean }> => {
+    const resolve = async (): Promise<{ provider: Provider; may: (item: string) => boolean; asking: (tool: string) => Verdict | undefined }> => {
+      const judge = await this.catalog.judge(actor)
+      const behindYes = (server: string, tool: string) => {
+        const verdict = judge.verdict(server, tool)
+        return verdict.decision === 'approve' ? { server, tool, ...verdict } : undefined
+      }
       // The aggregate judges each item by its own server's rules.
-      if (name === AGGREGATE) return { provider: await this.catalog.aggregate(actor), may: () => true }
-      const [provider, judge] = await Promise.all([this.catalog.provider(actor, name), this.catalog.judge(actor)])
+      if (name === AGGREGATE) {
+        return { provider: await this.catalog.aggregate(actor), may: () => true, asking: (tool) => (split(tool) ? behindYes(...split(tool)!) : undefined) }
+      }
+      const provider = await this.catalog.provider(actor, name)
       if (!provider || !judge.server(name)) throw new McpError(ErrorCode.InvalidRequest, `The MCP server ${name} is no longer available to you.`)
-      return { provider, may: (item) => judge(name, item) }
+      return { provider, may: (item) => judge(name, item), asking: (tool) => behindYes(name, tool) }
+    }
+
+    /**
+     * Asks the host's user whether the call may run (MCP elicitation), as a tool approval like any: recorded,
+     * audited, answerable in the console too, and decided once. The host's answer comes back in another request of
+     * the session, which #handOn passes to this transport.
+     */
+    const askHost = async (verdict: Verdict, args: Record<string, unknown>, signal: AbortSignal, extra: AskingExtra): Promise<string> => {
+      const sessionKey = sessionId.toLowerCase()
+      if (!actor.companyId) return 'denied'
+      const rule = verdict.rule
+      const request = {
+        companyId: actor.companyId,
+        conversationId: null,
+        agentId: null,
+        userId: actor.userId,
+        server: verdict.server,
+        tool: verdict.tool,
+        arguments: args,
+        rule: `permission rule ${rule?.id ?? `${rule?.server}/${rule?.tool}`}`,
+        approvers: rule?.approvers ?? 'self',
+        timeoutSeconds: rule?.approval_timeout_seconds ?? 300,
+      }
+      // One question at a time per session: the host's answer names the question by an id each request's server
+      // counts from 0, so two open at once could not be told apart.
+      if (this.#awaiting.has(sessionKey)) return 'busy'
+      return this.approvals.ask(request, signal, (approvalId) => {
+        const key = sessionKey
+        this.#awaiting.set(key, transport)
+        const message = `Allow ${verdict.tool} on ${verdict.server} to run with these arguments?\n${JSON.stringify(maskSecrets(args), null, 2)}`
+        const requestedSchema = { type: 'object' as const, properties: { approve: { type: 'boolean' as const, title: 'Allow this call', description: 'Yes runs the tool; no declines it.' } }, required: ['approve'] }
+        void extra
+          .sendRequest({ method: 'elicitation/create', params: { message, requestedSchema } }, ElicitResultSchema, { signal })
+          .then((answer) => this.approvals.decide(actor, approvalId, answer.action === 'accept' && answer.content?.approve === true))
+          .catch(() => undefined)
+          .finally(() => this.#awaiting.delete(key))
+      })
     }
     const refuse = (what: string) => new McpError(ErrorCode.InvalidParams, `You may not use ${what} on ${name}.`)
 
     mcp.setRequestHandler(ListToolsRequestSchema, async (request) => {
-      const { provider, may } = await resolve()
+      const { provider, may, asking } = await resolve()
       const listed = await provider.listTools(actor, request.params?.cursor)
-      return { ...listed, tools: listed.tools.filter((tool) => may(tool.name)) }
+      // A tool behind a person's yes is offered to a host that can be asked.
+      return { ...listed, tools: listed.tools.filter((tool) => may(tool.name) || (askable && asking(tool.name) !== undefined)) }
     })
     mcp.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const { provider, may } = await resolve()
+      const { provider, may, asking } = await resolve()
+      // A tool behind a person's yes, for a host that can be asked: asked, and run only on a yes.
+      const behindYes = askable ? asking(request.params.name) : undefined
+      let approved = false
+      if (behindYes) {
+        const { signal, end } = cancellable(extra)
+        try {
+          const outcome = await askHost(behindYes, request.params.arguments ?? {}, signal, extra)
+          if (outcome === 'busy') return errorResult(`The call of ${behindYes.tool} on ${behindYes.server} was not made: this session is already asking for another approval; answer that one, then call again.`)
+          if (outcome !== 'approved') return errorResult(`The call of ${behindYes.tool} on ${behindYes.server} was not made: ${outcome === 'denied' ? 'it was declined' : outcome === 'expired' ? 'nobody answered in time' : 'the request ended'}.`)
+          approved = true
+        } finally {
+          end()
+        }
+      }
       // A tool hidden from the list is refused by name too.
-      if (!may(request.params.name)) return errorResult(`You may not use the tool ${request.params.name} on ${name}.`)
+      if (!approved && !may(request.params.name)) return errorResult(`You may not use the tool ${request.params.name} on ${name}.`)
       // The host's progress token travels on: the upstream's progress notifications reach the host, in order and
       // all of them before the result.
       const token = request.params._meta?.progressToken
@@ -252,7 +353,7 @@ export class Gateway {
             }
       const { signal, end } = cancellable(extra)
       try {
-        const result = await provider.callTool(actor, request.params, { signal, onProgress })
+        const result = await provider.callTool(actor, request.params, { signal, onProgress, ...(approved ? { approved } : {}) })
         await relayed
         return result
       } finally {
@@ -289,7 +390,6 @@ export class Gateway {
     })
 
     // Stateless as far as the SDK knows: the session is ours to keep (above), and this transport serves one request.
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: json })
     await mcp.connect(transport)
     return transport
   }
@@ -311,6 +411,21 @@ export class Gateway {
 function wantsProgress(message: unknown): boolean {
   const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta
   return meta?.progressToken !== undefined
+}
+
+/** A JSON-RPC answer (a result or an error for an id), not a request or a notification. */
+function isAnswer(message: unknown): boolean {
+  const m = message as { method?: unknown; id?: unknown; result?: unknown; error?: unknown } | null
+  return m !== null && typeof m === 'object' && m.method === undefined && (typeof m.id === 'string' || typeof m.id === 'number') && ('result' in m || 'error' in m)
+}
+
+function isToolCall(message: unknown): boolean {
+  return (message as { method?: unknown } | null)?.method === 'tools/call'
+}
+
+/** An initialize whose host says it can be asked (elicitation). */
+function canBeAsked(message: unknown): boolean {
+  return isInitializeRequest(message) && message.params.capabilities.elicitation !== undefined
 }
 
 function runningKey(sessionId: string, requestId: string | number): string {

@@ -23,6 +23,8 @@ export interface CallOptions {
   onProgress?: (progress: Progress) => void
   /** Set when an agent's chat turn calls the tool (a built-in tool then knows its conversation). */
   turn?: ToolTurn
+  /** A person said yes to this call of a tool an approve rule guards (the gateway asked its host). */
+  approved?: boolean
 }
 
 /** The chat turn a tool is called from. */

@@ -1,12 +1,17 @@
 import { beforeAll, expect, test } from 'bun:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { CLUSTER_NEEDS_POSTGRES, useCluster } from '../helpers/cluster.ts'
+import { NOTES_PLUGIN } from '../helpers/mcp.ts'
 import { TEST_DATABASE_URL } from '../helpers/database.ts'
 import { until } from '../helpers/until.ts'
 
 // Tool approvals across two platform processes on one database: a turn waits on one process and hears an answer
 // given on the other, and two answers given at once on both leave exactly one decision.
 
-const cluster = useCluster({ processes: 2 })
+// The fixture plugin `notes` (built-in MCP tools) for an MCP host asked through the round-robin proxy.
+const cluster = useCluster({ processes: 2, env: NOTES_PLUGIN })
 let agent: string
 
 if (TEST_DATABASE_URL) {
@@ -18,6 +23,7 @@ if (TEST_DATABASE_URL) {
     for (const rule of [
       { server: 'mcp-planning', tool: '*', effect: 'allow' },
       { server: 'mcp-planning', tool: 'plan_create', effect: 'approve', approvers: 'admins' },
+      { server: 'notes', tool: 'add-note', effect: 'approve' },
     ]) {
       expect((await c.call(c.url, 'POST', '/api/v1/McpPermission', { json: rule })).status).toBe(201)
     }
@@ -70,3 +76,20 @@ clusterTest('two answers at once on two processes: exactly one decision stands, 
   expect(decisions).toHaveLength(1)
 })
 
+
+clusterTest('an MCP host asked through the proxy answers on the other process, and its yes reaches the call', async () => {
+  const c = cluster()
+  const client = new Client({ name: 'asking-host', version: '1.0.0' }, { capabilities: { elicitation: {} } })
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { approve: true } }))
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${c.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${c.admin.token}` } } }))
+  try {
+    const before = c.forwarded.length
+    const result = await client.callTool({ name: 'notes__add-note', arguments: { text: 'asked across processes' } })
+    expect(result.isError).toBeFalsy()
+    // The call and the host's answer went to different processes (the proxy takes turns).
+    const posts = c.forwarded.slice(before).filter((f) => f.method === 'POST')
+    expect(new Set(posts.map((f) => f.backend)).size).toBe(2)
+  } finally {
+    await client.close()
+  }
+})

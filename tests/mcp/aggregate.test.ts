@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { EVERYTHING_STDIO, NOTES_PLUGIN, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import type { Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -33,10 +34,40 @@ test('a tool that needs a person’s yes is listed saying so, and a call of it i
   const client = await connect(p.root)
   try {
     const listed = (await client.listTools()).tools.find((t) => t.name === 'notes__add-note')
-    expect(listed?.description).toStartWith('[Needs a person’s approval for each call, which this connection cannot ask for: use it from the web chat.]')
+    expect(listed?.description).toStartWith('[Each call needs a person’s approval: a host that can be asked (elicitation) is asked, any other is refused.]')
     const refused = await client.callTool({ name: 'notes__add-note', arguments: { text: 'x' } })
     expect(refused.isError).toBe(true)
     expect((refused.content as Array<{ text: string }>)[0]!.text).toMatch(/^The tool notes__add-note needs a person’s approval before each call \(the permission rule [0-9a-f-]{36}\), and this MCP connection cannot ask for it\./)
+  } finally {
+    await client.close()
+  }
+})
+
+test('a host that can be asked (elicitation) is asked; its yes runs the tool, its no declines it, both recorded once', async () => {
+  const answers: Array<{ action: 'accept' | 'decline'; content?: { approve: boolean } }> = [{ action: 'accept', content: { approve: true } }, { action: 'decline' }, { action: 'accept', content: { approve: false } }]
+  const questions: string[] = []
+  const client = new Client({ name: 'asking-host', version: '1.0.0' }, { capabilities: { elicitation: {} } })
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    questions.push(request.params.message)
+    return answers.shift()!
+  })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${p.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${p.root.token}` } } }))
+  try {
+    const yes = await client.callTool({ name: 'notes__add-note', arguments: { text: 'asked first', password: 'hunter2' } })
+    expect(yes.isError).toBeFalsy()
+    expect(questions[0]).toStartWith('Allow add-note on notes to run with these arguments?')
+    expect(questions[0]).toContain('"password": "•••• (hidden)"')
+    for (const expected of ['it was declined', 'it was declined']) {
+      const no = await client.callTool({ name: 'notes__add-note', arguments: { text: 'not this one' } })
+      expect(no.isError).toBe(true)
+      expect((no.content as Array<{ text: string }>)[0]!.text).toBe(`The call of add-note on notes was not made: ${expected}.`)
+    }
+    const rows = await p.store.db.selectFrom('tool_approvals').select(['status', 'decided_by', 'conversation_id']).where('tool', '=', 'add-note').orderBy('created_at').execute()
+    expect(rows).toEqual([
+      { status: 'approved', decided_by: p.root.userId, conversation_id: null },
+      { status: 'denied', decided_by: p.root.userId, conversation_id: null },
+      { status: 'denied', decided_by: p.root.userId, conversation_id: null },
+    ])
   } finally {
     await client.close()
   }
