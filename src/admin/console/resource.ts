@@ -86,3 +86,11 @@ export async function optionsFrom<T>(listed: Promise<{ data?: { data: T[] } }>, 
   return ((await listed).data?.data ?? []).flatMap(option)
 }
 
+
+/** The people the signed-in person may see, as a select offers them: name and username, by username. */
+export function peopleOptions(c: Ctx, api: ApiClient): Promise<Option[]> {
+  return optionsFrom(api.as(c).GET('/api/v1/User', { params: { query: { limit: '500', order: 'username.asc', select: 'id,username,display_name' } } }), (u) => ({
+    value: u.id,
+    label: u.display_name ? `${u.display_name} (${u.username})` : u.username,
+  }))
+}

@@ -7,7 +7,7 @@ import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
 import { CORRECT_FIELDS, formBody, refusal, type Field, type FormState } from '../form.ts'
-import { isFragment, optionsFrom, type Ctx, type Option } from '../resource.ts'
+import { isFragment, optionsFrom, peopleOptions, type Ctx } from '../resource.ts'
 
 const ruleFields: Field[] = [
   { name: 'user_id', label: 'Who', kind: 'select', options: 'people', nullable: true, empty: 'Everyone (company default)' },
@@ -27,19 +27,12 @@ const APPROVERS = [
   { value: 'admins', label: 'that person or an admin' },
 ]
 
-async function people(c: Ctx, api: ApiClient): Promise<Option[]> {
-  return optionsFrom(api.as(c).GET('/api/v1/User', { params: { query: { limit: '500', order: 'username.asc', select: 'id,username,display_name' } } }), (u) => ({
-    value: u.id,
-    label: u.display_name ? `${u.display_name} (${u.username})` : u.username,
-  }))
-}
-
 async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: FormState; notice?: string }) {
   // The rule form needs server names only: read from the records, not by listing every server's tools (which
   // connects to each one), since this panel is drawn again on every rule added or removed.
   const [rules, users, companyServers, toolPlugins] = await Promise.all([
     api.as(c).GET('/api/v1/McpPermission', { params: { query: { limit: '500', order: 'server.asc,tool.asc' } } }),
-    people(c, api),
+    peopleOptions(c, api),
     optionsFrom(api.as(c).GET('/api/v1/McpServer', { params: { query: { limit: '500', order: 'name.asc', select: 'name' } } }), (s) => ({ value: s.name, label: s.name })),
     optionsFrom(api.as(c).GET('/api/plugins'), (p) => (p.kind === 'mcp' ? [{ value: p.name, label: `${p.name} (built-in tools)` }] : [])),
   ])
@@ -96,7 +89,7 @@ async function Rules({ c, api, form, notice }: { c: Ctx; api: ApiClient; form?: 
 
 /** One person's effective tools: the catalogue as the gateway judges it for them. */
 async function Preview({ c, api, userId }: { c: Ctx; api: ApiClient; userId?: string }) {
-  const users = await people(c, api)
+  const users = await peopleOptions(c, api)
   const preview = userId ? await api.as(c).GET('/api/mcp/tools', { params: { query: { user_id: userId } } }) : undefined
   return (
     <section id="preview" class="panel">

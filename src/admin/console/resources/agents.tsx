@@ -9,7 +9,7 @@ import type { AdminEnv } from '../../context.ts'
 import { mountAgentChannels } from '../agent-channels.tsx'
 import { FormField } from '../fields.tsx'
 import type { Field, FormValues } from '../form.ts'
-import { isFragment, optionsFrom, type ConsoleResource, type Ctx, type Option } from '../resource.ts'
+import { isFragment, optionsFrom, peopleOptions, type ConsoleResource, type Ctx, type Option } from '../resource.ts'
 import { Time } from '../../components/time.tsx'
 
 
@@ -93,7 +93,7 @@ async function options(c: Ctx, api: ApiClient, values: FormValues) {
     models(c, api, runner),
     optionsFrom(api.as(c).GET('/api/plugins'), (p) => (p.kind === 'mcp' ? [{ value: p.name, label: `${p.name}: ${p.description}` }] : [])),
     catalogue(c, api),
-    optionsFrom(api.as(c).GET('/api/v1/User', { params: { query: { limit: '500', order: 'username.asc', select: 'id,username,display_name' } } }), (u) => ({ value: u.id, label: u.display_name ? `${u.display_name} (${u.username})` : u.username })),
+    peopleOptions(c, api),
   ])
   return { runners, models: registry, toolPlugins, tools, people, unknownSenders: UNKNOWN_SENDERS }
 }

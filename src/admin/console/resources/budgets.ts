@@ -1,17 +1,10 @@
-import type { ApiClient } from '../../api-client.ts'
-import type { ConsoleResource, Ctx, Option } from '../resource.ts'
+import { peopleOptions, type ConsoleResource } from '../resource.ts'
 import { utcText } from '../../components/time.tsx'
 
 const METRICS = [
   { value: 'cost_usd', label: 'USD' },
   { value: 'tokens', label: 'tokens' },
 ]
-
-/** The company's people, for a budget that limits one of them. */
-async function people(c: Ctx, api: ApiClient): Promise<Option[]> {
-  const { data } = await api.as(c).GET('/api/v1/User', { params: { query: { limit: '500', order: 'username.asc', select: 'id,username,display_name' } } })
-  return (data?.data ?? []).map((u) => ({ value: String(u.id), label: u.display_name ? `${u.display_name} (${u.username})` : String(u.username) }))
-}
 
 export const budgets: ConsoleResource = {
   model: 'Budget',
@@ -34,6 +27,6 @@ export const budgets: ConsoleResource = {
     { name: 'lifted_until', label: 'Lifted until (ISO time, e.g. 2026-12-01T00:00:00Z)', help: 'Until then, a spent budget refuses nothing. Leave empty to enforce it.' },
   ],
   defaults: { metric: 'cost_usd' },
-  options: async (c, api) => ({ people: await people(c, api), metrics: METRICS }),
+  options: async (c, api) => ({ people: await peopleOptions(c, api), metrics: METRICS }),
   nameOf: (row) => `${row.user_id ? 'person' : 'company'} ${row.metric === 'tokens' ? 'tokens' : 'USD'}`,
 }

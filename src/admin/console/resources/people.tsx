@@ -7,7 +7,7 @@ import { Alert, Notice, Problem } from '../../components/feedback.tsx'
 import { Table } from '../../components/table.tsx'
 import { FormField } from '../fields.tsx'
 import { refusal, type Field, type FormState } from '../form.ts'
-import { isFragment, optionsFrom, type ConsoleResource, type Ctx } from '../resource.ts'
+import { isFragment, peopleOptions, type ConsoleResource, type Ctx } from '../resource.ts'
 
 export const users: ConsoleResource = {
   model: 'User',
@@ -209,12 +209,7 @@ export const companies: ConsoleResource = {
       help: 'Who runs the company from the start: they add its people and agents. Make their account first under Users if they have none.',
     },
   ],
-  options: async (c, api) => ({
-    people: await optionsFrom(api.as(c).GET('/api/v1/User', { params: { query: { limit: '500', order: 'username.asc', select: 'id,username,display_name' } } }), (u) => ({
-      value: u.id,
-      label: u.display_name ? `${u.display_name} (${u.username})` : u.username,
-    })),
-  }),
+  options: async (c, api) => ({ people: await peopleOptions(c, api) }),
   nameOf: (row) => String(row.name ?? ''),
   panels: (c, api, row) => Members({ c, api, company: String(row.id) }),
   mountExtra: mountMembers,
