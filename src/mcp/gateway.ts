@@ -141,6 +141,11 @@ export class Gateway {
     const messages: unknown[] = Array.isArray(body) ? body : [body]
     // The host answering what a request of its session asked (elicitation): for that request's server, wherever it runs.
     if (sessionId !== null && messages.length > 0 && messages.every(isAnswer)) {
+      // Only a host that can be asked has anything to answer (another's answers are taken and dropped), and an
+      // answer to a one-box form is small: nothing else is carried to the other processes (a large one would be a
+      // row of the bus's).
+      if (this.#sessions.get(sessionId.toLowerCase())?.elicitation !== true) return new Response(null, { status: 202 })
+      if (messages.length > ANSWERS_MAX || JSON.stringify(messages).length > ANSWER_BYTES_MAX) return jsonRpcError(413, -32600, 'Invalid Request: these answers are larger than any question of this gateway asks for.')
       if (!(await this.#handOn(sessionId, messages))) await this.events.publish('mcp.answer', { session_id: sessionId, messages })
       return new Response(null, { status: 202 })
     }
@@ -412,6 +417,10 @@ function wantsProgress(message: unknown): boolean {
   const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta
   return meta?.progressToken !== undefined
 }
+
+/** Answers one request of a host may carry, and their size: one question is open per session at a time. */
+const ANSWERS_MAX = 4
+const ANSWER_BYTES_MAX = 16 * 1024
 
 /** A JSON-RPC answer (a result or an error for an id), not a request or a notification. */
 function isAnswer(message: unknown): boolean {

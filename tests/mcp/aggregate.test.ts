@@ -51,8 +51,20 @@ test('a host that can be asked (elicitation) is asked; its yes runs the tool, it
     questions.push(request.params.message)
     return answers.shift()!
   })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${p.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${p.root.token}` } } }))
+  const transport = new StreamableHTTPClientTransport(new URL(`${p.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${p.root.token}` } } })
+  await client.connect(transport)
   try {
+    // Answers nobody asked for, too large for any question: refused, not carried to the other processes.
+    const published: unknown[] = []
+    const stop = p.services.events.subscribe('mcp.answer', (event) => void published.push(event))
+    const flood = await fetch(`${p.base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.root.token}`, 'mcp-session-id': transport.sessionId!, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify([{ jsonrpc: '2.0', id: 7, result: { action: 'accept', content: { approve: true }, padding: 'x'.repeat(20_000) } }]),
+    })
+    expect(flood.status).toBe(413)
+    stop()
+    expect(published).toEqual([])
     const yes = await client.callTool({ name: 'notes__add-note', arguments: { text: 'asked first', password: 'hunter2' } })
     expect(yes.isError).toBeFalsy()
     expect(questions[0]).toStartWith('Allow add-note on notes to run with these arguments?')
