@@ -28,6 +28,8 @@ export interface Config {
   bodyLimitBytes: number
   /** Largest document an upload may carry (POST /api/chat/documents), in bytes; that route's own body limit. */
   documentMaxBytes: number
+  /** What a voice note may be at most: bytes, and milliseconds of sound. */
+  voice: { maxBytes: number; maxMs: number }
   /** The first superadmin, created on the first start when there is none. */
   initialAdmin: { email: string; password: string | undefined }
   /** Throttle of /api/v1/* per user (per address when anonymous). */
@@ -107,6 +109,8 @@ const env = z.object({
   SWITCHBOARD_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   SWITCHBOARD_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   SWITCHBOARD_DOCUMENT_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  SWITCHBOARD_VOICE_MAX_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  SWITCHBOARD_VOICE_MAX_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   SWITCHBOARD_ADMIN_EMAIL: z.email().default('admin@switchboard.local'),
   SWITCHBOARD_ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
   SWITCHBOARD_API_RATE_BURST: z.coerce.number().int().min(1).default(300),
@@ -220,6 +224,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     auditRetentionDays: e.SWITCHBOARD_AUDIT_RETENTION_DAYS,
     bodyLimitBytes: e.SWITCHBOARD_BODY_LIMIT_BYTES,
     documentMaxBytes: e.SWITCHBOARD_DOCUMENT_MAX_BYTES,
+    voice: { maxBytes: e.SWITCHBOARD_VOICE_MAX_BYTES, maxMs: e.SWITCHBOARD_VOICE_MAX_SECONDS * 1000 },
     initialAdmin: { email: e.SWITCHBOARD_ADMIN_EMAIL, password: e.SWITCHBOARD_ADMIN_PASSWORD },
     apiRate: { burst: e.SWITCHBOARD_API_RATE_BURST, perSecond: e.SWITCHBOARD_API_RATE_PER_SECOND },
     loginRate: { burst: e.SWITCHBOARD_LOGIN_RATE_BURST, perSecond: e.SWITCHBOARD_LOGIN_RATE_PER_MINUTE / 60 },

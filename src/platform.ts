@@ -68,6 +68,7 @@ import { sweepConversations } from './chat/retention.ts'
 import { BEAT_MS, Presence } from './lifecycle/presence.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
 import { Channels } from './channels/channels.ts'
+import { Voice } from './voice/voice.ts'
 import { Scheduler } from './scheduler.ts'
 
 /** How often expired artifacts are deleted (each process may; whoever comes first does it). */
@@ -160,8 +161,10 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const tools = new AgentTools(store.db, catalog, log, approvals)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, settings, turns, agents, events, feed, writes, drain })
+  const voice = new Voice({ db: store.db, runners: plugins.runners, limits: config.voice, log })
   const channels = new Channels({
     db: store.db,
+    voice,
     vault,
     clock,
     log,
@@ -258,6 +261,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     artifacts: kernel.artifacts,
     tasks: kernel.tasks,
     channels,
+    voice,
   }
   services.agents.follow(writes)
   services.chat.follow(writes)

@@ -37,6 +37,7 @@ import type { SelfAddress } from './http/self-address.ts'
 import type { Plans } from './plans/plans.ts'
 import type { Artifacts } from './artifacts/artifacts.ts'
 import type { Channels } from './channels/channels.ts'
+import type { Voice } from './voice/voice.ts'
 import type { BackgroundTasks } from './tasks/tasks.ts'
 import type { Mailer } from './mail/mailer.ts'
 import type { PlanContinuation } from './plans/continuation.ts'
@@ -117,4 +118,6 @@ export interface Services {
   tasks: BackgroundTasks
   /** Telegram, Slack, WhatsApp and email: deliveries kept once, answered as the linked user, replies retried. */
   channels: Channels
+  /** Voice notes heard and answers spoken, through the runners that offer speech. */
+  voice: Voice
 }

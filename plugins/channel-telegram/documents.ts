@@ -1,6 +1,6 @@
-import type { Document } from 'grammy/types'
 import type { ChannelEndpoint, InboundAttachment, PluginContext } from '../../src/plugin-host/sdk.ts'
 import { apiRoot, botApi, botToken } from './bot-api.ts'
+import type { TelegramFile } from './update.ts'
 
 /** The Bot API lets a bot download files of up to 20 MB; larger ones have no download link. */
 const DOCUMENT_MAX_BYTES = 20 * 1024 * 1024
@@ -19,11 +19,11 @@ async function cappedBytes(response: Response, name: string): Promise<Uint8Array
   return Buffer.concat(chunks)
 }
 
-/** A document a person sent, fetched from Telegram (getFile, then the file link) for the agent to read. */
-export async function downloadDocument(context: PluginContext, endpoint: ChannelEndpoint<'telegram'>, document: Document): Promise<InboundAttachment> {
-  const name = document.file_name || 'document'
-  if ((document.file_size ?? 0) > DOCUMENT_MAX_BYTES) throw new Error(`${name} is larger than the ${DOCUMENT_MAX_BYTES} bytes a bot may download.`)
-  const file = await (await botApi(context, endpoint)).getFile(document.file_id)
+/** A file a person sent (a document, a voice note), fetched from Telegram (getFile, then the file link) for the agent. */
+export async function downloadFile(context: PluginContext, endpoint: ChannelEndpoint<'telegram'>, sent: TelegramFile): Promise<InboundAttachment> {
+  const { name } = sent
+  if ((sent.file_size ?? 0) > DOCUMENT_MAX_BYTES) throw new Error(`${name} is larger than the ${DOCUMENT_MAX_BYTES} bytes a bot may download.`)
+  const file = await (await botApi(context, endpoint)).getFile(sent.file_id)
   if (!file.file_path) throw new Error(`Telegram gave no download path for ${name}.`)
   const response = await fetch(`${apiRoot(context)}/file/bot${await botToken(endpoint)}/${file.file_path}`, { signal: AbortSignal.timeout(60_000) })
   if (!response.ok) throw new Error(`Telegram answered ${response.status} to the download of ${name}.`)

@@ -1,3 +1,4 @@
+import { InputFile } from 'grammy'
 import type { WebhookInfo } from 'grammy/types'
 import { ChannelSendError, type ChannelDriver, type ChannelTarget, type PluginContext, type WebhookReport } from '../../src/plugin-host/sdk.ts'
 import { botApi, described, sendError } from './bot-api.ts'
@@ -47,6 +48,17 @@ export function telegramDriver(context: PluginContext): ChannelDriver<'telegram'
       const keyboard = [choices.map((choice) => ({ text: choice.label, callback_data: choice.text.slice(0, 64) }))]
       try {
         await api.sendMessage(to.chat_id, text, { ...topicOf(to), reply_markup: { inline_keyboard: keyboard } })
+      } catch (error) {
+        throw sendError(error)
+      }
+    },
+    async sendVoice(endpoint, stored, voice) {
+      const to = target(stored)
+      const api = await botApi(context, endpoint, 60)
+      const duration = voice.durationMs === undefined ? {} : { duration: Math.max(1, Math.round(voice.durationMs / 1000)) }
+      try {
+        // OGG/Opus is what Telegram shows as a voice note (with its waveform), not as a file.
+        await api.sendVoice(to.chat_id, new InputFile(voice.bytes, voice.filename), { ...topicOf(to), ...duration })
       } catch (error) {
         throw sendError(error)
       }

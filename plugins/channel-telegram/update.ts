@@ -1,4 +1,4 @@
-import type { Document, Message, Update } from 'grammy/types'
+import type { Message, Update } from 'grammy/types'
 import type { InboundMessage } from '../../src/plugin-host/sdk.ts'
 
 /** Where an answer goes: the chat, and in a forum supergroup the topic the message came from. */
@@ -8,13 +8,29 @@ export interface TelegramTarget {
 }
 
 /**
- * A message the agent should answer, and the document it carried, if any (downloaded by the webhook); or a button
+ * A message the agent should answer, and the file it carried, if any (downloaded by the webhook); or a button
  * of the bot's pressed (`callbackQueryId`, which Telegram wants answered), read as the presser saying its data.
  */
 export interface ReadMessage {
   message: InboundMessage
-  document?: Document
+  file?: TelegramFile
   callbackQueryId?: string
+}
+
+/** A file a message carried (a document, a voice note, an audio file), to fetch by its id. */
+export interface TelegramFile {
+  file_id: string
+  name: string
+  file_size?: number
+}
+
+/** The file of a message: a document, else a voice note (always OGG/Opus), else an audio file. */
+function fileOf(message: Message): TelegramFile | undefined {
+  const { document, voice, audio } = message
+  if (document) return { file_id: document.file_id, name: document.file_name || 'document', ...(document.file_size ? { file_size: document.file_size } : {}) }
+  if (voice) return { file_id: voice.file_id, name: 'voice.ogg', ...(voice.file_size ? { file_size: voice.file_size } : {}) }
+  if (audio) return { file_id: audio.file_id, name: audio.file_name || 'audio', ...(audio.file_size ? { file_size: audio.file_size } : {}) }
+  return undefined
 }
 
 // In a group, commands name the bot ("/link@switchboard_bot CODE"); the kernel reads "/link CODE".
@@ -40,7 +56,8 @@ export function readUpdate(update: Update): ReadMessage | undefined {
   // that many people share: no one of them may speak as whoever linked that id.
   if (message.sender_chat || message.from.is_bot || message.is_automatic_forward) return undefined
   const text = (message.text ?? message.caption ?? '').replace(ADDRESSED_COMMAND, '/$1')
-  if (text.trim() === '' && !message.document) return undefined
+  const file = fileOf(message)
+  if (text.trim() === '' && !file) return undefined
   const { from } = message
   const displayName = [from.first_name, from.last_name].filter(Boolean).join(' ')
   return {
@@ -50,7 +67,7 @@ export function readUpdate(update: Update): ReadMessage | undefined {
       thread: thread(message),
       text,
     },
-    ...(message.document ? { document: message.document } : {}),
+    ...(file ? { file } : {}),
   }
 }
 

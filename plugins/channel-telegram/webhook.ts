@@ -1,7 +1,7 @@
 import type { Update } from 'grammy/types'
 import { ApiError, createRoute, problem, secretsEqual, z, type PluginContext } from '../../src/plugin-host/sdk.ts'
 import { botApi, described } from './bot-api.ts'
-import { downloadDocument } from './documents.ts'
+import { downloadFile } from './documents.ts'
 import { webhookSecret } from './secret.ts'
 import { readUpdate } from './update.ts'
 
@@ -68,18 +68,19 @@ export function serveWebhook(context: PluginContext): void {
     await context.channels.seen(endpoint)
     const read = readUpdate(update)
     if (read) {
-      const { message, document } = read
-      if (document) {
+      const { message, file } = read
+      if (file) {
         try {
-          message.attachments = [await downloadDocument(context, endpoint, document)]
+          message.attachments = [await downloadFile(context, endpoint, file)]
         } catch (error) {
-          // The words still reach the agent; the console says which document was lost, and why.
-          const reason = `A document sent to ${endpoint.agentName} on Telegram could not be fetched: ${described(error)}`
+          // The words still reach the agent; the console says which file was lost, and why.
+          const reason = `A file sent to ${endpoint.agentName} on Telegram could not be fetched: ${described(error)}`
           context.log.warn(reason, { agent_id: agentId })
           await context.channels.failed(endpoint, reason)
+          message.lost = [{ name: file.name, why: described(error) }]
         }
       }
-      if (message.text.trim() !== '' || message.attachments) await context.channels.receive(endpoint, message)
+      if (message.text.trim() !== '' || message.attachments || message.lost) await context.channels.receive(endpoint, message)
       // Telegram shows a pressed button as busy until it is answered; what it did is said in the chat.
       if (read.callbackQueryId) {
         await (await botApi(context, endpoint, 10)).answerCallbackQuery(read.callbackQueryId).catch((error) => context.log.warn('a button press could not be acknowledged', { error: described(error) }))

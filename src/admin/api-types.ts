@@ -4153,11 +4153,27 @@ export interface components {
         };
         /** @default {} */
         AgentVoice: {
-            /** @default false */
+            /**
+             * @description The agent hears voice notes (transcribed, the transcript is the message) and may answer aloud.
+             * @default false
+             */
             enabled?: boolean;
+            /** @description The runner that hears and speaks (one offering speech, such as openai); the agent’s own runner when left out. */
             provider?: string;
+            /** @description The speech-to-text model, as the provider names it (whisper-1 when left out). */
+            transcription_model?: string;
+            /** @description The text-to-speech model, as the provider names it (gpt-4o-mini-tts when left out). */
+            speech_model?: string;
+            /** @description The voice the answers are spoken in, as the provider names it (alloy when left out). */
             voice_id?: string;
+            /** @description What people speak to the agent, which helps transcription; guessed from the audio when left out. */
             language?: string;
+            /**
+             * @description When an answer is also spoken (the text always goes too): never, always, or when the person sent a voice note.
+             * @default when_spoken_to
+             * @enum {string}
+             */
+            answer_aloud?: "never" | "always" | "when_spoken_to";
         };
         /** @default {} */
         AgentEmail: {
@@ -4759,6 +4775,12 @@ export interface components {
         WebchatAttachment: {
             /** Format: uuid */
             document_id?: string;
+            /**
+             * Format: uuid
+             * @description The voice note the message was transcribed from: GET /api/chat/voice/{id} plays it.
+             */
+            voice_clip_id?: string;
+            duration_ms?: number;
             name: string;
             media_type: string;
             size_bytes?: number;
@@ -5437,7 +5459,7 @@ export interface components {
              * @description Who made the call; null once that user is deleted.
              */
             user_id: string | null;
-            /** @description What made the call: `chat` for a chat turn, else the plugin’s name. */
+            /** @description What made the call: `chat` for a chat turn, `voice` for speech (a note heard, an answer spoken), else the plugin’s name. */
             source: string;
             runner: string;
             /** @description The runner’s model id. */
@@ -5457,6 +5479,8 @@ export interface components {
             agent_id: string | null;
             /** @description How many tools the turn called. */
             tool_calls: number;
+            /** @description How long the audio was, for speech (`voice`): a voice note transcribed or an answer spoken. */
+            audio_ms: number;
             /**
              * @description How a chat turn ended: answered, stopped (its tokens are what the provider had reported by then), or failed or out of time.
              * @enum {string|null}
@@ -5491,7 +5515,7 @@ export interface components {
              * @default null
              */
             user_id?: string | null;
-            /** @description What made the call: `chat` for a chat turn, else the plugin’s name. */
+            /** @description What made the call: `chat` for a chat turn, `voice` for speech (a note heard, an answer spoken), else the plugin’s name. */
             source: string;
             runner: string;
             /** @description The runner’s model id. */
@@ -5519,6 +5543,11 @@ export interface components {
              * @default 0
              */
             tool_calls?: number;
+            /**
+             * @description How long the audio was, for speech (`voice`): a voice note transcribed or an answer spoken.
+             * @default 0
+             */
+            audio_ms?: number;
             /**
              * @description How a chat turn ended: answered, stopped (its tokens are what the provider had reported by then), or failed or out of time.
              * @default null
@@ -5548,6 +5577,8 @@ export interface components {
             agent_id?: unknown;
             /** @description Merged into tool_calls (see UsageRecordCreate); null resets it. */
             tool_calls?: unknown;
+            /** @description Merged into audio_ms (see UsageRecordCreate); null resets it. */
+            audio_ms?: unknown;
             /** @description Merged into outcome (see UsageRecordCreate); null resets it. */
             outcome?: unknown;
         };
@@ -25283,6 +25314,8 @@ export interface operations {
                 agent_id?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 tool_calls?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                audio_ms?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 outcome?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */

@@ -16,6 +16,7 @@ import type { Logger } from '../logger.ts'
 import type { AgentChannels, AgentEmail } from '../db/columns.ts'
 import type { OutboundPolicy } from '../net/outbound.ts'
 import type { Vault } from '../vault/vault.ts'
+import { voiceClip, type Voice } from '../voice/voice.ts'
 import type { ChannelChoice, ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget } from './contract.ts'
 import { Deliveries } from './deliveries.ts'
 import { splitMessage } from './split.ts'
@@ -62,6 +63,8 @@ export interface ChannelsOptions {
   sandbox?: Sandbox
   /** Runs the turn a message starts. */
   chat: Chat
+  /** Hears voice notes and speaks answers, as the agent's voice settings say. */
+  voice: Voice
   /** Who a linked sender is, as a member of the agent's company. */
   authenticator: Authenticator
   /** Tool calls waiting for a person's yes: said in the thread, answered by reply keyword. */
@@ -202,9 +205,20 @@ export class Channels {
    * Queues text for a thread, once per `key` (the agent's message id, or the delivery a notice answers): processes
    * that all see the same answer queue it once. Cut to the platform's limit now, so a retry resends the same pieces.
    */
-  async enqueue(reply: { companyId: string; agentId: string; platform: ChannelPlatform; threadKey: string; target: ChannelTarget; key: string; text: string; choices?: ChannelChoice[] }): Promise<void> {
+  async enqueue(reply: {
+    companyId: string
+    agentId: string
+    platform: ChannelPlatform
+    threadKey: string
+    target: ChannelTarget
+    key: string
+    text: string
+    choices?: ChannelChoice[]
+    /** A spoken answer: sent as the platform's voice message (the text went in a reply of its own). */
+    voiceClipId?: string
+  }): Promise<void> {
     const limit = this.driver(reply.platform)?.maxLength ?? 4000
-    const parts = splitMessage(reply.text, limit)
+    const parts = reply.voiceClipId ? [] : splitMessage(reply.text, limit)
     await this.options.db
       .insertInto('channel_outbox')
       .values({
@@ -217,6 +231,7 @@ export class Channels {
         target: jsonb(reply.target),
         parts: jsonb(parts),
         choices: reply.choices ? jsonb(reply.choices) : null,
+        voice_clip_id: reply.voiceClipId ?? null,
         next_attempt_at: new Date(this.options.clock.now()),
       })
       .onConflict((oc) => oc.columns(['agent_id', 'platform', 'key']).doNothing())
@@ -254,6 +269,7 @@ export class Channels {
     const driver = this.driver(platform)
     // The plugin is off or not installed: the reply waits for it, without using up its attempts.
     if (!driver) return { retryAt: new Date(this.options.clock.now() + 60_000), error: `No enabled plugin sends ${platform} messages.`, countAttempt: false }
+    if (row.voice_clip_id) return this.#sendVoice(row, endpoint, driver)
     const parts = row.parts as string[]
     const choices = row.choices as ChannelChoice[] | null
     for (let i = row.parts_sent; i < parts.length; i++) {
@@ -262,17 +278,35 @@ export class Channels {
         if (choices && i === parts.length - 1 && driver.sendChoices) await driver.sendChoices(endpoint, row.target as ChannelTarget, parts[i]!, choices)
         else await driver.send(endpoint, row.target as ChannelTarget, parts[i]!)
       } catch (error) {
-        const { retryable, retryAfterMs } = error as { retryable?: boolean; retryAfterMs?: number }
-        const message = (error as Error).message || String(error)
-        await this.recordError(endpoint, `Sending failed: ${message}`)
-        if (retryable === false) return { failed: true, error: message }
-        const wait = Math.max(backoff(this.options.retryMs, row.attempts), retryAfterMs ?? 0)
-        return { retryAt: new Date(this.options.clock.now() + wait), error: message }
+        return this.#sendFailed(row, endpoint, error)
       }
       // The claim was lost meanwhile (this process stalled past its lease): whoever holds it now sends the rest.
       if (!(await record(this.options.db, claim, { parts_sent: i + 1 }))) return {}
     }
     return {}
+  }
+
+  /** A spoken answer, as the platform's voice message; a platform without them has had the text, which is enough. */
+  async #sendVoice(row: OutboxRow, endpoint: ChannelEndpoint, driver: ChannelDriver): Promise<Outcome> {
+    if (!driver.sendVoice) return {}
+    const clip = await voiceClip(this.options.db, row.voice_clip_id!)
+    if (!clip) return { failed: true, error: 'The spoken answer is gone (its conversation was deleted).' }
+    try {
+      await driver.sendVoice(endpoint, row.target as ChannelTarget, { bytes: clip.bytes, mediaType: clip.media_type, durationMs: clip.duration_ms ?? undefined, filename: `answer-${clip.part + 1}.ogg` })
+      return {}
+    } catch (error) {
+      return this.#sendFailed(row, endpoint, error)
+    }
+  }
+
+  /** A send that failed: reported, and tried again later unless the platform said it never will work. */
+  async #sendFailed(row: OutboxRow, endpoint: ChannelEndpoint, error: unknown): Promise<Outcome> {
+    const { retryable, retryAfterMs } = error as { retryable?: boolean; retryAfterMs?: number }
+    const message = (error as Error).message || String(error)
+    await this.recordError(endpoint, `Sending failed: ${message}`)
+    if (retryable === false) return { failed: true, error: message }
+    const wait = Math.max(backoff(this.options.retryMs, row.attempts), retryAfterMs ?? 0)
+    return { retryAt: new Date(this.options.clock.now() + wait), error: message }
   }
 
   async #gaveUp(row: OutboxRow, error: string): Promise<void> {

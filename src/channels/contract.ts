@@ -52,6 +52,16 @@ export interface InboundMessage {
   thread: { key: string; target: ChannelTarget }
   text: string
   attachments?: InboundAttachment[]
+  /** Files the plugin could not fetch, and why: the sender is told, so a lost voice note never meets silence. */
+  lost?: Array<{ name: string; why: string }>
+}
+
+/** A spoken answer to send: OGG/Opus bytes, and how long they play where that is known. */
+export interface VoiceMessage {
+  bytes: Uint8Array
+  mediaType: string
+  durationMs: number | undefined
+  filename: string
 }
 
 /** Why a send failed, and whether trying again may help: a platform outage may, a blocked bot will not. */
@@ -85,6 +95,11 @@ export interface ChannelDriver<P extends ChannelPlatform = ChannelPlatform> {
    * the presser's message whose text is the choice's `text`. Without this, the message goes out as text alone.
    */
   sendChoices?(endpoint: ChannelEndpoint<P>, target: ChannelTarget, text: string, choices: ChannelChoice[]): Promise<void>
+  /**
+   * Sends a spoken answer as the platform's voice message (OGG/Opus: Telegram's and WhatsApp's voice notes), after
+   * its text has gone. Without this, the text alone is sent.
+   */
+  sendVoice?(endpoint: ChannelEndpoint<P>, target: ChannelTarget, voice: VoiceMessage): Promise<void>
   /** Shows that the agent is writing, where the platform can; repeated while the turn runs. Failures are ignored. */
   typing?(endpoint: ChannelEndpoint<P>, target: ChannelTarget): Promise<void>
   /** Where the platform should deliver to, for the console; none for a channel that fetches (email). */

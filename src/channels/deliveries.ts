@@ -14,13 +14,15 @@ import { createRecord } from '../models/records.ts'
 import { WebchatConversation } from '../models/webchat.ts'
 import type { Rate } from '../throttle/buckets.ts'
 import type { Channels, ChannelsOptions } from './channels.ts'
-import type { ChannelEndpoint, ChannelPlatform, InboundMessage } from './contract.ts'
+import type { ChannelEndpoint, ChannelPlatform, InboundAttachment, InboundMessage } from './contract.ts'
 import { redeemLinkCode } from './link-codes.ts'
 import { record, type Claim, type InboxRow } from './queue.ts'
 import { badCodeReply, LINK_COMMAND, linkedReply, skippedAttachments, strangerReply, tooManyCodesReply, turnFailedReply } from './replies.ts'
 import { linkSpeaker, speakerOf } from './speakers.ts'
 import { ChannelApprovals } from './approvals.ts'
 import type { Outcome } from './worker.ts'
+import { audioType, VoiceError } from '../voice/audio.ts'
+import type { VoiceAgent } from '../voice/voice.ts'
 
 /** A message waits this long for a turn running in its conversation (begun in the web chat) before giving up. */
 const BUSY_GIVE_UP_MS = 30 * 60_000
@@ -39,6 +41,27 @@ const STRANGER_REPLY_EVERY_MS = 3_600_000
 export const LINK_TRIES_PER_ACCOUNT: Rate = { burst: 5, perSecond: 5 / 3600 }
 export const LINK_TRIES_PER_COMPANY: Rate = { burst: 50, perSecond: 50 / 3600 }
 
+/** Where answers to a message go, and the thread they belong to. */
+interface Place {
+  companyId: string
+  agentId: string
+  platform: ChannelPlatform
+  threadKey: string
+  target: InboundMessage['thread']['target']
+}
+
+/** The first attachment whose bytes are audio is the voice note heard; the others are read as documents. */
+async function voiceNoteOf(attachments: InboundAttachment[]) {
+  let voiceNote: { name: string; bytes: Uint8Array } | undefined
+  const others: InboundAttachment[] = []
+  for (const attachment of attachments) {
+    const bytes = new Uint8Array(Buffer.from(attachment.base64, 'base64'))
+    if (!voiceNote && (await audioType(bytes))) voiceNote = { name: attachment.name, bytes }
+    else others.push(attachment)
+  }
+  return { voiceNote, others }
+}
+
 /** A message as the inbox keeps it, with what its processing has done so far (a retry goes on from there). */
 type Kept = InboundMessage & {
   /** Attachments left out for their size. */
@@ -48,6 +71,8 @@ type Kept = InboundMessage & {
   notes?: string[]
   /** The turn was admitted: a retry after that must not run it again. */
   started?: boolean
+  /** The voice note heard, and what was made out of it: a retry says it without hearing it again. */
+  heard?: { clip_id: string; text: string }
 }
 
 function shortKey(value: string): string {
@@ -195,21 +220,36 @@ export class Deliveries {
     const { db, clock } = this.options
     const place = this.#place(endpoint, message)
     const conversationId = await this.#conversation(endpoint, message, actor)
+    const agent = await this.#voiceAgent(endpoint)
     if (!message.documents) {
-      // Read once: a retry (the conversation was busy) reuses them rather than storing them again.
-      const read = await this.#documents(endpoint, conversationId, message, actor, row.id).catch((error) => {
+      // Heard and read once: a retry (the conversation was busy) reuses them rather than storing them again.
+      const { voiceNote, others } = await voiceNoteOf(message.attachments ?? [])
+      const heard = voiceNote ? await this.#hear(agent, conversationId, actor, voiceNote) : undefined
+      const read = await this.#documents(endpoint, conversationId, { ...message, attachments: others }, actor, row.id).catch((error) => {
         if (error instanceof SlotsBusy) return undefined
         throw error
       })
       if (!read) return { retryAt: new Date(clock.now() + 5_000), error: 'Many documents are being read just now.', countAttempt: false }
-      const notes = [...read.skipped, ...(message.dropped?.length ? [skippedAttachments(message.dropped, `more than ${ATTACHMENTS_MAX} or 20 MiB together`)] : [])]
-      Object.assign(message, { documents: read.documents, notes, attachments: [] })
+      const notes = [
+        ...(typeof heard === 'string' ? [heard] : []),
+        ...read.skipped,
+        ...(message.dropped?.length ? [skippedAttachments(message.dropped, `more than ${ATTACHMENTS_MAX} or 20 MiB together`)] : []),
+        ...(message.lost ?? []).slice(0, ATTACHMENTS_MAX).map((file) => skippedAttachments([sanitizeFilename(file.name)], file.why.slice(0, 300))),
+      ]
+      Object.assign(message, { documents: read.documents, notes, attachments: [], ...(typeof heard === 'object' ? { heard } : {}) })
       await record(db, claim, { message: jsonb(message) })
       if (notes.length > 0) await this.channels.enqueue({ ...place, key: `attachments:${row.id}`, text: notes.join('\n') })
     }
+    const text = [message.text.trim(), message.heard?.text].filter(Boolean).join('\n\n')
+    // A voice note alone that could not be heard: its sender was told why, and there is nothing to answer.
+    if (text === '' && !message.documents?.length) return {}
     let started
     try {
-      started = await this.options.chat.start(actor, { conversation_id: conversationId, text: message.text || '(attachments)', attachments: message.documents }, 'channel')
+      started = await this.options.chat.start(
+        actor,
+        { conversation_id: conversationId, text: text || '(attachments)', attachments: message.documents, ...(message.heard ? { voice_clip_id: message.heard.clip_id } : {}) },
+        'channel',
+      )
     } catch (error) {
       const busy = error instanceof ApiError && error.code === 'conflict' && error.message.startsWith('A turn is already running')
       if (busy && clock.now() - new Date(row.created_at).getTime() < BUSY_GIVE_UP_MS) {
@@ -226,8 +266,10 @@ export class Deliveries {
     const type = () => void driver?.typing?.(endpoint, place.target).catch(() => {})
     type()
     const typing = setInterval(type, TYPING_EVERY_MS)
+    const said: Array<{ messageId: string; text: string }> = []
     try {
       for await (const event of started.events) {
+        if (event.type === 'message') said.push({ messageId: event.message_id, text: event.text })
         if (event.type === 'message') await this.channels.enqueue({ ...place, key: `message:${event.message_id}`, text: event.text })
         else if (event.type === 'error') await this.channels.enqueue({ ...place, key: `error:${row.id}`, text: turnFailedReply(endpoint, event.text) })
         else if (event.type === 'notice' && event.kind === 'budget') await this.channels.enqueue({ ...place, key: `budget:${row.id}`, text: event.text })
@@ -235,11 +277,40 @@ export class Deliveries {
     } finally {
       clearInterval(typing)
     }
+    // Spoken after the text has been queued, so the words never wait for the voice.
+    if (this.options.voice.aloud(agent, message.heard !== undefined)) {
+      for (const answer of said) await this.#speak(endpoint, agent, place, conversationId, actor, answer)
+    }
     return {}
   }
 
+  async #voiceAgent(endpoint: ChannelEndpoint): Promise<VoiceAgent> {
+    return this.options.db.selectFrom('agent_configs').select(['id', 'company_id', 'name', 'runner', 'voice']).where('id', '=', endpoint.agentId).executeTakeFirstOrThrow()
+  }
+
+  /** The voice note heard, or why not, in words for its sender. */
+  async #hear(agent: VoiceAgent, conversationId: string, actor: Actor, note: { name: string; bytes: Uint8Array }): Promise<Kept['heard'] | string> {
+    try {
+      const heard = await this.options.voice.hear(agent, { userId: actor.userId, conversationId }, note.bytes)
+      return { clip_id: heard.clipId, text: heard.text }
+    } catch (error) {
+      if (error instanceof VoiceError) return `Your voice note was not heard: ${error.message}`
+      throw error
+    }
+  }
+
+  /** The answer spoken, each part queued as a voice message; a failure is reported, as the text has gone already. */
+  async #speak(endpoint: ChannelEndpoint, agent: VoiceAgent, place: Place, conversationId: string, actor: Actor, answer: { messageId: string; text: string }) {
+    try {
+      const clips = await this.options.voice.speak(agent, { userId: actor.userId, conversationId }, answer.messageId, answer.text)
+      for (const clip of clips) await this.channels.enqueue({ ...place, key: `voice:${answer.messageId}:${clip.part}`, text: '', voiceClipId: clip.clipId })
+    } catch (error) {
+      await this.channels.recordError(endpoint, `An answer could not be spoken (it went as text): ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+
   /** Where answers to this message go, and the thread they belong to. */
-  #place(endpoint: ChannelEndpoint, message: InboundMessage) {
+  #place(endpoint: ChannelEndpoint, message: InboundMessage): Place {
     return { companyId: endpoint.companyId, agentId: endpoint.agentId, platform: endpoint.platform, threadKey: message.thread.key, target: message.thread.target }
   }
 

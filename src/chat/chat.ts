@@ -31,6 +31,8 @@ export interface TurnRequest {
   text: string
   /** Documents of the conversation the message refers to, by id. */
   attachments?: string[]
+  /** The voice note (heard in this conversation, by the kernel's voice) that `text` is the transcript of. */
+  voice_clip_id?: string
 }
 
 /** A turn that has been admitted and runs as its events are read. */
@@ -127,7 +129,7 @@ export class Chat {
       conversation_id ? getRecord(db, actor, WebchatConversation, conversation_id) : undefined,
       conversation_id ? history(db, conversation_id) : [],
       displayName(db, actor.userId),
-      conversation_id && request.attachments?.length ? attachmentsOf(db, actor, conversation_id, request.attachments) : [],
+      conversation_id && (request.attachments?.length || request.voice_clip_id) ? attachmentsOf(db, actor, conversation_id, request.attachments ?? [], request.voice_clip_id) : [],
     ])
     const agentId = existing ? existing.record.agent_id : request.agent_id
     if (!agentId && !existing) throw new ApiError('validation_error', 'Name the agent to start a conversation with.', { errors: [{ path: 'agent_id', message: 'needed without conversation_id' }] })
@@ -161,12 +163,20 @@ export class Chat {
       attachments,
     }
     if (!answers) {
+      if (request.voice_clip_id) await this.#sayHeard(request.voice_clip_id, said.message_id)
       const base = { company_id: conversation.company_id, conversation_id: conversation.id, agent_id: null, role: 'user', status: 'complete' } as const
       await insertMessage(db, { ...base, sender_id: actor.userId, text, attachments }, said.message_id)
       await this.#announce(conversation, said, text)
       return { ...quietTurn(conversation.id, `Stored. In a shared conversation ${agent.name} answers only when mentioned (@${agent.name}).`), quiet: true }
     }
     const controller = await turns.start(conversation.id, actor.userId, reserved)
+    // Taken once the turn is admitted: a busy conversation refuses the message and leaves the note to say again.
+    if (request.voice_clip_id) {
+      await this.#sayHeard(request.voice_clip_id, said.message_id).catch((error) => {
+        void turns.finish(conversation.id, controller)
+        throw error
+      })
+    }
     this.#spoke(conversation.id, actor.userId)
     // Published once the turn is admitted (a refused one stores nothing); the turn stores it under this id.
     await this.#announce(conversation, said, text, !existing).catch((error) => {
@@ -174,6 +184,12 @@ export class Chat {
       throw error
     })
     return this.#run({ actor, agent, conversation, history: earlier, documents, text, notices, message: { id: said.message_id, attachments }, signal: controller.signal }, controller)
+  }
+
+  /** The voice note becomes the message's: once, so two requests cannot both say it. */
+  async #sayHeard(clipId: string, messageId: string): Promise<void> {
+    const taken = await this.deps.db.updateTable('voice_clips').set({ message_id: messageId }).where('id', '=', clipId.toLowerCase()).where('message_id', 'is', null).returning('id').executeTakeFirst()
+    if (!taken) throw new ApiError('conflict', 'That voice note was said already.')
   }
 
   /**

@@ -135,18 +135,36 @@ export async function displayName(db: Executor, userId: string): Promise<string>
 }
 
 /** The documents a message attaches, as it stores them; each must be one of the conversation's. */
-export async function attachmentsOf(db: Executor, actor: Actor, conversationId: string, ids: string[]): Promise<Attachment[]> {
+export async function attachmentsOf(db: Executor, actor: Actor, conversationId: string, ids: string[], voiceClipId?: string): Promise<Attachment[]> {
   const wanted = [...new Set(ids.map((id) => id.toLowerCase()))]
-  const rows = await scoped(db, actor)
-    .selectFrom(WebchatDocument)
-    .select(['id', 'filename', 'media_type', 'size_bytes'])
-    .where('webchat_documents.conversation_id', '=', conversationId.toLowerCase())
-    .where('webchat_documents.id', 'in', wanted)
-    .execute()
+  const rows = wanted.length
+    ? await scoped(db, actor)
+        .selectFrom(WebchatDocument)
+        .select(['id', 'filename', 'media_type', 'size_bytes'])
+        .where('webchat_documents.conversation_id', '=', conversationId.toLowerCase())
+        .where('webchat_documents.id', 'in', wanted)
+        .execute()
+    : []
   if (rows.length !== wanted.length) {
     throw new ApiError('validation_error', 'An attachment is not a document of this conversation.', { errors: [{ path: 'attachments', message: 'no such document in this conversation' }] })
   }
-  return rows.map((row) => ({ document_id: row.id, name: row.filename, media_type: row.media_type, size_bytes: row.size_bytes }))
+  const documents: Attachment[] = rows.map((row) => ({ document_id: row.id, name: row.filename, media_type: row.media_type, size_bytes: row.size_bytes }))
+  return voiceClipId ? [await heardClip(db, actor, conversationId, voiceClipId), ...documents] : documents
+}
+
+/** A voice note heard in this conversation and not yet said as a message: what the message's text was heard from. */
+async function heardClip(db: Executor, actor: Actor, conversationId: string, id: string): Promise<Attachment> {
+  const clip = await db
+    .selectFrom('voice_clips')
+    .select(['id', 'media_type', sql<number>`octet_length(bytes)::int`.as('size_bytes'), 'duration_ms'])
+    .where('id', '=', id.toLowerCase())
+    .where('company_id', '=', actor.companyId)
+    .where('conversation_id', '=', conversationId.toLowerCase())
+    .where('direction', '=', 'heard')
+    .where('message_id', 'is', null)
+    .executeTakeFirst()
+  if (!clip) throw new ApiError('validation_error', 'That voice note is not one heard in this conversation, or it was said already.', { errors: [{ path: 'voice_clip_id', message: 'no such voice note' }] })
+  return { voice_clip_id: clip.id, name: 'Voice note', media_type: clip.media_type, size_bytes: clip.size_bytes, ...(clip.duration_ms === null ? {} : { duration_ms: clip.duration_ms }) }
 }
 
 /** Gives an untitled conversation its title; false when it had one meanwhile (another message was first). */

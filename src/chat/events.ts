@@ -20,9 +20,12 @@ export type ChatEvent =
   | { type: 'error'; text: string; details: string; error_type: string }
   | { type: 'aborted'; message_id: string | null }
 
-/** A file attached to a message, as the message stores it. */
+/** A file attached to a message, as the message stores it: a document read, or the voice note the message was heard from. */
 export interface Attachment {
-  document_id: string
+  document_id?: string
+  /** The recording the message's text was transcribed from, served at /api/chat/voice/{id}. */
+  voice_clip_id?: string
+  duration_ms?: number
   name: string
   media_type: string
   size_bytes: number

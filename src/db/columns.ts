@@ -74,10 +74,20 @@ export type AgentChannels = z.output<typeof AgentChannels>
 
 export const AgentVoice = z
   .strictObject({
-    enabled: z.boolean().default(false),
-    provider: z.string().max(64).optional(),
-    voice_id: z.string().max(128).optional(),
-    language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 language tag').optional(),
+    enabled: z.boolean().default(false).openapi({ description: 'The agent hears voice notes (transcribed, the transcript is the message) and may answer aloud.' }),
+    provider: z.string().max(64).optional().openapi({ description: 'The runner that hears and speaks (one offering speech, such as openai); the agent’s own runner when left out.' }),
+    transcription_model: z.string().min(1).max(200).optional().openapi({ description: 'The speech-to-text model, as the provider names it (whisper-1 when left out).' }),
+    speech_model: z.string().min(1).max(200).optional().openapi({ description: 'The text-to-speech model, as the provider names it (gpt-4o-mini-tts when left out).' }),
+    voice_id: z.string().max(128).optional().openapi({ description: 'The voice the answers are spoken in, as the provider names it (alloy when left out).' }),
+    language: z
+      .string()
+      .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 language tag')
+      .optional()
+      .openapi({ description: 'What people speak to the agent, which helps transcription; guessed from the audio when left out.' }),
+    answer_aloud: z
+      .enum(['never', 'always', 'when_spoken_to'])
+      .default('when_spoken_to')
+      .openapi({ description: 'When an answer is also spoken (the text always goes too): never, always, or when the person sent a voice note.' }),
   })
   .openapi('AgentVoice')
 export type AgentVoice = z.output<typeof AgentVoice>

@@ -283,6 +283,24 @@ export interface UsageRecordsTable extends Stored {
   outcome: Generated<'complete' | 'aborted' | 'error' | null>
   agent_id: Generated<string | null>
   tool_calls: Generated<number>
+  /** How long the audio transcribed or spoken was. */
+  audio_ms: Generated<number>
+}
+
+/** A voice note heard or an answer spoken (sql/0034_voice.sql). */
+export interface VoiceClipsTable {
+  id: string
+  company_id: string
+  conversation_id: string
+  /** The message it was heard as (the person's) or spoken for (the agent's); set once that message exists. */
+  message_id: string | null
+  direction: 'heard' | 'spoken'
+  /** Which part of a long answer, from 0. */
+  part: Generated<number>
+  media_type: string
+  bytes: Uint8Array
+  duration_ms: number | null
+  created_at: Generated<Date>
 }
 
 /** A reply waiting for a bridge to fetch it (sql/0028_bridge.sql). */
@@ -527,6 +545,8 @@ export interface ChannelOutboxTable extends ChannelQueued {
   parts_sent: Generated<number>
   /** Buttons the last part offers, where the platform has them; each sends its text back when pressed. */
   choices: Json<ChannelChoice[]> | null
+  /** A voice clip to send as the platform's voice message, instead of the text parts (sql/0034_voice.sql). */
+  voice_clip_id: Generated<string | null>
   status: Generated<'pending' | 'sent' | 'failed'>
   sent_at: Timestamp | null
 }
@@ -596,6 +616,7 @@ export interface Database {
   channel_inbox: ChannelInboxTable
   channel_threads: ChannelThreadsTable
   channel_outbox: ChannelOutboxTable
+  voice_clips: VoiceClipsTable
   channel_status: ChannelStatusTable
   channel_link_codes: ChannelLinkCodesTable
 }

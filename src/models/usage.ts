@@ -28,7 +28,7 @@ export const UsageRecord = defineModel({
   tenantColumn: 'company_id',
   fields: {
     user_id: z.uuid().nullable().default(null).openapi({ description: 'Who made the call; null once that user is deleted.' }),
-    source: z.string().min(1).max(64).openapi({ description: 'What made the call: `chat` for a chat turn, else the plugin’s name.' }),
+    source: z.string().min(1).max(64).openapi({ description: 'What made the call: `chat` for a chat turn, `voice` for speech (a note heard, an answer spoken), else the plugin’s name.' }),
     runner: z.string().min(1).max(64),
     model: z.string().min(1).max(200).openapi({ description: 'The runner’s model id.' }),
     input_tokens: tokens,
@@ -37,6 +37,7 @@ export const UsageRecord = defineModel({
     conversation_id: z.uuid().nullable().default(null).openapi({ description: 'The conversation of a chat turn; null for other calls, or once it is deleted.' }),
     agent_id: z.uuid().nullable().default(null).openapi({ description: 'The agent of a chat turn; null for other calls, or once it is deleted.' }),
     tool_calls: z.int().min(0).max(MAX_COUNT).default(0).openapi({ description: 'How many tools the turn called.' }),
+    audio_ms: z.int().min(0).max(MAX_COUNT).default(0).openapi({ description: 'How long the audio was, for speech (`voice`): a voice note transcribed or an answer spoken.' }),
     outcome: z.enum(['complete', 'aborted', 'error']).nullable().default(null).openapi({
       description: 'How a chat turn ended: answered, stopped (its tokens are what the provider had reported by then), or failed or out of time.',
     }),

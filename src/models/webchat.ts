@@ -126,6 +126,8 @@ export const WebchatParticipant = defineModel({
 const Attachment = z
   .strictObject({
     document_id: z.uuid().optional(),
+    voice_clip_id: z.uuid().optional().openapi({ description: 'The voice note the message was transcribed from: GET /api/chat/voice/{id} plays it.' }),
+    duration_ms: z.int().min(0).optional(),
     name: z.string().min(1).max(300),
     media_type: z.string().max(200),
     size_bytes: z.int().min(0).optional(),

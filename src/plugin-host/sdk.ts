@@ -43,11 +43,12 @@ export type {
   ChannelTarget,
   InboundAttachment,
   InboundMessage,
+  VoiceMessage,
   WebhookReport,
 } from '../channels/contract.ts'
 export { secretsEqual } from '../auth/secrets.ts'
 export { hmacSha256 } from '../channels/signatures.ts'
-export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, ToolCall, ToolSpec } from '../runners/contract.ts'
+export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, SpeakRequest, ToolCall, ToolSpec, TranscribeRequest } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest, MiddlewareHandler }
 export type { ToolContext, ToolTurn, ToolUser, VirtualTool } from '../mcp/providers.ts'
 export type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'

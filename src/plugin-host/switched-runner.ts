@@ -11,5 +11,12 @@ export function switchedRunner(runner: Runner, plugin: string, isEnabled: (plugi
     }
   }
   const stream = (request: RunnerRequest) => (isEnabled(plugin) ? runner.stream(request) : refused())
-  return new Proxy(runner, { get: (target, key) => (key === 'stream' ? stream : Reflect.get(target, key)) })
+  const off = () => Promise.reject(new Error(`The runner "${runner.name}" is switched off: its plugin ${plugin} is disabled.`))
+  // Speech is switched off with the plugin too; a runner without it keeps saying so (the method stays absent).
+  const guarded: Partial<Runner> = {
+    stream,
+    ...(runner.transcribe ? { transcribe: (request) => (isEnabled(plugin) ? runner.transcribe!(request) : off()) } : {}),
+    ...(runner.speak ? { speak: (request) => (isEnabled(plugin) ? runner.speak!(request) : off()) } : {}),
+  }
+  return new Proxy(runner, { get: (target, key) => (key in guarded ? guarded[key as keyof Runner] : Reflect.get(target, key)) })
 }

@@ -47,6 +47,31 @@ export type RunnerEvent =
   | { type: 'done' }
   | { type: 'error'; text: string; details?: string; error_type: string }
 
+/** A recording to turn into text: its bytes already judged to be audio, and measured. */
+export interface TranscribeRequest {
+  audio: Uint8Array
+  /** What the bytes are (audio/ogg, audio/webm, audio/wav, audio/mpeg…), and a file name that says so. */
+  mediaType: string
+  filename: string
+  /** The provider's name of the model. */
+  model: string
+  /** ISO 639-1, when the agent says what people speak. */
+  language?: string
+  /** How long the recording is: what transcription is paid by. */
+  durationMs: number
+  signal: AbortSignal
+}
+
+/** Text to say aloud, in a voice, as a format a platform plays. */
+export interface SpeakRequest {
+  text: string
+  model: string
+  voice: string
+  /** opus: OGG/Opus, what Telegram and WhatsApp take as a voice note and browsers play. */
+  format: 'opus' | 'mp3' | 'wav'
+  signal: AbortSignal
+}
+
 export interface Runner {
   name: string
   /** The models the runner ships with: the registry's first content. */
@@ -59,4 +84,8 @@ export interface Runner {
    */
   auth?: { method: 'api_key'; configured(): Promise<boolean> } | { method: 'device'; configured(): Promise<boolean>; device: DeviceSignIn }
   stream(request: RunnerRequest): AsyncIterable<RunnerEvent>
+  /** Speech to text, where the provider offers it (OpenAI's /audio/transcriptions, whisper.cpp's server, speaches). */
+  transcribe?(request: TranscribeRequest): Promise<{ text: string; cost_usd: number }>
+  /** Text to speech, where the provider offers it (OpenAI's /audio/speech, speaches). */
+  speak?(request: SpeakRequest): Promise<{ audio: Uint8Array; cost_usd: number }>
 }

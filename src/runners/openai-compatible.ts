@@ -4,11 +4,12 @@ import type { DeviceSignIn } from './device-sign-in.ts'
  * llama.cpp, OpenRouter), on OpenAI's own SDK: its stream parsing, typed errors, and retries that honour the
  * provider's `retry-after`. It is offered through the plugin SDK so every plugin for such a provider shares it.
  */
-import OpenAI from 'openai'
+import OpenAI, { toFile } from 'openai'
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
-import type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest } from './contract.ts'
+import type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, SpeakRequest, TranscribeRequest } from './contract.ts'
+import { audioDuration } from '../voice/audio.ts'
 import { patientFetch, providerFailure } from './provider-failures.ts'
-import { clientPerKey, usage, type ProviderSettings } from './provider-settings.ts'
+import { audioCost, clientPerKey, usage, type ProviderSettings } from './provider-settings.ts'
 import { finishAnswer, type PartialToolCall } from './tool-calls.ts'
 
 /** The contract's messages in the chat completions shape. */
@@ -91,6 +92,26 @@ async function catalogue(client: OpenAI, signal: AbortSignal): Promise<ModelEntr
   return models
 }
 
+/** POST {base}/audio/transcriptions: the recording as a multipart upload, its text back as JSON. */
+async function transcribe(client: OpenAI, settings: ProviderSettings, request: TranscribeRequest) {
+  const file = await toFile(request.audio, request.filename, { type: request.mediaType })
+  const language = request.language?.split('-')[0]?.toLowerCase()
+  const result = await client.audio.transcriptions.create(
+    { file, model: request.model, response_format: 'json', ...(language ? { language } : {}) },
+    { signal: request.signal },
+  )
+  return { text: result.text.trim(), cost_usd: audioCost(settings.audioPrices, request.model, { ms: request.durationMs }) }
+}
+
+/** POST {base}/audio/speech: the text in, the audio's bytes back in the format asked for. */
+async function speak(client: OpenAI, settings: ProviderSettings, request: SpeakRequest) {
+  const response = await client.audio.speech.create({ model: request.model, voice: request.voice, input: request.text, response_format: request.format }, { signal: request.signal })
+  const audio = new Uint8Array(await response.arrayBuffer())
+  // Some speech models are paid by the minute of what they said: measured from the bytes, as nothing else says.
+  const priced = settings.audioPrices.get(request.model)?.per === 'min' ? ((await audioDuration(audio, `audio/${request.format === 'opus' ? 'ogg' : request.format}`).catch(() => 0)) ?? 0) : 0
+  return { audio, cost_usd: audioCost(settings.audioPrices, request.model, { ms: priced, chars: request.text.length }) }
+}
+
 /** A runner for an OpenAI-compatible endpoint, offered to agents under `name`. */
 export function openAICompatibleRunner(name: string, settings: ProviderSettings, device?: DeviceSignIn): Runner {
   const client = clientPerKey((key) => clientFor(settings, key))
@@ -104,5 +125,11 @@ export function openAICompatibleRunner(name: string, settings: ProviderSettings,
     stream: async function* (request) {
       yield* stream(client(await key()), settings, request)
     },
+    ...(settings.speech
+      ? {
+          transcribe: async (request: TranscribeRequest) => transcribe(client(await key()), settings, request),
+          speak: async (request: SpeakRequest) => speak(client(await key()), settings, request),
+        }
+      : {}),
   }
 }

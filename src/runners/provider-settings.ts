@@ -15,6 +15,9 @@ export function modelList(text: string): ModelEntry[] {
 
 export type Prices = Map<string, { input: number; output: number }>
 
+/** Speech is priced by the minute of audio (transcription, some speech models) or by the million characters said. */
+export type AudioPrices = Map<string, { usd: number; per: 'min' | 'Mchar' }>
+
 /** What every provider runner reads from its settings. */
 export interface ProviderSettings {
   baseUrl: string
@@ -22,6 +25,9 @@ export interface ProviderSettings {
   apiKey: () => Promise<string | undefined>
   models: ModelEntry[]
   prices: Prices
+  audioPrices: AudioPrices
+  /** The provider serves /audio/transcriptions and /audio/speech: the runner offers transcribe and speak. */
+  speech: boolean
   /** How many times a request the provider answered 408, 409, 429 or 5xx is sent again (its SDK waits between). */
   maxRetries: number
   /** Where the provider's device-authorization sign-in is served, when it offers one (and no API key is set). */
@@ -37,7 +43,7 @@ const DEFAULT_RETRIES = 2
  */
 export function readProviderSettings(
   raw: Readonly<Record<string, string>>,
-  defaults: { baseUrl: string; models: string },
+  defaults: { baseUrl: string; models: string; audioPrices?: string; speech?: boolean },
   vaultKey: () => Promise<string | undefined>,
 ): ProviderSettings {
   const maxRetries = Number(raw.max_retries ?? DEFAULT_RETRIES)
@@ -47,6 +53,9 @@ export function readProviderSettings(
     apiKey: async () => raw.api_key ?? (await vaultKey()),
     models: modelList(raw.models ?? defaults.models),
     prices: priceList(raw.prices ?? ''),
+    // The operator's prices win over the ones the plugin knows, model by model.
+    audioPrices: new Map([...audioPriceList(defaults.audioPrices ?? ''), ...audioPriceList(raw.audio_prices ?? '')]),
+    speech: raw.speech === undefined ? (defaults.speech ?? false) : raw.speech === 'true',
     maxRetries,
     ...(raw.device_authorization_url && raw.token_url && raw.client_id
       ? { device: { deviceAuthorizationUrl: raw.device_authorization_url, tokenUrl: raw.token_url, clientId: raw.client_id, ...(raw.scope ? { scope: raw.scope } : {}) } }
@@ -67,6 +76,28 @@ export function priceList(text: string): Prices {
         return [apiId, { input: input!, output: output! }] as const
       }),
   )
+}
+
+/** Parses an `audio_prices` setting: comma-separated `model=usd/min` or `model=usd/Mchar`. */
+export function audioPriceList(text: string): AudioPrices {
+  return new Map(
+    text
+      .split(',')
+      .filter((entry) => entry.trim())
+      .map((entry) => {
+        const match = /^\s*([^=\s]+)\s*=\s*([0-9.]+)\s*\/\s*(min|Mchar)\s*$/.exec(entry)
+        const usd = Number(match?.[2])
+        if (!match || !Number.isFinite(usd)) throw new Error(`audio_prices: "${entry.trim()}" is not model=usd/min or model=usd/Mchar`)
+        return [match[1]!, { usd, per: match[3] as 'min' | 'Mchar' }] as const
+      }),
+  )
+}
+
+/** What speech cost: `ms` of audio, or `chars` characters said, as the model is priced (0 when no price is known). */
+export function audioCost(prices: AudioPrices, model: string, amount: { ms: number; chars?: number }): number {
+  const price = prices.get(model)
+  if (!price) return 0
+  return price.per === 'min' ? (price.usd * amount.ms) / 60_000 : (price.usd * (amount.chars ?? 0)) / 1e6
 }
 
 /** A usage event, priced by the model's api_id when a price is known. */

@@ -68,6 +68,12 @@ const CHANNEL_FIELDS: Field[] = [
   ]),
 ]
 
+const ANSWER_ALOUD = [
+  { value: 'when_spoken_to', label: 'When the person sent a voice note' },
+  { value: 'always', label: 'Always' },
+  { value: 'never', label: 'Never (text only)' },
+]
+
 const UNKNOWN_SENDERS = [
   { value: 'invite', label: 'Is told how to link their account' },
   { value: 'refuse', label: 'Is only told the agent does not talk to them' },
@@ -95,7 +101,7 @@ async function options(c: Ctx, api: ApiClient, values: FormValues) {
     catalogue(c, api),
     peopleOptions(c, api),
   ])
-  return { runners, models: registry, toolPlugins, tools, people, unknownSenders: UNKNOWN_SENDERS }
+  return { runners, models: registry, toolPlugins, tools, people, unknownSenders: UNKNOWN_SENDERS, answerAloud: ANSWER_ALOUD }
 }
 
 async function LivePanel({ c, api, id, message, mayReload = true }: { c: Ctx; api: ApiClient; id: string; message?: string; mayReload?: boolean }) {
@@ -224,10 +230,13 @@ export const agents: ConsoleResource = {
     { section: 'Tools', name: 'plugins.enabled', label: 'Tool plugins', kind: 'checkboxes', options: 'toolPlugins', help: 'Built-in tools the agent may use, still within the MCP permissions below.' },
     { section: 'Tools', name: 'mcp_permissions', label: 'MCP servers and tools', kind: 'tools', options: 'tools', help: 'From the gateway’s catalogue. What a person may not use stays out of reach whatever is chosen here.' },
     ...CHANNEL_FIELDS,
-    { section: 'Voice', name: 'voice.enabled', label: 'Voice on', kind: 'checkbox' },
-    { section: 'Voice', name: 'voice.provider', label: 'Voice provider', nullable: true },
-    { section: 'Voice', name: 'voice.voice_id', label: 'Voice id', nullable: true },
-    { section: 'Voice', name: 'voice.language', label: 'Voice language (BCP 47, e.g. en-GB)', nullable: true },
+    { section: 'Voice', name: 'voice.enabled', label: 'Hears voice notes and may answer aloud', kind: 'checkbox' },
+    { section: 'Voice', name: 'voice.answer_aloud', label: 'Answers aloud', kind: 'select', options: 'answerAloud', required: true, fallback: 'when_spoken_to', help: 'The written answer always goes too.' },
+    { section: 'Voice', name: 'voice.provider', label: 'Speech runner', kind: 'select', options: 'runners', nullable: true, empty: '(the agent’s runner)', help: 'A runner that offers speech, such as openai (or a local server it points at).' },
+    { section: 'Voice', name: 'voice.transcription_model', label: 'Transcription model', nullable: true, help: 'Empty: whisper-1.' },
+    { section: 'Voice', name: 'voice.speech_model', label: 'Speech model', nullable: true, help: 'Empty: gpt-4o-mini-tts.' },
+    { section: 'Voice', name: 'voice.voice_id', label: 'Voice', nullable: true, help: 'As the provider names it; empty: alloy.' },
+    { section: 'Voice', name: 'voice.language', label: 'Language people speak (BCP 47, e.g. en-GB)', nullable: true, help: 'Empty: guessed from each note.' },
     { section: 'Email', name: 'email.account', label: 'Email account', kind: 'email', nullable: true },
     { section: 'Email', name: 'email.sender_name', label: 'Email sender name', nullable: true },
     { section: 'Email', name: 'email.from_alias', label: 'Email from alias', kind: 'email', nullable: true },
