@@ -952,6 +952,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/chat/voice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transcribe a voice note said in a conversation
+         * @description Accepts OGG/Opus, WebM, WAV, MP3, M4A, FLAC or AAC, judged by the bytes, up to SWITCHBOARD_VOICE_MAX_BYTES (10 MiB) and SWITCHBOARD_VOICE_MAX_SECONDS (300 s) of sound. The conversation’s agent must hear voice notes (its `voice.enabled`); its speech runner transcribes the recording, which is kept. The transcript is not sent: the caller sends it as the message with `voice_clip_id`, so the person may read it first.
+         */
+        post: operations["hearVoiceNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/voice/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Play a voice note or a spoken answer of a conversation
+         * @description The audio as it was heard or spoken (a message’s attachment with `voice_clip_id` names it), for participants of its conversation.
+         */
+        get: operations["getVoiceClip"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{id}/reload": {
         parameters: {
             query?: never;
@@ -3207,6 +3247,11 @@ export interface components {
             text: string;
             /** @description Documents of the conversation (uploaded to POST /api/chat/documents) this message refers to. */
             attachments?: string[];
+            /**
+             * Format: uuid
+             * @description The voice note (heard by POST /api/chat/voice in this conversation) whose transcript `text` is: kept beside the message, and the answer is spoken when the agent answers aloud when spoken to.
+             */
+            voice_clip_id?: string;
         };
         ChatRegenerateRequest: {
             /** Format: uuid */
@@ -3644,6 +3689,35 @@ export interface components {
             /**
              * Format: binary
              * @description The document: PDF, DOCX, XLSX, TXT or CSV, judged by its content, not its name.
+             */
+            file: string;
+        };
+        HeardVoiceNote: {
+            /**
+             * Format: uuid
+             * @description Send it with the transcript as the message (POST /api/chat `voice_clip_id`): the note is kept beside the message.
+             */
+            voice_clip_id: string;
+            /**
+             * @description What was made out of the recording.
+             * @example What is the weather in Paris today?
+             */
+            text: string;
+            /** @example audio/webm */
+            media_type: string;
+            size_bytes: number;
+            /** @description How long it lasts; null where the recording does not say (a live WebM recording). */
+            duration_ms: number | null;
+        };
+        VoiceUpload: {
+            /**
+             * Format: uuid
+             * @description The conversation the voice note is said in; you must take part in it.
+             */
+            conversation_id: string;
+            /**
+             * Format: binary
+             * @description The recording: OGG/Opus, WebM, WAV, MP3, M4A, FLAC or AAC, judged by its content, not its name.
              */
             file: string;
         };
@@ -11013,6 +11087,215 @@ export interface operations {
             };
             /** @description A field is missing or invalid, or the file is one of the accepted types but could not be read (damaged, empty, too slow or too big to read). */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    hearVoiceNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["VoiceUpload"];
+            };
+        };
+        responses: {
+            /** @description The recording, heard and kept. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeardVoiceNote"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The conversation’s agent does not hear voice notes, or its speech runner offers no transcription. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The recording is larger or longer than the voice note caps. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The file is not OGG/Opus, WebM, WAV, MP3, M4A, FLAC or AAC by its content, or the body is not multipart/form-data. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is missing, the recording is damaged, or no words could be made out in it. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The speech runner’s provider failed to transcribe it. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getVoiceClip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audio. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/ogg": string;
+                    "audio/webm": string;
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

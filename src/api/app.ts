@@ -12,6 +12,7 @@ import type { ApiEnv } from '../http/env.ts'
 import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
 import { DOCUMENT_UPLOAD_PATH, documentBodyLimit, mayUpload, mountDocuments } from './documents/index.ts'
+import { mountVoice, VOICE_UPLOAD_PATH, voiceUploadGuards } from './voice/index.ts'
 import { mountRunners } from './runners/index.ts'
 import { mountVault } from './vault/index.ts'
 import { mountMcp } from './mcp/index.ts'
@@ -72,7 +73,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   // An avatar upload has a tighter limit of its own, counted as the body arrives.
   app.use((c, next) => {
     // An upload's body is read once its sender is known and admitted (below), not before.
-    if (c.req.path === AVATAR_PATH || c.req.path === DOCUMENT_UPLOAD_PATH) return next()
+    if (c.req.path === AVATAR_PATH || c.req.path === DOCUMENT_UPLOAD_PATH || c.req.path === VOICE_UPLOAD_PATH) return next()
     return generalBodyLimit(c, next)
   })
   app.use(originGuard([config.baseUrl, config.adminBaseUrl]))
@@ -80,6 +81,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   app.use(authenticate(services))
   // Who may upload, and whether their share of the uploads in flight has room, before a byte of the body is read.
   app.use(DOCUMENT_UPLOAD_PATH, mayUpload, uploadBodyLimit)
+  app.use(VOICE_UPLOAD_PATH, ...voiceUploadGuards(config.voice.maxBytes))
   // One bucket per user for /api/v1/* and the plugin routes alike.
   const apiRate = apiThrottle(services)
   app.use('/api/v1/*', apiRate)
@@ -128,6 +130,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountUsage(app)
   mountOverview(app)
   mountDocuments(app)
+  mountVoice(app)
   mountAgents(app)
   mountChannels(app)
   mountRunners(app)

@@ -22,6 +22,7 @@ import { documentContext } from '../documents/context.ts'
 import { mentions } from './mention.ts'
 import { history, insertMessage, lastExchange } from './messages.ts'
 import { runTurn, type Turn, type TurnDeps } from './turn.ts'
+import { spokenAttachments, type Voice } from '../voice/voice.ts'
 
 export interface TurnRequest {
   /** The agent of a new conversation; for an existing one it may be left out, and must be the conversation's. */
@@ -75,7 +76,9 @@ export class Chat {
    */
   readonly #recentSpeakers = new LRUCache<string, Set<string>>({ max: 10_000, ttl: 60_000 })
 
-  constructor(private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus; writes: Writes; drain: Drain; settings: SystemSettings }) {
+  constructor(
+    private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus; writes: Writes; drain: Drain; settings: SystemSettings; voice?: Voice },
+  ) {
     deps.events.subscribe('chat.resume', ({ conversation_id, socket }) => this.#resend(conversation_id, socket))
     deps.events.subscribe('chat.participants', ({ conversation_id }) => {
       this.#participants.delete(conversation_id)
@@ -183,7 +186,9 @@ export class Chat {
       void turns.finish(conversation.id, controller)
       throw error
     })
-    return this.#run({ actor, agent, conversation, history: earlier, documents, text, notices, message: { id: said.message_id, attachments }, signal: controller.signal }, controller)
+    // The web chat hears the answer spoken here; a channel's turn is spoken by its channel, as its platform sends it.
+    const aloud = door === 'web' && this.deps.voice?.aloud(agent, request.voice_clip_id !== undefined) === true
+    return this.#run({ actor, agent, conversation, history: earlier, documents, text, notices, message: { id: said.message_id, attachments }, signal: controller.signal }, controller, aloud)
   }
 
   /** The voice note becomes the message's: once, so two requests cannot both say it. */
@@ -278,7 +283,7 @@ export class Chat {
   }
 
   /** Runs an admitted turn on the agent's live instance, publishing what it says to the conversation's feed. */
-  #run(turn: Turn, controller: AbortController): StartedTurn {
+  #run(turn: Turn, controller: AbortController, aloud = false): StartedTurn {
     const { turns, agents, feed } = this.deps
     const conversation = turn.conversation
     // The turn runs on the agent's live instance: a reload meanwhile waits for it before stopping that instance.
@@ -302,8 +307,10 @@ export class Chat {
             if (event.type === 'message' || event.type === 'aborted' || event.type === 'error') streaming.delete(conversation.id)
             void feed.publish(conversation.id, event)
           }
-          if (event.type === 'message') outcome = 'complete'
-          else if (event.type === 'error') outcome = 'error'
+          if (event.type === 'message') {
+            outcome = 'complete'
+            answered = { id: event.message_id, text: event.text }
+          } else if (event.type === 'error') outcome = 'error'
           yield event
         }
       } finally {
@@ -311,6 +318,18 @@ export class Chat {
         release()
         await turns.finish(conversation.id, controller)
         for (const listener of ended) listener(conversation.id, outcome)
+      }
+      // Spoken once the turn is over, so nobody waits on the voice to write again.
+      if (aloud && answered) void speakAnswer(answered)
+    }
+    let answered: { id: string; text: string } | undefined
+    const speakAnswer = async (answer: { id: string; text: string }) => {
+      try {
+        const clips = await deps.voice!.speak(turn.agent, { userId: turn.actor.userId, conversationId: conversation.id }, answer.id, answer.text)
+        await feed.publish(conversation.id, { type: 'voice', message_id: answer.id, attachments: spokenAttachments(clips) })
+      } catch (error) {
+        deps.log.warn('an answer was not spoken', { conversation_id: conversation.id, error: String(error) })
+        await feed.publish(conversation.id, { type: 'notice', text: `The answer could not be spoken: ${error instanceof Error ? error.message : String(error)}` }).catch(() => {})
       }
     }
     return { events: events(), stop: (reason) => controller.abort(reason), signal: controller.signal }

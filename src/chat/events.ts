@@ -38,6 +38,8 @@ export interface Attachment {
  */
 export type FeedEvent =
   | Exclude<ChatEvent, { type: 'conversation' | 'stream' | 'tool_result' }>
+  /** An answer was spoken: its parts, to play beside it. */
+  | { type: 'voice'; message_id: string; attachments: Attachment[] }
   | { type: 'stream'; text: string; offset: number }
   | {
       type: 'user_message'

@@ -19,7 +19,7 @@ const MAX_TOOL_ROUNDS = 8
 /** What of an agent a turn reads. */
 export type TurnAgent = Pick<
   AgentConfig,
-  'id' | 'company_id' | 'name' | 'personality' | 'runner' | 'model' | 'timeout_seconds' | 'mcp_permissions' | 'plugins' | 'context_options'
+  'id' | 'company_id' | 'name' | 'personality' | 'runner' | 'model' | 'timeout_seconds' | 'mcp_permissions' | 'plugins' | 'context_options' | 'voice'
 >
 
 export interface Turn {

@@ -22,9 +22,9 @@ export const SPOKEN_FORMS = 'OGG/Opus, WebM, WAV, MP3, M4A, FLAC or AAC'
 /**
  * Why a voice note was not heard, in words for the person who sent it. `unsupported`: its bytes are not audio.
  * `too_large` and `too_long`: past the caps. `unreadable`: audio that cannot be measured (damaged or truncated).
- * `off`: the agent does not listen. `failed`: the provider could not transcribe it.
+ * `off`: the agent does not listen. `failed`: the provider could not transcribe it. `silent`: no words in it.
  */
-export type VoiceErrorKind = 'unsupported' | 'too_large' | 'too_long' | 'unreadable' | 'off' | 'failed'
+export type VoiceErrorKind = 'unsupported' | 'too_large' | 'too_long' | 'unreadable' | 'off' | 'failed' | 'silent'
 
 export class VoiceError extends Error {
   constructor(

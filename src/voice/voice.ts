@@ -1,3 +1,5 @@
+import { sql } from 'kysely'
+import type { Attachment } from '../chat/events.ts'
 import type { AgentVoice } from '../db/columns.ts'
 import type { Db, Executor } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
@@ -42,6 +44,18 @@ export interface SpokenClip {
   clipId: string
   part: number
   durationMs: number | undefined
+  sizeBytes: number
+}
+
+/** The spoken parts of an answer as the message lists them beside its documents. */
+export function spokenAttachments(clips: SpokenClip[]): Attachment[] {
+  return clips.map((clip) => ({
+    voice_clip_id: clip.clipId,
+    name: clips.length === 1 ? 'Spoken answer' : `Spoken answer, part ${clip.part + 1} of ${clips.length}`,
+    media_type: 'audio/ogg',
+    size_bytes: clip.sizeBytes,
+    ...(clip.durationMs === undefined ? {} : { duration_ms: clip.durationMs }),
+  }))
 }
 
 /**
@@ -97,7 +111,7 @@ export class Voice {
       this.options.log.warn('a voice note was not transcribed', { agent_id: agent.id, error: String(error) })
       throw new VoiceError('failed', `The voice note could not be transcribed (${describe(error)}); please write it instead.`)
     }
-    if (result.text === '') throw new VoiceError('failed', 'No words could be made out in the voice note; please say it again or write it.')
+    if (result.text === '') throw new VoiceError('silent', 'No words could be made out in the voice note; please say it again or write it.')
     const clipId = Bun.randomUUIDv7()
     await this.options.db
       .insertInto('voice_clips')
@@ -129,8 +143,14 @@ export class Voice {
         .values({ id: clipId, company_id: agent.company_id, conversation_id: place.conversationId, message_id: messageId, direction: 'spoken', part, media_type: mediaType, bytes: audio, duration_ms: durationMs ?? null })
         .execute()
       await this.#usage(agent, place, model, cost_usd, durationMs ?? 0)
-      clips.push({ clipId, part, durationMs })
+      clips.push({ clipId, part, durationMs, sizeBytes: audio.length })
     }
+    // The answer carries its spoken parts, so the web chat offers them to play, now and after a reload.
+    await this.options.db
+      .updateTable('webchat_messages')
+      .set({ attachments: sql`attachments || ${JSON.stringify(spokenAttachments(clips))}::jsonb` })
+      .where('id', '=', messageId)
+      .execute()
     return clips
   }
 

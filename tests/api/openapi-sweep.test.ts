@@ -103,6 +103,8 @@ function recordModel(op: Operation): string | undefined {
   if (crud) return crud[1]
   // A tool approval is a record the platform keeps outside the generic models.
   if (op.path.startsWith('/api/approvals/{')) return 'ToolApproval'
+  // So is a voice note heard or an answer spoken, kept beside a conversation's messages.
+  if (op.path.startsWith('/api/chat/voice/{')) return 'VoiceClip'
   // A channel's webhook, `/channels/telegram/{agent_id}`, names the agent it reaches.
   if (op.pathParams.some((param) => param.name === 'agent_id')) return 'AgentConfigRecord'
   const collection = /\/([^/{}]+)\/\{[^}]+\}(?:\/[^{}]*)?$/.exec(op.path)?.[1]?.toLowerCase().replace(/s$/, '')
@@ -145,6 +147,13 @@ describe('(c) another company’s record', () => {
     if (model === 'ToolApproval') {
       const row = { id: Bun.randomUUIDv7(), company_id: p.root.companyId!, user_id: p.root.userId, server: 's', tool: 't', rule: 'a rule', approvers: 'admins' as const, expires_at: new Date(Date.now() + 600_000) }
       await p.store.db.insertInto('tool_approvals').values(row).execute()
+      return row
+    }
+    // A voice clip is kept by the platform as it hears a note: here written as it writes one, in a conversation of A.
+    if (model === 'VoiceClip') {
+      const conversation = await p.call('POST', '/api/v1/WebchatConversation', { json: { title: 'Spoken' } })
+      const row = { id: Bun.randomUUIDv7(), company_id: p.root.companyId!, conversation_id: (conversation.body as { id: string }).id, direction: 'heard' as const, media_type: 'audio/ogg', bytes: new Uint8Array([79, 103, 103, 83]), duration_ms: 1000 }
+      await p.store.db.insertInto('voice_clips').values(row).execute()
       return row
     }
     const create = operations.find((op) => op.method === 'POST' && op.path === `/api/v1/${model}`)

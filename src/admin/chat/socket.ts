@@ -22,6 +22,7 @@ const ClientMessage = z.discriminatedUnion('type', [
     conversation_id: conversationId,
     text: z.string(),
     attachments: z.array(z.uuid()).max(20).optional(),
+    voice_clip_id: z.uuid().optional(),
     context_prompt: z.string().optional(),
   }),
   z.object({ type: z.literal('user_typing'), conversation_id: conversationId }),
@@ -175,7 +176,12 @@ async function act(ws: ChatSocket, message: ClientMessage, api: ApiClient): Prom
         const patched = await api.asWho(who).PATCH('/api/v1/WebchatConversation/{id}', { params: { path: { id: conversation_id } }, body: { context_prompt: message.context_prompt } })
         if (!patched.data) return refused(ws, message.type, conversation_id, patched)
       }
-      const body = { conversation_id, text: message.text, ...(message.attachments?.length ? { attachments: message.attachments } : {}) }
+      const body = {
+        conversation_id,
+        text: message.text,
+        ...(message.attachments?.length ? { attachments: message.attachments } : {}),
+        ...(message.voice_clip_id ? { voice_clip_id: message.voice_clip_id } : {}),
+      }
       const response = await api.fetchAs(who, 'POST', '/api/chat', { json: body })
       if (response.status !== 200) return refused(ws, message.type, conversation_id, { response, error: await response.json().catch(() => undefined) })
       // Everyone in the conversation, this socket too, hears the turn from the bus; the stream is only drained.

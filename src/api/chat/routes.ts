@@ -7,6 +7,9 @@ export const TurnRequest = z
     conversation_id: z.uuid().optional().openapi({ description: 'Continue this conversation; left out, a new one is started.' }),
     text: z.string().trim().min(1).max(100_000),
     attachments: z.array(z.uuid()).max(20).optional().openapi({ description: 'Documents of the conversation (uploaded to POST /api/chat/documents) this message refers to.' }),
+    voice_clip_id: z.uuid().optional().openapi({
+      description: 'The voice note (heard by POST /api/chat/voice in this conversation) whose transcript `text` is: kept beside the message, and the answer is spoken when the agent answers aloud when spoken to.',
+    }),
   })
   .strict()
   .openapi('ChatTurnRequest')
