@@ -180,11 +180,30 @@
     return { li, body }
   }
 
+  // A voice note or a spoken answer plays where it was said; documents are named.
+  function voicePlayer(a) {
+    const item = document.createElement('li')
+    item.className = 'voice'
+    const audio = document.createElement('audio')
+    audio.controls = true
+    audio.preload = 'none'
+    audio.src = `/chat/${conversationId}/voice/${encodeURIComponent(a.voice_clip_id)}`
+    audio.setAttribute('aria-label', a.name)
+    const name = document.createElement('span')
+    name.className = 'muted'
+    name.textContent = a.name
+    item.append(audio, name)
+    return item
+  }
   function chips(li, list) {
     if (!list?.length) return
     const ul = document.createElement('ul')
     ul.className = 'attachments'
     for (const a of list) {
+      if (a.voice_clip_id) {
+        ul.append(voicePlayer(a))
+        continue
+      }
       const chip = document.createElement('li')
       chip.className = 'chip'
       chip.textContent = a.name
@@ -541,6 +560,12 @@
       offerActions()
       markRead()
     },
+    voice(e) {
+      // The answer was spoken: its parts play beside it (once, whoever else heard the event too).
+      const answer = byId(e.message_id)
+      if (!answer || answer.querySelector('li.voice')) return
+      chips(answer, e.attachments)
+    },
     typing() {
       ensureStream()
       busy(true)
@@ -711,6 +736,66 @@
     if (event.target instanceof Element && event.target.closest('details[open], dialog[open]')) return
     event.preventDefault()
     send({ type: 'stop', conversation_id: conversationId })
+  })
+
+  // ---- a voice note from the microphone ----------------------------------------------------------------------------
+  // Recorded in the browser, heard by the agent's speech runner (through the API), and its transcript sent as the
+  // message with the recording beside it. A second press stops; a note is sent as soon as it is heard.
+  const recordButton = document.getElementById('record')
+  let recorder = null
+  async function startRecording() {
+    if (!navigator.mediaDevices?.getUserMedia || typeof MediaRecorder === 'undefined') {
+      status.textContent = 'This browser cannot record here.'
+      return
+    }
+    let stream
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ audio: true })
+    } catch {
+      status.textContent = 'The microphone could not be used: allow it for this site, then try again.'
+      return
+    }
+    const chunks = []
+    recorder = new MediaRecorder(stream)
+    recorder.addEventListener('dataavailable', (event) => event.data.size && chunks.push(event.data))
+    recorder.addEventListener('stop', () => {
+      stream.getTracks().forEach((track) => track.stop())
+      recorder = null
+      recordButton.setAttribute('aria-pressed', 'false')
+      recordButton.textContent = 'Record a voice note'
+      void sendRecording(new Blob(chunks, { type: chunks[0]?.type || 'audio/webm' }))
+    })
+    recorder.start()
+    recordButton.setAttribute('aria-pressed', 'true')
+    recordButton.textContent = 'Stop recording and send'
+    status.textContent = 'Recording…'
+  }
+  async function sendRecording(blob) {
+    if (!blob.size) {
+      status.textContent = 'Nothing was recorded.'
+      return
+    }
+    recordButton.disabled = true
+    status.textContent = 'Listening to your voice note…'
+    const form = new FormData()
+    form.set('file', blob, 'recording.webm')
+    try {
+      const response = await fetch(`/chat/${conversationId}/voice`, { method: 'POST', body: form })
+      const body = await response.json().catch(() => ({}))
+      if (response.status !== 201) {
+        handlers.error({ text: body.detail || 'The voice note could not be heard.', details: '', error_type: body.code || 'voice_refused' })
+        return
+      }
+      const message = { type: 'message', conversation_id: conversationId, text: body.text, voice_clip_id: body.voice_clip_id }
+      if (!send(message)) status.textContent = 'Not connected yet; record it again in a moment.'
+      else status.textContent = ''
+    } finally {
+      recordButton.disabled = false
+    }
+  }
+  recordButton?.addEventListener('click', () => {
+    if (recorder) recorder.stop()
+    else if (!running) void startRecording()
   })
 
   // A starter prompt is sent as it is, as if typed. One chosen with the agent before the conversation existed

@@ -7,7 +7,7 @@ export type Policy = Record<string, readonly string[]>
 export const DATA_POLICY: Policy = { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] }
 
 /**
- * Pages of this server: scripts, styles and images are files served from this origin. Nothing inline runs, and
+ * Pages of this server: scripts, styles, images and audio are files served from this origin. Nothing inline runs, and
  * nothing is eval'd (htmx 4 compiles code only for hx-on, trigger filters and `js:` values, which no page uses).
  */
 export const PAGE_POLICY: Policy = {
@@ -15,6 +15,8 @@ export const PAGE_POLICY: Policy = {
   'script-src': ["'self'"],
   'style-src': ["'self'"],
   'img-src': ["'self'"],
+  // Voice notes and spoken answers play from the page's own origin.
+  'media-src': ["'self'"],
   'connect-src': ["'self'"],
   'form-action': ["'self'"],
   'base-uri': ["'none'"],

@@ -14,11 +14,17 @@ export function warnWithoutChromium(): void {
   if (!HAS_CHROMIUM) console.warn(`Browser tests skipped: ${CHROMIUM} is not installed (apt-get install -y chromium).`)
 }
 
-export function launchChromium(): Promise<Browser> {
+/** Chromium, headless; `args` adds switches (a fake microphone for the voice tests). */
+export function launchChromium(args: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...args],
   })
+}
+
+/** Switches that make Chromium's microphone play this WAV file, with no prompt for the permission. */
+export function fakeMicrophone(wavPath: string): string[] {
+  return ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${wavPath}`, '--autoplay-policy=no-user-gesture-required']
 }
 
 /** A report of the browser's securitypolicyviolation event. */

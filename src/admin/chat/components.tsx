@@ -123,13 +123,21 @@ function ListState({ current, q, archived }: Pick<ConversationListProps, 'curren
   )
 }
 
-function Attachments({ attachments }: { attachments: Message['attachments'] }) {
+/** A voice note or a spoken answer, to play where it was said: served by the page's own origin. */
+function VoicePlayer({ attachment, conversationId }: { attachment: Message['attachments'][number]; conversationId: string }) {
+  return (
+    <li class="voice">
+      <audio controls preload="none" src={`/chat/${conversationId}/voice/${attachment.voice_clip_id}`} aria-label={attachment.name}></audio>
+      <span class="muted">{attachment.name}</span>
+    </li>
+  )
+}
+
+function Attachments({ attachments, conversationId }: { attachments: Message['attachments']; conversationId: string }) {
   if (!attachments.length) return null
   return (
     <ul class="attachments">
-      {attachments.map((a) => (
-        <li class="chip">{a.name}</li>
-      ))}
+      {attachments.map((a) => (a.voice_clip_id ? <VoicePlayer attachment={a} conversationId={conversationId} /> : <li class="chip">{a.name}</li>))}
     </ul>
   )
 }
@@ -150,7 +158,7 @@ export function MessageItem({ message, me }: { message: Message; me: string }) {
         <Time iso={message.created_at} />
       </div>
       {message.role === 'agent' ? <div class="body md" data-md="">{message.text}</div> : <div class="body text">{message.text}</div>}
-      <Attachments attachments={message.attachments ?? []} />
+      <Attachments attachments={message.attachments ?? []} conversationId={message.conversation_id} />
       {message.status === 'aborted' ? <div class="flag">Stopped before the end</div> : null}
       {message.status === 'error' ? <div class="flag">The answer failed</div> : null}
     </li>
@@ -232,8 +240,11 @@ export function Documents({ documents }: { documents: ChatDocument[] }) {
   )
 }
 
-/** The composer: the script sends its text over the socket; Stop aborts the running turn. */
-function Composer({ conversationId }: { conversationId: string }) {
+/**
+ * The composer: the script sends its text over the socket; Stop aborts the running turn. Where the agent hears
+ * voice notes, Record takes one from the microphone; its transcript is sent as the message, the recording with it.
+ */
+function Composer({ conversationId, listens }: { conversationId: string; listens: boolean }) {
   return (
     <form id="composer" class="composer" data-conversation={conversationId}>
       <ul id="pending-attachments" class="attachments" aria-label="Attached to the next message"></ul>
@@ -247,6 +258,11 @@ function Composer({ conversationId }: { conversationId: string }) {
           Attach a document (or drop or paste one)
           <input id="upload" type="file" multiple accept=".pdf,.docx,.xlsx,.txt,.csv,application/pdf,text/plain,text/csv" />
         </label>
+        {listens ? (
+          <button type="button" id="record" class="record" aria-pressed="false">
+            Record a voice note
+          </button>
+        ) : null}
         <button type="button" id="stop" class="stop" hidden aria-keyshortcuts="Escape">
           Stop
         </button>
@@ -281,7 +297,7 @@ export interface ChatView {
   archived?: boolean
 }
 
-type Agent = Pick<Schema<'AgentConfigRecord'>, 'id' | 'name' | 'description' | 'avatar' | 'starter_prompts'>
+type Agent = Pick<Schema<'AgentConfigRecord'>, 'id' | 'name' | 'description' | 'avatar' | 'starter_prompts'> & { voice?: Schema<'AgentConfigRecord'>['voice'] }
 
 /** The agent's picture, or its initial on a badge; beside its name, so it says nothing to a screen reader. */
 function AgentAvatar({ agent }: { agent?: Agent }) {
@@ -462,7 +478,7 @@ export function ChatPage({ view }: { view: ChatView }) {
           <script type="application/json" id="approvals-data" dangerouslySetInnerHTML={{ __html: JSON.stringify(view.approvals ?? []).replaceAll('<', '\\u003c') }} />
           <p id="typing" class="muted" aria-live="polite"></p>
           {messages.length === 0 ? <Starters agent={view.agent} /> : null}
-          <Composer conversationId={conversation.id} />
+          <Composer conversationId={conversation.id} listens={view.agent?.voice?.enabled === true} />
         </section>
       ) : (
         <section class="chat-main">

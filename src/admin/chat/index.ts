@@ -21,7 +21,7 @@ export function createWebChat(services: Services, api: ApiClient) {
     websocket: chatSocketHandler(sockets, api, services.events, services.log),
     /** Before the sign-in redirect: a socket learns it must sign in from its close code (4001). */
     mountSocket: (app: Hono<AdminEnv>) => app.get('/ws/chat', (c) => upgradeChatSocket(c, api, origins)),
-    mountPages: (app: Hono<AdminEnv>) => mountChatPages(app, api, services.config.documentMaxBytes),
+    mountPages: (app: Hono<AdminEnv>) => mountChatPages(app, api, services.config.documentMaxBytes, services.config.voice),
     close: () => sockets.close(),
   }
 }

@@ -49,9 +49,9 @@ async function participantsOf(c: Ctx, api: ApiClient, id: string) {
 
 /** Everything the page shows; a conversation the user does not take part in is a 404 page. */
 async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string, list: ListView = listViewOf(c.req.query())): Promise<ChatView | undefined> {
-  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name,description,channels,avatar,starter_prompts', order: 'name.asc', limit: '500' } } })
+  const agents = api.as(c).GET('/api/v1/AgentConfigRecord', { params: { query: { enabled: 'eq.true', select: 'id,name,description,channels,avatar,starter_prompts,voice', order: 'name.asc', limit: '500' } } })
   // An agent whose web chat channel is off is not offered here (the API refuses it too).
-  const offered = ((await agents).data?.data ?? []).filter((agent) => agent.channels?.webchat?.enabled !== false).map(({ id, name, description, avatar, starter_prompts }) => ({ id, name, description, avatar, starter_prompts }))
+  const offered = ((await agents).data?.data ?? []).filter((agent) => agent.channels?.webchat?.enabled !== false).map(({ id, name, description, avatar, starter_prompts, voice }) => ({ id, name, description, avatar, starter_prompts, voice }))
   const view: ChatView = { me: c.get('me').user.id, conversations: await conversationsOf(c, api, list), agents: offered, problem, ...list }
   if (!id) return view
   const conversation = await api.as(c).GET('/api/v1/WebchatConversation/{id}', { params: { path: { id } } })
@@ -66,7 +66,7 @@ async function chatView(c: Ctx, api: ApiClient, id?: string, problem?: string, l
     planOf(c, api, id),
     // Said even when it is no longer offered (switched off since): the conversation is still with it.
     offered.find((a) => a.id === agentId) ??
-      (agentId ? api.as(c).GET('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: agentId } } }).then(({ data }) => data && { id: data.id, name: data.name, description: data.description, avatar: data.avatar, starter_prompts: [] }) : undefined),
+      (agentId ? api.as(c).GET('/api/v1/AgentConfigRecord/{id}', { params: { path: { id: agentId } } }).then(({ data }) => data && { id: data.id, name: data.name, description: data.description, avatar: data.avatar, starter_prompts: [], voice: data.voice }) : undefined),
     // Tool calls the conversation's turn waits on: their cards are drawn with the page, then kept up by the socket.
     api.as(c).GET('/api/approvals', { params: { query: { conversation_id: id, status: 'pending', limit: 100 } } }),
   ])
@@ -99,7 +99,7 @@ function backTo(c: Ctx, path: string) {
 }
 
 /** The web chat page (`/chat`): every read and write through the public API as the signed-in user. */
-export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentBytes: number): void {
+export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentBytes: number, voice: { maxBytes: number }): void {
   app.get('/chat', async (c) => c.render(<ChatPage view={(await chatView(c, api, undefined, c.req.query('problem')))!} />, { title: 'Chat', assets: ASSETS }))
 
   app.post('/chat/new', async (c) => {
@@ -255,5 +255,32 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     form.set('file', file, file.name)
     const response = await api.fetchAs(api.credentials(c), 'POST', '/api/chat/documents', { form })
     return new Response(response.body, { status: response.status, headers: { 'content-type': response.headers.get('content-type') ?? 'application/json' } })
+  })
+
+  // A recording from the microphone goes on to the API to be heard; its transcript comes back for the script to send.
+  const voiceLimit = bodyLimit({
+    maxSize: voice.maxBytes + 16 * 1024,
+    onError: (c) => c.json({ detail: `The recording is larger than ${Math.floor(voice.maxBytes / 1024 / 1024)} MiB, the most a voice note may be.`, code: 'payload_too_large' }, 413),
+  })
+  app.post('/chat/:id/voice', voiceLimit, async (c) => {
+    const incoming = await c.req.formData().catch(() => undefined)
+    const file = incoming?.get('file')
+    if (!(file instanceof File)) return c.json({ detail: 'Nothing was recorded.' }, 422)
+    const form = new FormData()
+    form.set('conversation_id', c.req.param('id')!)
+    form.set('file', file, file.name || 'recording')
+    const response = await api.fetchAs(api.credentials(c), 'POST', '/api/chat/voice', { form })
+    return new Response(response.body, { status: response.status, headers: { 'content-type': response.headers.get('content-type') ?? 'application/json' } })
+  })
+
+  // The page's players load the audio from the page's own origin, as whoever is signed in.
+  app.get('/chat/:id/voice/:clip', async (c) => {
+    const clip = c.req.param('clip')
+    if (!isUuid(clip)) return c.notFound()
+    const response = await api.fetchAs(api.credentials(c), 'GET', `/api/chat/voice/${clip}`)
+    if (response.status !== 200) return c.notFound()
+    const headers: Record<string, string> = {}
+    for (const name of ['content-type', 'cache-control', 'x-content-type-options', 'content-security-policy']) headers[name] = response.headers.get(name) ?? ''
+    return new Response(response.body, { status: 200, headers })
   })
 }

@@ -231,7 +231,7 @@ export const agents: ConsoleResource = {
     { section: 'Tools', name: 'mcp_permissions', label: 'MCP servers and tools', kind: 'tools', options: 'tools', help: 'From the gateway’s catalogue. What a person may not use stays out of reach whatever is chosen here.' },
     ...CHANNEL_FIELDS,
     { section: 'Voice', name: 'voice.enabled', label: 'Hears voice notes and may answer aloud', kind: 'checkbox' },
-    { section: 'Voice', name: 'voice.answer_aloud', label: 'Answers aloud', kind: 'select', options: 'answerAloud', required: true, fallback: 'when_spoken_to', help: 'The written answer always goes too.' },
+    { section: 'Voice', name: 'voice.answer_aloud', label: 'Answers aloud', kind: 'select', options: 'answerAloud', empty: '(the default: when spoken to)', fallback: 'when_spoken_to', help: 'The written answer always goes too.' },
     { section: 'Voice', name: 'voice.provider', label: 'Speech runner', kind: 'select', options: 'runners', nullable: true, empty: '(the agent’s runner)', help: 'A runner that offers speech, such as openai (or a local server it points at).' },
     { section: 'Voice', name: 'voice.transcription_model', label: 'Transcription model', nullable: true, help: 'Empty: whisper-1.' },
     { section: 'Voice', name: 'voice.speech_model', label: 'Speech model', nullable: true, help: 'Empty: gpt-4o-mini-tts.' },
