@@ -49,6 +49,55 @@ export async function postMessages(caller: GraphCaller, body: Record<string, unk
   throw refusal(response.status, await graphError(response), retryAfterMs(response))
 }
 
+/** The most a medium is downloaded to: WhatsApp's own limit on audio is 16 MB. */
+const MEDIA_MAX_BYTES = 20 * 1024 * 1024
+
+/**
+ * A medium a person sent: its metadata (GET /{media-id}) names a short-lived download address, which answers the
+ * bytes to the same token. Held to a size as it arrives, whatever the metadata or the headers claim.
+ */
+export async function downloadMedium(caller: GraphCaller, mediaId: string): Promise<{ bytes: Uint8Array; mimeType: string }> {
+  const headers = { authorization: `Bearer ${caller.accessToken}` }
+  const meta = await fetch(`${caller.baseUrl.replace(/\/+$/, '')}/${encodeURIComponent(mediaId)}`, { headers, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) })
+  if (!meta.ok) throw refusal(meta.status, await graphError(meta), undefined)
+  const { url, mime_type: mimeType, file_size: size } = (await meta.json()) as { url?: string; mime_type?: string; file_size?: number }
+  if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw new Error('The Graph API named no address to download the medium from.')
+  if ((size ?? 0) > MEDIA_MAX_BYTES) throw new Error(`The medium is larger than ${MEDIA_MAX_BYTES} bytes.`)
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(60_000) })
+  if (!response.ok) throw new Error(`The medium's download answered ${response.status}.`)
+  const chunks: Uint8Array[] = []
+  let received = 0
+  for await (const chunk of response.body ?? []) {
+    received += chunk.length
+    if (received > MEDIA_MAX_BYTES) throw new Error(`The medium is larger than ${MEDIA_MAX_BYTES} bytes.`)
+    chunks.push(chunk)
+  }
+  return { bytes: Buffer.concat(chunks), mimeType: mimeType ?? 'application/octet-stream' }
+}
+
+/** Uploads audio to the number's /media edge; its id is what an audio message names. */
+export async function uploadMedium(caller: GraphCaller, bytes: Uint8Array, mimeType: string, filename: string): Promise<string> {
+  const form = new FormData()
+  form.set('messaging_product', 'whatsapp')
+  form.set('type', mimeType)
+  form.set('file', new File([bytes as Uint8Array<ArrayBuffer>], filename, { type: mimeType }))
+  let response: Response
+  try {
+    response = await fetch(`${caller.baseUrl.replace(/\/+$/, '')}/${encodeURIComponent(caller.phoneNumberId)}/media`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${caller.accessToken}` },
+      body: form,
+      signal: AbortSignal.timeout(60_000),
+    })
+  } catch (error) {
+    throw new ChannelSendError(`The WhatsApp Cloud API could not be reached: ${(error as Error).message}`, true)
+  }
+  if (!response.ok) throw refusal(response.status, await graphError(response), retryAfterMs(response))
+  const { id } = (await response.json()) as { id?: string }
+  if (typeof id !== 'string') throw new ChannelSendError('The WhatsApp Cloud API took the upload but named no media id.', true)
+  return id
+}
+
 /** The error object of a refusal, or what little the status says when the body is not the Graph API's JSON. */
 async function graphError(response: Response): Promise<GraphError> {
   const text = await response.text().catch(() => '')

@@ -10,8 +10,11 @@ const Message = z
     from: z.string().openapi({ description: 'The sender’s WhatsApp id (wa_id): their number, digits only.', example: '16505551234' }),
     id: z.string().openapi({ description: 'The message id (wamid).', example: 'wamid.HBgLMTY1MDU1NTEyMzQVAgASGBQzQTdBNjg0' }),
     timestamp: z.string().optional(),
-    type: z.string().openapi({ description: 'text, image, document, …; only text is answered.', example: 'text' }),
+    type: z.string().openapi({ description: 'text, audio, image, document, …; text and audio (a voice note) are answered.', example: 'text' }),
     text: z.object({ body: z.string() }).optional(),
+    audio: z
+      .object({ id: z.string().openapi({ description: 'The media id: GET /{id} names where to download it.' }), mime_type: z.string().optional(), voice: z.boolean().optional() })
+      .optional(),
   })
   .openapi('WhatsAppMessage')
 
@@ -40,25 +43,35 @@ export const Notification = z
   .openapi('WhatsAppNotification', { description: 'A webhook notification of the WhatsApp Cloud API, signed with the app secret.' })
 export type Notification = z.infer<typeof Notification>
 
+/** A message to answer, and the id of the audio it carried (a voice note), to download before it is kept. */
+export interface ReadMessage {
+  message: InboundMessage
+  audioId?: string
+}
+
 /**
- * The text messages of a notification sent to this agent's business number. A webhook of one Meta app hears every
- * number of the app, so changes addressed to another number are not this agent's.
+ * The text and audio messages of a notification sent to this agent's business number. A webhook of one Meta app
+ * hears every number of the app, so changes addressed to another number are not this agent's.
  */
-export function inboundMessages(notification: Notification, phoneNumberId: string): InboundMessage[] {
-  const found: InboundMessage[] = []
+export function inboundMessages(notification: Notification, phoneNumberId: string): ReadMessage[] {
+  const found: ReadMessage[] = []
   for (const entry of notification.entry) {
     for (const { field, value } of entry.changes) {
       if (field !== 'messages' || value.metadata?.phone_number_id !== phoneNumberId) continue
       for (const message of value.messages ?? []) {
         const text = message.type === 'text' ? message.text?.body : undefined
-        if (!text) continue
+        const audioId = message.type === 'audio' ? message.audio?.id : undefined
+        if (!text && !audioId) continue
         const name = value.contacts?.find((contact) => contact.wa_id === message.from)?.profile?.name
         found.push({
-          deliveryId: message.id,
-          sender: { id: message.from, ...(name ? { displayName: name } : {}) },
-          // A WhatsApp chat is one person and the number: the sender is the thread, and typing needs the last message.
-          thread: { key: message.from, target: { to: message.from, message_id: message.id } },
-          text,
+          message: {
+            deliveryId: message.id,
+            sender: { id: message.from, ...(name ? { displayName: name } : {}) },
+            // A WhatsApp chat is one person and the number: the sender is the thread, and typing needs the last message.
+            thread: { key: message.from, target: { to: message.from, message_id: message.id } },
+            text: text ?? '',
+          },
+          ...(audioId ? { audioId } : {}),
         })
       }
     }

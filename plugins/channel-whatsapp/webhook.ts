@@ -1,4 +1,6 @@
-import { ApiError, createRoute, hmacSha256, problem, secretsEqual, z, type ChannelEndpoint, type PluginContext } from '../../src/plugin-host/sdk.ts'
+import { ApiError, createRoute, hmacSha256, problem, secretsEqual, z, type ChannelEndpoint, type InboundMessage, type PluginContext } from '../../src/plugin-host/sdk.ts'
+import { callerOf } from './driver.ts'
+import { downloadMedium } from './graph.ts'
 import { inboundMessages, Notification } from './payload.ts'
 
 const AgentParam = z.object({
@@ -36,7 +38,7 @@ const notificationRoute = createRoute({
   summary: 'Messages to the agent’s WhatsApp number, as Meta delivers them',
   description:
     'The body must be signed: X-Hub-Signature-256 is sha256= and the hex HMAC-SHA256 of the exact body bytes under the app secret ' +
-    '(the vault secret the agent’s whatsapp.app_secret_secret names). Text messages to the agent’s phone_number_id are answered ' +
+    '(the vault secret the agent’s whatsapp.app_secret_secret names). Text messages and voice notes (audio, fetched and transcribed) to the agent’s phone_number_id are answered ' +
     'on WhatsApp; receipts, other message types and other numbers’ changes are acknowledged and left alone. A message id seen ' +
     'before is acknowledged and not answered again.',
   tags: ['Channels'],
@@ -64,6 +66,18 @@ async function secretOf(endpoint: ChannelEndpoint<'whatsapp'>, name: string | un
 function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0]
   return issue ? `${issue.path.join('.') || '(body)'}: ${issue.message}` : 'unexpected shape'
+}
+
+/** A voice note's bytes, fetched for the kernel to hear; one that cannot be fetched is named back to its sender. */
+async function fetchAudio(context: PluginContext, endpoint: ChannelEndpoint<'whatsapp'>, message: InboundMessage, audioId: string): Promise<void> {
+  try {
+    const { bytes } = await downloadMedium(await callerOf(endpoint, context.settings), audioId)
+    message.attachments = [{ name: 'voice.ogg', base64: Buffer.from(bytes).toString('base64') }]
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error)
+    await context.channels.failed(endpoint, `A voice note sent to ${endpoint.agentName} on WhatsApp could not be fetched: ${why}`)
+    message.lost = [{ name: 'voice note', why }]
+  }
 }
 
 export function mountWebhook(context: PluginContext): void {
@@ -106,7 +120,10 @@ export function mountWebhook(context: PluginContext): void {
     const notification = Notification.safeParse(parsed)
     if (!notification.success) throw new ApiError('bad_request', `The body is not a WhatsApp Business Account notification (${firstIssue(notification.error)}).`)
     // Stored, not answered: the turn runs after the 200, so Meta never waits on the model.
-    for (const message of inboundMessages(notification.data, endpoint.settings.phone_number_id)) await context.channels.receive(endpoint, message)
+    for (const { message, audioId } of inboundMessages(notification.data, endpoint.settings.phone_number_id)) {
+      if (audioId) await fetchAudio(context, endpoint, message, audioId)
+      await context.channels.receive(endpoint, message)
+    }
     return c.body(null, 200)
   })
 

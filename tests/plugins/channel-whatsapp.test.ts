@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { whatsappDriver } from '../../plugins/channel-whatsapp/driver.ts'
 import { ChannelSendError, type ChannelEndpoint } from '../../src/plugin-host/sdk.ts'
-import { newWamid, signedWebhook, startFakeWhatsApp, statusNotification, textNotification } from '../fixtures/channels/whatsapp-api.ts'
+import { audioNotification, newWamid, signedWebhook, startFakeWhatsApp, statusNotification, textNotification } from '../fixtures/channels/whatsapp-api.ts'
+import { openAIRunnerEnv, startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { HAS_SPEECH_TOOLS, isOggOpus, speech } from '../helpers/speech.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
@@ -15,6 +17,7 @@ const APP_SECRET = 'app-secret-for-tests'
 const VERIFY_TOKEN = 'verify-token-for-tests'
 
 const fake = startFakeWhatsApp({ accessToken: ACCESS_TOKEN, phoneNumberIds: [PHONE_NUMBER_ID, OTHER_PHONE_NUMBER_ID] })
+const provider = startFakeOpenAI()
 let p: TestPlatform
 let agent: string
 
@@ -22,16 +25,16 @@ let numbers = 0
 /** A WhatsApp id no other test uses, so each test has its own thread. */
 const newNumber = () => `1650555${String(1000 + numbers++).padStart(4, '0')}`
 
-async function createAgent(name: string, whatsapp: Record<string, unknown>): Promise<string> {
+async function createAgent(name: string, whatsapp: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<string> {
   const reply = await p.call('POST', '/api/v1/AgentConfigRecord', {
-    json: { name, runner: 'echo', model: 'echo-1', channels: { whatsapp: { phone_number_id: PHONE_NUMBER_ID, access_token_secret: 'wa/token', app_secret_secret: 'wa/app', ...whatsapp } } },
+    json: { name, runner: 'echo', model: 'echo-1', channels: { whatsapp: { phone_number_id: PHONE_NUMBER_ID, access_token_secret: 'wa/token', app_secret_secret: 'wa/app', ...whatsapp } }, ...extra },
   })
   expect(reply.status).toBe(201)
   return reply.body.id
 }
 
 beforeAll(async () => {
-  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_CHANNEL_WHATSAPP_API_BASE_URL: fake.url, SWITCHBOARD_CHANNEL_RETRY_MS: '20' })
+  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_CHANNEL_WHATSAPP_API_BASE_URL: fake.url, SWITCHBOARD_CHANNEL_RETRY_MS: '20', ...openAIRunnerEnv(provider) })
   for (const [name, value] of [
     ['wa/token', ACCESS_TOKEN],
     ['wa/app', APP_SECRET],
@@ -44,6 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await p.close()
   fake.stop()
+  provider.stop()
 })
 
 /** A number linked to a new member of the company: what the agent answers. */
@@ -106,6 +110,34 @@ describe('a text message in', () => {
     expect(parts.length).toBeGreaterThan(1)
     for (const part of parts) expect(part.body.text.body.length).toBeLessThanOrEqual(4096)
     expect(parts.map((part) => part.body.text.body).join(' ')).toBe(`Echo: ${text}`)
+  })
+})
+
+describe.skipIf(!HAS_SPEECH_TOOLS)('a voice note in', () => {
+  test('is fetched from the Graph API, heard as its transcript, and answered in text and as a WhatsApp voice note', async () => {
+    const listener = await createAgent('listener', {}, { voice: { enabled: true, provider: 'openai' } })
+    const from = await linkedSender()
+    const note = speech('when does the shop open')
+    provider.willHear(note, 'When does the shop open?')
+    const mediaId = fake.serveMedium(note)
+    expect((await deliver(audioNotification({ phoneNumberId: PHONE_NUMBER_ID, from, mediaId }), { to: listener })).status).toBe(200)
+    await until(() => answersTo(from).some((call) => call.body.text.body === 'Echo: When does the shop open?'), { what: 'the transcript’s answer' })
+    // The very bytes Meta served reached the transcription.
+    const heard = provider.audio.find((a) => a.path === '/v1/audio/transcriptions' && Buffer.from(a.file!.bytes).equals(Buffer.from(note)))
+    expect(heard).toBeDefined()
+    const voice = await until(() => fake.audios().find((a) => a.to === from), { what: 'the spoken answer to be sent' })
+    expect(voice.medium.mimeType).toBe('audio/ogg')
+    expect(isOggOpus(voice.medium.bytes)).toBe(true)
+    await p.call('DELETE', `/api/v1/AgentConfigRecord/${listener}`)
+  })
+
+  test('that cannot be fetched is named back to the sender instead of met with silence', async () => {
+    const listener = await createAgent('listener-2', {}, { voice: { enabled: true, provider: 'openai' } })
+    const from = await linkedSender()
+    expect((await deliver(audioNotification({ phoneNumberId: PHONE_NUMBER_ID, from, mediaId: '123456789012' }), { to: listener })).status).toBe(200)
+    const told = await until(() => answersTo(from).find((call) => call.body.text.body.startsWith('Not read: voice note')), { what: 'the sender to be told' })
+    expect(told.body.text.body).toContain('does not exist')
+    await p.call('DELETE', `/api/v1/AgentConfigRecord/${listener}`)
   })
 })
 
