@@ -56,6 +56,17 @@ export function slackDriver(api: SlackApi): ChannelDriver<'slack'> {
         throw channelError(error)
       }
     },
+    // Slack has no voice messages a bot may send: the spoken answer is an audio file in the same place.
+    async sendVoice(endpoint, target, voice) {
+      const client = await clientOf(api, endpoint)
+      const { channel, thread_ts } = readTarget(target)
+      try {
+        const file = { file: Buffer.from(voice.bytes), filename: voice.filename, title: 'Spoken answer' }
+        await client.filesUploadV2(thread_ts ? { ...file, channel_id: channel, thread_ts } : { ...file, channel_id: channel })
+      } catch (error) {
+        throw channelError(error)
+      }
+    },
     webhookPath: (endpoint) => `/channels/slack/${endpoint.agentId}`,
     // Slack has no call reporting on Events API deliveries; auth.test at least tells whether the bot token works.
     async webhookReport(endpoint) {

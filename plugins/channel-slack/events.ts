@@ -16,8 +16,27 @@ const Event = z.looseObject({
   channel_type: z.string().optional(),
   ts: z.string().optional(),
   thread_ts: z.string().optional(),
+  files: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        name: z.string().optional(),
+        mimetype: z.string().optional(),
+        subtype: z.string().optional(),
+        size: z.number().optional(),
+        url_private_download: z.string().optional(),
+      }),
+    )
+    .optional(),
 })
 type Event = z.infer<typeof Event>
+
+/** A file that came with a message, to download with the bot token. */
+export interface SlackFile {
+  name: string
+  url: string
+  size?: number
+}
 
 const Envelope = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('url_verification'), challenge: z.string().min(1).max(1000) }),
@@ -34,7 +53,7 @@ type Callback = Extract<z.infer<typeof Envelope>, { type: 'event_callback' }>
 
 export type Delivery =
   | { kind: 'challenge'; challenge: string }
-  | { kind: 'message'; message: InboundMessage }
+  | { kind: 'message'; message: InboundMessage; audio?: SlackFile }
   | { kind: 'ignored'; why: string }
 
 /** What a verified delivery asks of the agent; `appId` (the agent's settings) turns away other apps' events. */
@@ -53,15 +72,24 @@ function messageOf(envelope: Callback): Delivery {
   const { event } = envelope
   const direct = event.type === 'message' && event.channel_type === 'im'
   if (!direct && event.type !== 'app_mention') return { kind: 'ignored', why: `a ${event.type} event` }
-  // A subtype is an edit, a join, a bot's post and the like: nothing a person said to the agent just now.
-  if (event.subtype !== undefined || event.bot_id !== undefined) return { kind: 'ignored', why: 'a message of a bot, or not a new message' }
+  // A subtype is an edit, a join, a bot's post and the like: nothing a person said to the agent just now. A shared
+  // file (an audio clip recorded in Slack, say) is a new message, with its files.
+  if ((event.subtype !== undefined && event.subtype !== 'file_share') || event.bot_id !== undefined) return { kind: 'ignored', why: 'a message of a bot, or not a new message' }
   const bot = envelope.authorizations?.find((a) => a.is_bot)?.user_id
   const { user, channel, ts, text } = event
   if (!user || user === bot) return { kind: 'ignored', why: 'a message of the app’s own bot' }
-  if (!channel || !ts || text === undefined) throw new ApiError('bad_request', `The ${event.type} event lacks its channel, ts or text.`)
-  const said = plainText(direct ? text : withoutMention(text, bot))
-  if (said === '') return { kind: 'ignored', why: 'a message without text' }
-  return { kind: 'message', message: { deliveryId: envelope.event_id, sender: { id: user }, thread: threadOf(event, channel, ts, direct), text: said } }
+  if (!channel || !ts || (text === undefined && !event.files)) throw new ApiError('bad_request', `The ${event.type} event lacks its channel, ts or text.`)
+  const said = plainText(direct ? (text ?? '') : withoutMention(text ?? '', bot))
+  const audio = audioOf(event)
+  if (said === '' && !audio) return { kind: 'ignored', why: 'a message without text' }
+  const message = { deliveryId: envelope.event_id, sender: { id: user }, thread: threadOf(event, channel, ts, direct), text: said }
+  return { kind: 'message', message, ...(audio ? { audio } : {}) }
+}
+
+/** The first audio file of a message (a clip recorded in Slack is `slack_audio`): the one the agent hears. */
+function audioOf(event: Event): SlackFile | undefined {
+  const file = event.files?.find((f) => (f.subtype === 'slack_audio' || f.mimetype?.startsWith('audio/')) && f.url_private_download)
+  return file && { name: file.name || 'audio', url: file.url_private_download!, ...(file.size === undefined ? {} : { size: file.size }) }
 }
 
 /** A direct message is one conversation per DM channel; a mention is answered in its thread (or starts one). */

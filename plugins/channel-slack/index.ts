@@ -1,4 +1,5 @@
 import { ApiError, createRoute, definePlugin, problem, z, type PluginContext } from '../../src/plugin-host/sdk.ts'
+import { fetchAudio } from './files.ts'
 import { slackDriver } from './driver.ts'
 import { readDelivery } from './events.ts'
 import { receiveInteractions } from './interactions.ts'
@@ -17,7 +18,7 @@ const eventsRoute = createRoute({
     'The Request URL of a Slack app’s Event Subscriptions. No sign-in: every request must carry Slack’s v0 signature ' +
     '(X-Slack-Signature over X-Slack-Request-Timestamp and the exact body, keyed with the signing secret the agent’s ' +
     'settings name) made within the last five minutes. Direct messages (message.im) and mentions (app_mention) are ' +
-    'kept and answered soon after, a mention in its thread; other events are acknowledged and ignored, as are ' +
+    'kept and answered soon after, a mention in its thread (an audio file shared with one is fetched and heard as a voice note); other events are acknowledged and ignored, as are ' +
     'deliveries Slack retries (X-Slack-Retry-Num) of an event already kept.',
   tags: ['Channels'],
   request: {
@@ -48,7 +49,10 @@ function receiveEvents(context: PluginContext) {
     const delivery = readDelivery(parsed, endpoint.settings.app_id)
     if (delivery.kind === 'challenge') return c.json({ challenge: delivery.challenge }, 200)
     // A delivery received before (Slack retries when we were slow) is acknowledged all the same, and not answered twice.
-    if (delivery.kind === 'message') await context.channels.receive(endpoint, delivery.message)
+    if (delivery.kind === 'message') {
+      if (delivery.audio) await fetchAudio(context, endpoint, delivery.message, delivery.audio)
+      await context.channels.receive(endpoint, delivery.message)
+    }
     else context.log.debug('Ignored a Slack delivery.', { agent_id: endpoint.agentId, why: delivery.why })
     return c.json({}, 200)
   })

@@ -5,6 +5,8 @@ import { silentLogger } from '../../src/logger.ts'
 import { ChannelSendError, type ChannelEndpoint } from '../../src/plugin-host/sdk.ts'
 import { appMention, directMessage, eventCallback, signedEvent, SLACK_APP, slackTs, startFakeSlack, type SignOptions } from '../fixtures/channels/slack-api.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts'
+import { openAIRunnerEnv, startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { HAS_SPEECH_TOOLS, isOggOpus, speech } from '../helpers/speech.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
 import type { OpenApiDocument } from '../helpers/openapi.ts'
@@ -15,6 +17,7 @@ const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5'
 const PERSON = 'U0PERSON1'
 
 const fake = startFakeSlack({ token: TOKEN })
+const provider = startFakeOpenAI()
 let p: TestPlatform
 let agent: string
 
@@ -23,7 +26,7 @@ const createAgent = async (name: string, slack: Record<string, unknown>) =>
   (await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name, runner: 'echo', model: 'echo-1', channels: { slack } } })).body.id as string
 
 beforeAll(async () => {
-  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_CHANNEL_SLACK_API_BASE_URL: fake.url, SWITCHBOARD_CHANNEL_RETRY_MS: '20' })
+  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_CHANNEL_SLACK_API_BASE_URL: fake.url, SWITCHBOARD_CHANNEL_RETRY_MS: '20', ...openAIRunnerEnv(provider) })
   expect((await putSecret('slack/token', TOKEN)).status).toBe(200)
   expect((await putSecret('slack/signing', SIGNING_SECRET)).status).toBe(200)
   agent = await createAgent('helpdesk', { bot_token_secret: 'slack/token', signing_secret_secret: 'slack/signing', app_id: SLACK_APP.appId })
@@ -33,6 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await p.close()
   fake.stop()
+  provider.stop()
 })
 
 /** Posts `body` to the agent's Request URL as Slack would, signed with `secret`. */
@@ -117,6 +121,46 @@ describe('a person writing to the agent', () => {
       expect(part.thread_ts).toBe(event.ts)
     }
     expect(parts.map((part) => part.text).join(' ')).toBe(`Echo: ${words.join(' ')}`)
+  })
+})
+
+describe.skipIf(!HAS_SPEECH_TOOLS)('an audio clip', () => {
+  test('shared in a DM is fetched with the bot token, heard, and answered in text and as an audio file in the DM', async () => {
+    expect((await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { voice: { enabled: true, provider: 'openai' } } })).status).toBe(200)
+    try {
+      const clip = speech('book a meeting room for friday', 'webm')
+      provider.willHear(clip, 'Book a meeting room for Friday.')
+      const file = fake.shareFile(clip, 'audio_message.webm', 'audio/webm', 'slack_audio')
+      const event = { ...directMessage(PERSON, '', 'D0AUDIO'), subtype: 'file_share', files: [file] }
+      expect((await deliver(eventCallback(event))).status).toBe(200)
+      const [answer] = await waitForPosts('D0AUDIO')
+      expect(answer!.text).toBe('Echo: Book a meeting room for Friday.')
+      const upload = await until(() => fake.uploads().find((u) => u.channel === 'D0AUDIO'), { what: 'the spoken answer to be uploaded to the DM' })
+      expect(upload.title).toBe('Spoken answer')
+      expect(isOggOpus(upload.bytes!)).toBe(true)
+    } finally {
+      expect((await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { voice: { enabled: false } } })).status).toBe(200)
+    }
+  })
+
+  test('whose download address is not Slack’s is not fetched: the bot token never leaves for another host', async () => {
+    let hits = 0
+    const lure = Bun.serve({ hostname: '127.0.0.2', port: 0, fetch: () => (hits++, new Response('caught')) })
+    try {
+      const event = {
+        ...directMessage(PERSON, 'listen to this', 'D0LURE'),
+        subtype: 'file_share',
+        files: [{ id: 'F0LURE', name: 'a.ogg', mimetype: 'audio/ogg', url_private_download: `http://127.0.0.2:${lure.port}/steal` }],
+      }
+      expect((await deliver(eventCallback(event))).status).toBe(200)
+      const told = await until(() => postsTo('D0LURE').find((post) => post.text.startsWith('Not read: a.ogg')), { what: 'the sender to be told' })
+      expect(told.text).toContain('not Slack')
+      // The words still reach the agent.
+      await until(() => postsTo('D0LURE').some((post) => post.text === 'Echo: listen to this'), { what: 'the words to be answered' })
+      expect(hits).toBe(0)
+    } finally {
+      lure.stop(true)
+    }
   })
 })
 
