@@ -43,9 +43,9 @@ export function sendError(error: unknown): ChannelSendError {
   return new ChannelSendError(`Sending the mail failed: ${failure.message ?? String(error)}`, true)
 }
 
-async function send(kernel: ChannelKernel, endpoint: ChannelEndpoint<'email'>, rawTarget: Record<string, unknown>, text: string): Promise<void> {
+async function send(kernel: ChannelKernel, endpoint: ChannelEndpoint<'email'>, rawTarget: Record<string, unknown>, text: string, attachments: Mail.Attachment[] = []): Promise<void> {
   try {
-    const mail = composeAnswer(endpoint, readTarget(rawTarget), text)
+    const mail = { ...composeAnswer(endpoint, readTarget(rawTarget), text), ...(attachments.length ? { attachments } : {}) }
     const server = await mailServer(kernel, endpoint, 'smtp')
     // Loaded with the first answer sent by mail, not at start-up.
     const { createTransport } = await import('nodemailer')
@@ -75,5 +75,8 @@ export function emailDriver(kernel: ChannelKernel): ChannelDriver<'email'> {
     platform: 'email',
     maxLength: MAIL_MAX_LENGTH,
     send: (endpoint, target, text) => send(kernel, endpoint, target, text),
+    // The answer has gone as a mail of its own: its spoken part follows in the thread, attached.
+    sendVoice: (endpoint, target, voice) =>
+      send(kernel, endpoint, target, 'The answer above, spoken, is attached.', [{ filename: voice.filename, content: Buffer.from(voice.bytes), contentType: voice.mediaType }]),
   }
 }

@@ -12,6 +12,8 @@ import { silentLogger } from '../../src/logger.ts'
 import { ChannelSendError, type ChannelEndpoint, type ChannelKernel, type InboundMessage } from '../../src/plugin-host/sdk.ts'
 import { composeMail, HAS_DOVECOT, startImapServer, startSmtpServer, warnWithoutDovecot, type ImapServer, type SmtpServer } from '../fixtures/channels/mail-servers.ts'
 import { docxWithText, pdfWithText, pngImage } from '../helpers/documents.ts'
+import { openAIRunnerEnv, startFakeOpenAI } from '../helpers/fake-openai.ts'
+import { HAS_SPEECH_TOOLS, isOggOpus, speech } from '../helpers/speech.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 import { until } from '../helpers/until.ts'
@@ -353,18 +355,20 @@ const live = test.skipIf(!HAS_DOVECOT)
 const MAILBOX = { user: EMAIL.account, password: 'mailbox-password-for-tests' }
 let imap: ImapServer
 let smtp: SmtpServer
+const provider = startFakeOpenAI()
 let p: TestPlatform
 let agent: string
 
 beforeAll(async () => {
   if (!HAS_DOVECOT) return
   ;[imap, smtp] = await Promise.all([startImapServer(MAILBOX), startSmtpServer(MAILBOX)])
-  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_CHANNEL_EMAIL_POLL_SECONDS: '0.2', SWITCHBOARD_CHANNEL_RETRY_MS: '20', SWITCHBOARD_OUTBOUND_ALLOW: '127.0.0.0/8' })
+  p = await startTestPlatform({ SWITCHBOARD_PLUGIN_CHANNEL_EMAIL_POLL_SECONDS: '0.2', SWITCHBOARD_CHANNEL_RETRY_MS: '20', SWITCHBOARD_OUTBOUND_ALLOW: '127.0.0.0/8', ...openAIRunnerEnv(provider) })
   const secret = await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', owner_id: p.root.companyId, name: 'mail/password', value: MAILBOX.password } })
   expect(secret.status).toBeLessThan(300)
   agent = await createAgent('helpdesk', mailSettings())
 })
 afterAll(async () => {
+  provider.stop()
   if (!HAS_DOVECOT) return
   try {
     await p?.close()
@@ -547,6 +551,26 @@ describe('a mail in the agent’s mailbox', () => {
     const texts = answers.map((a) => a.mail.text ?? '')
     expect(texts.some((t) => t.includes('Not read: setup.exe'))).toBe(true)
     expect(texts.some((t) => t.startsWith('Echo: Run this'))).toBe(true)
+  })
+
+  test.skipIf(!HAS_DOVECOT || !HAS_SPEECH_TOOLS)('a voice note attached is heard, and the spoken answer follows the written one as an OGG/Opus attachment', async () => {
+    expect((await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { voice: { enabled: true, provider: 'openai' } } })).status).toBe(200)
+    try {
+      const { address } = await linkedSender()
+      const note = speech('what time is lunch')
+      provider.willHear(note, 'What time is lunch?')
+      await deliver({ from: address, subject: 'Voice message', text: 'Listen:', messageId: newMessageId(), attachments: [{ filename: 'memo.ogg', content: Buffer.from(note) }] })
+      const [written, spoken] = await answerTo(address, 2, 'the written and the spoken answer')
+      expect(written!.mail.text).toContain('Echo: Listen:\n\nWhat time is lunch?')
+      expect(written!.mail.attachments ?? []).toEqual([])
+      expect(spoken!.mail.text).toContain('The answer above, spoken, is attached.')
+      expect(spoken!.mail.inReplyTo).toBe(written!.mail.inReplyTo)
+      const [attached] = spoken!.mail.attachments
+      expect(attached!.contentType).toBe('audio/ogg')
+      expect(isOggOpus(new Uint8Array(attached!.content))).toBe(true)
+    } finally {
+      expect((await p.call('PATCH', `/api/v1/AgentConfigRecord/${agent}`, { json: { voice: { enabled: false } } })).status).toBe(200)
+    }
   })
 
   live('an autoresponder’s mail is marked seen and left unanswered', async () => {
