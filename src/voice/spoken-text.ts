@@ -9,9 +9,9 @@ export function spokenText(markdown: string): string {
     .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
     .replace(/`([^`]+)`/g, '$1')
-    .replace(/^\s{0,3}(#{1,6}|>+|[-*+]|\d+[.)])\s+/gm, '')
+    .replace(/^[ \t]{0,3}(#{1,6}|>+|[-*+]|\d+[.)])[ \t]+/gm, '')
     .replace(/(\*\*|__|\*|_|~~)(?=\S)([^*_~\n]+?)\1/g, '$2')
-    .replace(/^\s*([-*_]\s*){3,}$/gm, '')
+    .replace(/^[ \t]*([-*_][ \t]*){3,}$/gm, '')
     .replace(/\n{3,}/g, '\n\n')
     .trim()
 }

@@ -113,11 +113,14 @@ export class Voice {
     }
     if (result.text === '') throw new VoiceError('silent', 'No words could be made out in the voice note; please say it again or write it.')
     const clipId = Bun.randomUUIDv7()
-    await this.options.db
-      .insertInto('voice_clips')
-      .values({ id: clipId, company_id: agent.company_id, conversation_id: place.conversationId, direction: 'heard', media_type: recording.mediaType, bytes: recording.bytes, duration_ms: recording.durationMs ?? null })
-      .execute()
-    await this.#usage(agent, place, model, result.cost_usd, recording.durationMs ?? 0)
+    // The note and what hearing it cost are kept together, or neither.
+    await this.options.db.transaction().execute(async (tx) => {
+      await tx
+        .insertInto('voice_clips')
+        .values({ id: clipId, company_id: agent.company_id, conversation_id: place.conversationId, direction: 'heard', media_type: recording.mediaType, bytes: recording.bytes, duration_ms: recording.durationMs ?? null })
+        .execute()
+      await usage(tx, agent, place, model, result.cost_usd, recording.durationMs ?? 0)
+    })
     return { clipId, text: result.text, mediaType: recording.mediaType, sizeBytes: recording.bytes.length, durationMs: recording.durationMs }
   }
 
@@ -138,11 +141,13 @@ export class Voice {
       if (mediaType !== 'audio/ogg') throw new Error(`The speech runner answered ${mediaType ?? 'something that is not audio'} where OGG/Opus was asked for.`)
       const durationMs = await audioDuration(audio, mediaType).catch(() => undefined)
       const clipId = Bun.randomUUIDv7()
-      await this.options.db
-        .insertInto('voice_clips')
-        .values({ id: clipId, company_id: agent.company_id, conversation_id: place.conversationId, message_id: messageId, direction: 'spoken', part, media_type: mediaType, bytes: audio, duration_ms: durationMs ?? null })
-        .execute()
-      await this.#usage(agent, place, model, cost_usd, durationMs ?? 0)
+      await this.options.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('voice_clips')
+          .values({ id: clipId, company_id: agent.company_id, conversation_id: place.conversationId, message_id: messageId, direction: 'spoken', part, media_type: mediaType, bytes: audio, duration_ms: durationMs ?? null })
+          .execute()
+        await usage(tx, agent, place, model, cost_usd, durationMs ?? 0)
+      })
       clips.push({ clipId, part, durationMs, sizeBytes: audio.length })
     }
     // The answer carries its spoken parts, so the web chat offers them to play, now and after a reload.
@@ -153,25 +158,26 @@ export class Voice {
       .execute()
     return clips
   }
+}
 
-  async #usage(agent: VoiceAgent, place: VoicePlace, model: string, cost: number, ms: number): Promise<void> {
-    await this.options.db
-      .insertInto('usage_records')
-      .values({
-        id: Bun.randomUUIDv7(),
-        company_id: agent.company_id,
-        user_id: place.userId,
-        source: 'voice',
-        runner: agent.voice.provider || agent.runner,
-        model,
-        cost_usd: costOf(cost),
-        conversation_id: place.conversationId,
-        agent_id: agent.id,
-        audio_ms: Math.max(0, Math.round(ms)),
-        outcome: 'complete',
-      })
-      .execute()
-  }
+/** What one transcription or one part spoken cost, as a usage record with its length. */
+async function usage(db: Executor, agent: VoiceAgent, place: VoicePlace, model: string, cost: number, ms: number): Promise<void> {
+  await db
+    .insertInto('usage_records')
+    .values({
+      id: Bun.randomUUIDv7(),
+      company_id: agent.company_id,
+      user_id: place.userId,
+      source: 'voice',
+      runner: agent.voice.provider || agent.runner,
+      model,
+      cost_usd: costOf(cost),
+      conversation_id: place.conversationId,
+      agent_id: agent.id,
+      audio_ms: Math.max(0, Math.round(ms)),
+      outcome: 'complete',
+    })
+    .execute()
 }
 
 /** A clip's audio, for the web chat's player and the outboxes. */
