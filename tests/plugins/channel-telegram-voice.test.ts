@@ -119,6 +119,19 @@ describe.skipIf(!HAS_SPEECH_TOOLS)('a voice note', () => {
     expect(Number(transcription.cost_usd)).toBeCloseTo((0.006 * transcription.audio_ms) / 60_000, 8)
   })
 
+  test('an audio file (Telegram’s audio, here MP3) is heard as a voice note too', async () => {
+    const track = speech('call me back tomorrow', 'mp3')
+    provider.willHear(track, 'Call me back tomorrow.')
+    const voices = telegram.voices(TOKEN, ADA).length
+    const fileId = `audio-${++fileNumber}`
+    telegram.bot(TOKEN).files.set(fileId, { path: `music/file_${fileNumber}.mp3`, bytes: new Uint8Array(track) })
+    const { path, body, headers } = telegram.webhookRequest(TOKEN, telegram.update({ audio: { file_id: fileId, duration: 2, file_name: 'memo.mp3', mime_type: 'audio/mpeg', file_size: track.length } }))
+    expect((await p.call('POST', path, { body, headers, as: null })).status).toBe(200)
+    await answered('Echo: Call me back tomorrow.')
+    expect(provider.audio.filter((a) => a.path === '/v1/audio/transcriptions').at(-1)!.file!.name).toBe('voice.mp3')
+    await until(() => telegram.voices(TOKEN, ADA).length === voices + 1, { what: 'the spoken answer' })
+  })
+
   test('a written message is answered in writing only, unless the agent always answers aloud', async () => {
     const before = telegram.voices(TOKEN, ADA).length
     await sendText('just text please')
