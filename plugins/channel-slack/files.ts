@@ -1,4 +1,4 @@
-import type { ChannelEndpoint, InboundMessage, PluginContext } from '../../src/plugin-host/sdk.ts'
+import { cappedBody, type ChannelEndpoint, type InboundMessage, type PluginContext } from '../../src/plugin-host/sdk.ts'
 import type { SlackFile } from './events.ts'
 
 /** The most a shared file is downloaded to, as a channel's attachments together may be. */
@@ -22,14 +22,7 @@ async function download(context: PluginContext, endpoint: ChannelEndpoint<'slack
   if (!token) throw new Error('the bot token is not in the vault.')
   const response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, redirect: 'error', signal: AbortSignal.timeout(60_000) })
   if (!response.ok) throw new Error(`Slack answered ${response.status} to its download (the app needs the files:read scope).`)
-  const chunks: Uint8Array[] = []
-  let received = 0
-  for await (const chunk of response.body ?? []) {
-    received += chunk.length
-    if (received > FILE_MAX_BYTES) throw new Error(`it is larger than ${FILE_MAX_BYTES} bytes.`)
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
+  return cappedBody(response, FILE_MAX_BYTES, 'it')
 }
 
 /** An audio file shared with a message, fetched for the kernel to hear; one that cannot be is named back to the sender. */

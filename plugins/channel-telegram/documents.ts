@@ -1,23 +1,9 @@
-import type { ChannelEndpoint, InboundAttachment, PluginContext } from '../../src/plugin-host/sdk.ts'
+import { cappedBody, type ChannelEndpoint, type InboundAttachment, type PluginContext } from '../../src/plugin-host/sdk.ts'
 import { apiRoot, botApi, botToken } from './bot-api.ts'
 import type { TelegramFile } from './update.ts'
 
 /** The Bot API lets a bot download files of up to 20 MB; larger ones have no download link. */
 const DOCUMENT_MAX_BYTES = 20 * 1024 * 1024
-
-async function cappedBytes(response: Response, name: string): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length') ?? 0)
-  if (declared > DOCUMENT_MAX_BYTES) throw new Error(`${name} is larger than ${DOCUMENT_MAX_BYTES} bytes.`)
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const chunk of response.body ?? []) {
-    size += chunk.length
-    // The header may be absent or wrong: the count of what actually arrives decides.
-    if (size > DOCUMENT_MAX_BYTES) throw new Error(`${name} is larger than ${DOCUMENT_MAX_BYTES} bytes.`)
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
-}
 
 /** A file a person sent (a document, a voice note), fetched from Telegram (getFile, then the file link) for the agent. */
 export async function downloadFile(context: PluginContext, endpoint: ChannelEndpoint<'telegram'>, sent: TelegramFile): Promise<InboundAttachment> {
@@ -27,5 +13,5 @@ export async function downloadFile(context: PluginContext, endpoint: ChannelEndp
   if (!file.file_path) throw new Error(`Telegram gave no download path for ${name}.`)
   const response = await fetch(`${apiRoot(context)}/file/bot${await botToken(endpoint)}/${file.file_path}`, { signal: AbortSignal.timeout(60_000) })
   if (!response.ok) throw new Error(`Telegram answered ${response.status} to the download of ${name}.`)
-  return { name, base64: Buffer.from(await cappedBytes(response, name)).toString('base64') }
+  return { name, base64: Buffer.from(await cappedBody(response, DOCUMENT_MAX_BYTES, name)).toString('base64') }
 }

@@ -1,4 +1,4 @@
-import { ChannelSendError } from '../../src/plugin-host/sdk.ts'
+import { cappedBody, ChannelSendError } from '../../src/plugin-host/sdk.ts'
 
 /** Where the Graph API is reached when the operator has not pointed api_base_url elsewhere. */
 export const GRAPH_API_BASE_URL = 'https://graph.facebook.com/v21.0'
@@ -65,14 +65,7 @@ export async function downloadMedium(caller: GraphCaller, mediaId: string): Prom
   if ((size ?? 0) > MEDIA_MAX_BYTES) throw new Error(`The medium is larger than ${MEDIA_MAX_BYTES} bytes.`)
   const response = await fetch(url, { headers, signal: AbortSignal.timeout(60_000) })
   if (!response.ok) throw new Error(`The medium's download answered ${response.status}.`)
-  const chunks: Uint8Array[] = []
-  let received = 0
-  for await (const chunk of response.body ?? []) {
-    received += chunk.length
-    if (received > MEDIA_MAX_BYTES) throw new Error(`The medium is larger than ${MEDIA_MAX_BYTES} bytes.`)
-    chunks.push(chunk)
-  }
-  return { bytes: Buffer.concat(chunks), mimeType: mimeType ?? 'application/octet-stream' }
+  return { bytes: await cappedBody(response, MEDIA_MAX_BYTES, 'The medium'), mimeType: mimeType ?? 'application/octet-stream' }
 }
 
 /** Uploads audio to the number's /media edge; its id is what an audio message names. */

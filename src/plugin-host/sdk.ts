@@ -48,6 +48,7 @@ export type {
 } from '../channels/contract.ts'
 export { secretsEqual } from '../auth/secrets.ts'
 export { hmacSha256 } from '../channels/signatures.ts'
+export { cappedBody } from '../net/capped-body.ts'
 export type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, SpeakRequest, ToolCall, ToolSpec, TranscribeRequest } from '../runners/contract.ts'
 export type { Actor, Logger, Manifest, MiddlewareHandler }
 export type { ToolContext, ToolTurn, ToolUser, VirtualTool } from '../mcp/providers.ts'
