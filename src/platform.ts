@@ -160,7 +160,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const approvals = new Approvals(store.db, events, feed, clock, log)
   const tools = new AgentTools(store.db, catalog, log, approvals)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
-  const voice = new Voice({ db: store.db, runners: plugins.runners, limits: config.voice, log })
+  const voice = new Voice({ db: store.db, runners: plugins.runners, limits: config.voice, log, budgets })
   const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, settings, turns, agents, events, feed, writes, drain, voice })
   const channels = new Channels({
     db: store.db,

@@ -1657,7 +1657,7 @@ export interface paths {
         put?: never;
         /**
          * Slack Events API deliveries for an agent
-         * @description The Request URL of a Slack app’s Event Subscriptions. No sign-in: every request must carry Slack’s v0 signature (X-Slack-Signature over X-Slack-Request-Timestamp and the exact body, keyed with the signing secret the agent’s settings name) made within the last five minutes. Direct messages (message.im) and mentions (app_mention) are kept and answered soon after, a mention in its thread; other events are acknowledged and ignored, as are deliveries Slack retries (X-Slack-Retry-Num) of an event already kept.
+         * @description The Request URL of a Slack app’s Event Subscriptions. No sign-in: every request must carry Slack’s v0 signature (X-Slack-Signature over X-Slack-Request-Timestamp and the exact body, keyed with the signing secret the agent’s settings name) made within the last five minutes. Direct messages (message.im) and mentions (app_mention) are kept and answered soon after, a mention in its thread (an audio file shared with one is fetched and heard as a voice note); other events are acknowledged and ignored, as are deliveries Slack retries (X-Slack-Retry-Num) of an event already kept.
          */
         post: operations["receiveSlackEvents"];
         delete?: never;
@@ -1721,7 +1721,7 @@ export interface paths {
         put?: never;
         /**
          * Messages to the agent’s WhatsApp number, as Meta delivers them
-         * @description The body must be signed: X-Hub-Signature-256 is sha256= and the hex HMAC-SHA256 of the exact body bytes under the app secret (the vault secret the agent’s whatsapp.app_secret_secret names). Text messages to the agent’s phone_number_id are answered on WhatsApp; receipts, other message types and other numbers’ changes are acknowledged and left alone. A message id seen before is acknowledged and not answered again.
+         * @description The body must be signed: X-Hub-Signature-256 is sha256= and the hex HMAC-SHA256 of the exact body bytes under the app secret (the vault secret the agent’s whatsapp.app_secret_secret names). Text messages and voice notes (audio, fetched and transcribed) to the agent’s phone_number_id are answered on WhatsApp; receipts, other message types and other numbers’ changes are acknowledged and left alone. A message id seen before is acknowledged and not answered again.
          */
         post: operations["whatsappWebhookNotification"];
         delete?: never;
@@ -2802,12 +2802,18 @@ export interface components {
             id: string;
             timestamp?: string;
             /**
-             * @description text, image, document, …; only text is answered.
+             * @description text, audio, image, document, …; text and audio (a voice note) are answered.
              * @example text
              */
             type: string;
             text?: {
                 body: string;
+            };
+            audio?: {
+                /** @description The media id: GET /{id} names where to download it. */
+                id: string;
+                mime_type?: string;
+                voice?: boolean;
             };
         };
         SignedIn: {
@@ -11208,7 +11214,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the request throttle; see Retry-After. */
+            /** @description Over the request throttle, or the monthly budget is spent (hearing is paid for). */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -22,7 +22,7 @@ import { linkSpeaker, speakerOf } from './speakers.ts'
 import { ChannelApprovals } from './approvals.ts'
 import type { Outcome } from './worker.ts'
 import { audioType, VoiceError } from '../voice/audio.ts'
-import type { VoiceAgent } from '../voice/voice.ts'
+import { spokenAttachments, type VoiceAgent } from '../voice/voice.ts'
 
 /** A message waits this long for a turn running in its conversation (begun in the web chat) before giving up. */
 const BUSY_GIVE_UP_MS = 30 * 60_000
@@ -304,6 +304,8 @@ export class Deliveries {
     try {
       const clips = await this.options.voice.speak(agent, { userId: actor.userId, conversationId }, answer.messageId, answer.text)
       for (const clip of clips) await this.channels.enqueue({ ...place, key: `voice:${answer.messageId}:${clip.part}`, text: '', voiceClipId: clip.clipId })
+      // Whoever has the conversation open in the web chat gets the players too.
+      await this.options.events.publish('chat.event', { conversation_id: conversationId, event: { type: 'voice', message_id: answer.messageId, attachments: spokenAttachments(clips) } })
     } catch (error) {
       await this.channels.recordError(endpoint, `An answer could not be spoken (it went as text): ${error instanceof Error ? error.message : String(error)}`)
     }

@@ -23,8 +23,9 @@ export const SPOKEN_FORMS = 'OGG/Opus, WebM, WAV, MP3, M4A, FLAC or AAC'
  * Why a voice note was not heard, in words for the person who sent it. `unsupported`: its bytes are not audio.
  * `too_large` and `too_long`: past the caps. `unreadable`: audio that cannot be measured (damaged or truncated).
  * `off`: the agent does not listen. `failed`: the provider could not transcribe it. `silent`: no words in it.
+ * `budget`: the monthly budget is spent.
  */
-export type VoiceErrorKind = 'unsupported' | 'too_large' | 'too_long' | 'unreadable' | 'off' | 'failed' | 'silent'
+export type VoiceErrorKind = 'unsupported' | 'too_large' | 'too_long' | 'unreadable' | 'off' | 'failed' | 'silent' | 'budget'
 
 export class VoiceError extends Error {
   constructor(

@@ -3,6 +3,7 @@ import type { Attachment } from '../chat/events.ts'
 import type { AgentVoice } from '../db/columns.ts'
 import type { Db, Executor } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
+import type { Budgets } from '../usage/budgets.ts'
 import { costOf } from '../models/usage.ts'
 import type { Runner } from '../runners/contract.ts'
 import { splitMessage } from '../channels/split.ts'
@@ -65,7 +66,7 @@ export function spokenAttachments(clips: SpokenClip[]): Attachment[] {
  */
 export class Voice {
   constructor(
-    private readonly options: { db: Db; runners: ReadonlyMap<string, Runner>; limits: VoiceLimits; log: Logger },
+    private readonly options: { db: Db; runners: ReadonlyMap<string, Runner>; limits: VoiceLimits; log: Logger; budgets?: Pick<Budgets, 'refusal'> },
   ) {}
 
   get limits(): VoiceLimits {
@@ -95,6 +96,9 @@ export class Voice {
   async hear(agent: VoiceAgent, place: VoicePlace, bytes: Uint8Array, signal?: AbortSignal): Promise<Heard> {
     const runner = this.#runner(agent, 'transcribe')
     const recording = await judgeRecording(bytes, this.options.limits)
+    // Hearing is paid for: a spent budget refuses it as it refuses a turn.
+    const refused = place.userId ? await this.options.budgets?.refusal({ userId: place.userId, companyId: agent.company_id }) : undefined
+    if (refused) throw new VoiceError('budget', refused)
     const model = agent.voice.transcription_model || DEFAULT_TRANSCRIPTION_MODEL
     let result
     try {

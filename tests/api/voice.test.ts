@@ -161,6 +161,19 @@ describe.skipIf(!HAS_SPEECH_TOOLS)('POST /api/chat/voice', () => {
     }
   })
 
+  test('a person whose monthly budget is spent is not heard: 429 saying so, and the provider is not asked', async () => {
+    const spender = await p.createUser()
+    const theirs = await conversationWith(listener, spender)
+    expect((await p.call('POST', '/api/v1/Budget', { json: { user_id: spender.userId, metric: 'cost_usd', monthly_limit: 0.01 } })).status).toBe(201)
+    await p.store.db.insertInto('usage_records').values({ id: Bun.randomUUIDv7(), company_id: p.root.companyId!, user_id: spender.userId, source: 'rlm', runner: 'echo', model: 'echo-1', cost_usd: 0.02 }).execute()
+    p.services.budgets.charged(p.root.companyId!)
+    const asked = provider.audio.length
+    const refused = await upload(theirs, new File([speech('spend more', 'ogg')], 'more.ogg'), spender)
+    expectProblem(refused, 429, 'budget_exceeded')
+    expect(refused.body.detail).toContain('monthly budget is spent')
+    expect(provider.audio.length).toBe(asked)
+  })
+
   test('no credentials is 401; another company’s conversation, and one the caller is not in, are 404; so are their clips', async () => {
     const note = speech('private words', 'ogg')
     provider.willHear(note, 'Private words.')

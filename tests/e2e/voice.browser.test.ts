@@ -82,6 +82,16 @@ test.skipIf(!RUNS)('a voice note recorded in the browser is sent as its transcri
       }),
   )
   expect(played.error).toBeNull()
+  // Served from the page's origin as audio that can never run as a page.
+  const served = await page.request.get(`${p.adminUrl}${await spoken.getAttribute('src')}`)
+  expect(served.headers()['content-type']).toBe('audio/ogg')
+  expect(served.headers()['content-security-policy']).toContain("default-src 'none'")
+  expect(served.headers()['x-content-type-options']).toBe('nosniff')
+  const stranger = await p.person()
+  const strangers = await browser.newContext()
+  await addSessionCookie(strangers, p.adminUrl, stranger.cookie)
+  expect((await strangers.request.get(`${p.adminUrl}${await spoken.getAttribute('src')}`)).status()).toBe(404)
+  await strangers.close()
   expect(played.duration).toBeGreaterThan(1)
   expect(played.time).toBeGreaterThan(0.2)
 

@@ -280,7 +280,10 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     const response = await api.fetchAs(api.credentials(c), 'GET', `/api/chat/voice/${clip}`)
     if (response.status !== 200) return c.notFound()
     const headers: Record<string, string> = {}
-    for (const name of ['content-type', 'cache-control', 'x-content-type-options', 'content-security-policy']) headers[name] = response.headers.get(name) ?? ''
+    for (const name of ['content-type', 'cache-control', 'x-content-type-options', 'content-security-policy']) {
+      const value = response.headers.get(name)
+      if (value !== null) headers[name] = value
+    }
     return new Response(response.body, { status: 200, headers })
   })
 }

@@ -26,6 +26,7 @@ const STATUS_OF: Record<VoiceErrorKind, ErrorCode> = {
   silent: 'validation_error',
   off: 'conflict',
   failed: 'bad_gateway',
+  budget: 'budget_exceeded',
 }
 
 function refusal(error: VoiceError): ApiError {

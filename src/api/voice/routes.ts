@@ -46,6 +46,7 @@ export const hearVoiceRoute = createRoute({
     413: problem('The recording is larger or longer than the voice note caps.'),
     415: problem(`The file is not ${SPOKEN_FORMS} by its content, or the body is not multipart/form-data.`),
     422: problem('A field is missing, the recording is damaged, or no words could be made out in it.'),
+    429: problem('Over the request throttle, or the monthly budget is spent (hearing is paid for).'),
     502: problem('The speech runner’s provider failed to transcribe it.'),
   },
 })
