@@ -28,6 +28,8 @@ export interface Config {
   bodyLimitBytes: number
   /** Largest document an upload may carry (POST /api/chat/documents), in bytes; that route's own body limit. */
   documentMaxBytes: number
+  /** Identity providers may have an http issuer (a development IdP on loopback); production ones are https. */
+  oidcAllowHttp: boolean
   /** What a voice note may be at most: bytes, and milliseconds of sound. */
   voice: { maxBytes: number; maxMs: number }
   /** The first superadmin, created on the first start when there is none. */
@@ -109,6 +111,7 @@ const env = z.object({
   SWITCHBOARD_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   SWITCHBOARD_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   SWITCHBOARD_DOCUMENT_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  SWITCHBOARD_OIDC_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   SWITCHBOARD_VOICE_MAX_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   SWITCHBOARD_VOICE_MAX_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   SWITCHBOARD_ADMIN_EMAIL: z.email().default('admin@switchboard.local'),
@@ -224,6 +227,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     auditRetentionDays: e.SWITCHBOARD_AUDIT_RETENTION_DAYS,
     bodyLimitBytes: e.SWITCHBOARD_BODY_LIMIT_BYTES,
     documentMaxBytes: e.SWITCHBOARD_DOCUMENT_MAX_BYTES,
+    oidcAllowHttp: e.SWITCHBOARD_OIDC_ALLOW_HTTP === 'true',
     voice: { maxBytes: e.SWITCHBOARD_VOICE_MAX_BYTES, maxMs: e.SWITCHBOARD_VOICE_MAX_SECONDS * 1000 },
     initialAdmin: { email: e.SWITCHBOARD_ADMIN_EMAIL, password: e.SWITCHBOARD_ADMIN_PASSWORD },
     apiRate: { burst: e.SWITCHBOARD_API_RATE_BURST, perSecond: e.SWITCHBOARD_API_RATE_PER_SECOND },

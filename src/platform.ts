@@ -69,6 +69,7 @@ import { BEAT_MS, Presence } from './lifecycle/presence.ts'
 import { BackgroundTasks } from './tasks/tasks.ts'
 import { Channels } from './channels/channels.ts'
 import { Voice } from './voice/voice.ts'
+import { SingleSignOn } from './auth/sso/single-sign-on.ts'
 import { Scheduler } from './scheduler.ts'
 
 /** How often expired artifacts are deleted (each process may; whoever comes first does it). */
@@ -262,6 +263,16 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     tasks: kernel.tasks,
     channels,
     voice,
+    sso: new SingleSignOn({
+      db: store.db,
+      vault,
+      outbound,
+      clock,
+      log,
+      adminBaseUrl: config.adminBaseUrl,
+      allowHttp: config.oidcAllowHttp,
+      flowKey: deriveHmacKey(masterKey(config.masterKey, config.dataDir), 'switchboard sso flow v1'),
+    }),
   }
   services.agents.follow(writes)
   services.chat.follow(writes)

@@ -38,6 +38,7 @@ import type { Plans } from './plans/plans.ts'
 import type { Artifacts } from './artifacts/artifacts.ts'
 import type { Channels } from './channels/channels.ts'
 import type { Voice } from './voice/voice.ts'
+import type { SingleSignOn } from './auth/sso/single-sign-on.ts'
 import type { BackgroundTasks } from './tasks/tasks.ts'
 import type { Mailer } from './mail/mailer.ts'
 import type { PlanContinuation } from './plans/continuation.ts'
@@ -120,4 +121,6 @@ export interface Services {
   channels: Channels
   /** Voice notes heard and answers spoken, through the runners that offer speech. */
   voice: Voice
+  /** Sign-in through the identity providers companies configure (OpenID Connect). */
+  sso: SingleSignOn
 }

@@ -38,6 +38,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The identity providers the sign-in page offers */
+        get: operations["listSignInProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sso/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in through an identity provider
+         * @description Redirects the browser to the provider (authorization code with PKCE, a state and a nonce, kept in a signed cookie for the callback). `post_login_redirect` (a local path) is where the person lands once signed in. A provider that cannot be reached sends the browser back to the sign-in page, saying so.
+         */
+        get: operations["startProviderSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sso/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the identity provider sends the browser back
+         * @description Checks the state against this browser’s sign-in, redeems the code (with the PKCE verifier), verifies the ID token (signature by the provider’s keys, issuer, audience, nonce, expiry), finds or creates the person as the provider’s settings say, and signs them in (the usual session cookie), then sends them where they were going. Any refusal sends them to the sign-in page with a reason.
+         */
+        get: operations["finishProviderSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/forgot-password": {
         parameters: {
             query?: never;
@@ -2485,6 +2542,47 @@ export interface paths {
         patch: operations["patchBudget"];
         trace?: never;
     };
+    "/api/v1/IdentityProvider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List IdentityProvider records */
+        get: operations["listIdentityProvider"];
+        put?: never;
+        /** Create a IdentityProvider */
+        post: operations["createIdentityProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/IdentityProvider/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one IdentityProvider */
+        get: operations["getIdentityProvider"];
+        /**
+         * Replace a IdentityProvider
+         * @description Every writable field is set; a field left out takes its default.
+         */
+        put: operations["replaceIdentityProvider"];
+        post?: never;
+        /** Delete a IdentityProvider */
+        delete: operations["deleteIdentityProvider"];
+        options?: never;
+        head?: never;
+        /** Change some fields of a IdentityProvider */
+        patch: operations["patchIdentityProvider"];
+        trace?: never;
+    };
     "/api/v1/AuditEvent": {
         parameters: {
             query?: never;
@@ -2860,6 +2958,23 @@ export interface components {
              * @example /users?q=ada
              */
             post_login_redirect?: string;
+        };
+        SignInProviders: {
+            data: {
+                slug: string;
+                name: string;
+            }[];
+        };
+        ProviderSignInStart: {
+            /** Format: uri */
+            authorization_url: string;
+        };
+        ProviderSignedIn: {
+            /** Format: uuid */
+            user_id: string;
+            /** Format: date-time */
+            expires_at: string;
+            redirect: string;
         };
         ForgotPasswordForm: {
             /** @description The username or the email address of the account. */
@@ -5755,6 +5870,168 @@ export interface components {
             /** @description Merged into lifted_until (see BudgetCreate); null resets it. */
             lifted_until?: unknown;
         };
+        IdentityProviderList: {
+            data: components["schemas"]["IdentityProvider"][];
+            limit: number;
+            offset: number;
+            /** @description Total matching rows; present with count=exact. */
+            count?: number;
+        };
+        /** @description An OpenID Connect identity provider the company signs its people in with. The first sign-in creates the person in the company (`jit`), or links an existing member with the same verified email (`link_by_email`); the groups claim gives their role as `role_mapping` says. */
+        IdentityProvider: {
+            /**
+             * Format: uuid
+             * @example 01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e
+             */
+            company_id: string;
+            /**
+             * @description The provider’s public name in the sign-in addresses: /auth/sso/{slug} starts a sign-in, /auth/sso/{slug}/callback is the redirect URI to register with the provider. Unique on the platform.
+             * @example acme-okta
+             */
+            slug: string;
+            /**
+             * @description Shown on the sign-in page as “Sign in with {name}”.
+             * @example Okta
+             */
+            name: string;
+            /**
+             * Format: uri
+             * @description The provider’s issuer: its discovery document is {issuer}/.well-known/openid-configuration.
+             * @example https://example.okta.com
+             */
+            issuer: string;
+            client_id: string;
+            /** @description Vault name of the client secret (the company’s secret of that name); null for a public client. */
+            client_secret_secret: string | null;
+            scopes: string;
+            enabled: boolean;
+            /** @description A first sign-in of someone unknown creates them as a person of the company. */
+            jit: boolean;
+            /** @description A first sign-in whose verified email is an existing member’s signs in as that member (never a superadmin, a member of another company, or someone above what the provider may grant). */
+            link_by_email: boolean;
+            /** @description The ID token claim that lists the person’s groups. */
+            groups_claim: string;
+            role_mapping: components["schemas"]["IdentityProviderRoleMapping"];
+            /**
+             * @description The role of someone in none of the mapped groups; null: only people in a mapped group may sign in.
+             * @enum {string|null}
+             */
+            default_role: "member" | "admin" | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description Which group of the provider gives which company role; a person in several gets the highest. */
+        IdentityProviderRoleMapping: {
+            /** @description A value of the groups claim, as the provider sends it. */
+            group: string;
+            /** @enum {string} */
+            role: "member" | "admin" | "owner";
+        }[];
+        /**
+         * @example {
+         *       "slug": "acme-okta",
+         *       "name": "Okta",
+         *       "issuer": "https://example.okta.com",
+         *       "client_id": "0oa1b2c3d4",
+         *       "client_secret_secret": "okta/client-secret",
+         *       "role_mapping": [
+         *         {
+         *           "group": "eng-leads",
+         *           "role": "admin"
+         *         }
+         *       ]
+         *     }
+         */
+        IdentityProviderCreate: {
+            /**
+             * @description The provider’s public name in the sign-in addresses: /auth/sso/{slug} starts a sign-in, /auth/sso/{slug}/callback is the redirect URI to register with the provider. Unique on the platform.
+             * @example acme-okta
+             */
+            slug: string;
+            /**
+             * @description Shown on the sign-in page as “Sign in with {name}”.
+             * @example Okta
+             */
+            name: string;
+            /**
+             * Format: uri
+             * @description The provider’s issuer: its discovery document is {issuer}/.well-known/openid-configuration.
+             * @example https://example.okta.com
+             */
+            issuer: string;
+            client_id: string;
+            /**
+             * @description Vault name of the client secret (the company’s secret of that name); null for a public client.
+             * @default null
+             */
+            client_secret_secret?: string | null;
+            /** @default openid email profile */
+            scopes?: string;
+            /** @default true */
+            enabled?: boolean;
+            /**
+             * @description A first sign-in of someone unknown creates them as a person of the company.
+             * @default true
+             */
+            jit?: boolean;
+            /**
+             * @description A first sign-in whose verified email is an existing member’s signs in as that member (never a superadmin, a member of another company, or someone above what the provider may grant).
+             * @default false
+             */
+            link_by_email?: boolean;
+            /**
+             * @description The ID token claim that lists the person’s groups.
+             * @default groups
+             */
+            groups_claim?: string;
+            role_mapping?: components["schemas"]["IdentityProviderRoleMapping"];
+            /**
+             * @description The role of someone in none of the mapped groups; null: only people in a mapped group may sign in.
+             * @default member
+             * @enum {string|null}
+             */
+            default_role?: "member" | "admin" | null;
+        };
+        /** @description A JSON merge patch (RFC 7396): fields present are changed, `null` resets a field to its default. */
+        IdentityProviderPatch: {
+            /** @description Merged into slug (see IdentityProviderCreate); null resets it. */
+            slug?: unknown;
+            /** @description Merged into name (see IdentityProviderCreate); null resets it. */
+            name?: unknown;
+            /** @description Merged into issuer (see IdentityProviderCreate); null resets it. */
+            issuer?: unknown;
+            /** @description Merged into client_id (see IdentityProviderCreate); null resets it. */
+            client_id?: unknown;
+            /** @description Merged into client_secret_secret (see IdentityProviderCreate); null resets it. */
+            client_secret_secret?: unknown;
+            /** @description Merged into scopes (see IdentityProviderCreate); null resets it. */
+            scopes?: unknown;
+            /** @description Merged into enabled (see IdentityProviderCreate); null resets it. */
+            enabled?: unknown;
+            /** @description Merged into jit (see IdentityProviderCreate); null resets it. */
+            jit?: unknown;
+            /** @description Merged into link_by_email (see IdentityProviderCreate); null resets it. */
+            link_by_email?: unknown;
+            /** @description Merged into groups_claim (see IdentityProviderCreate); null resets it. */
+            groups_claim?: unknown;
+            /** @description Merged into role_mapping (see IdentityProviderCreate); null resets it. */
+            role_mapping?: unknown;
+            /** @description Merged into default_role (see IdentityProviderCreate); null resets it. */
+            default_role?: unknown;
+        };
         AuditEventList: {
             data: components["schemas"]["AuditEvent"][];
             limit: number;
@@ -5985,7 +6262,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "Budget" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
+            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "Budget" | "IdentityProvider" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
             /** @enum {string} */
             verb: "list" | "read" | "create" | "update" | "delete";
             /** @enum {string} */
@@ -6010,7 +6287,7 @@ export interface components {
          */
         ModelAclCreate: {
             /** @enum {string} */
-            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "Budget" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
+            model: "ModelAcl" | "AgentConfigRecord" | "User" | "UserPlatform" | "Company" | "CompanyUser" | "WebchatConversation" | "WebchatParticipant" | "WebchatMessage" | "WebchatDocument" | "Plan" | "PlanTask" | "SystemConfig" | "ApiToken" | "McpCommand" | "McpServer" | "McpPermission" | "UsageRecord" | "Budget" | "IdentityProvider" | "AuditEvent" | "OAuthClient" | "OAuthGrant" | "Artifact" | "BackgroundTask";
             /** @enum {string} */
             verb: "list" | "read" | "create" | "update" | "delete";
             /** @enum {string} */
@@ -6203,6 +6480,153 @@ export interface operations {
             };
             /** @description Over the request throttle; see Retry-After. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSignInProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each enabled provider: “Sign in with {name}” starts at /auth/sso/{slug}. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInProviders"];
+                };
+            };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startProviderSignIn: {
+        parameters: {
+            query?: {
+                post_login_redirect?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The identity provider’s slug. */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description With `Accept: application/json`: where to send the browser, instead of the redirect (the flow cookie is set all the same). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderSignInStart"];
+                };
+            };
+            /** @description To the provider’s authorization endpoint. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Back to the sign-in page with the reason. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    finishProviderSignIn: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                error?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The identity provider’s slug. */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description With `Accept: application/json`: who is signed in and where they were going (the session cookie is set). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderSignedIn"];
+                };
+            };
+            /** @description Signed in, to where the person was going; or back to the sign-in page with the reason. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A header read on every request is malformed (X-Switchboard-Company is not a company id). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26843,6 +27267,704 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listIdentityProvider: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to return. */
+                select?: string;
+                /** @description Comma-separated field.asc or field.desc; ties are broken by id. */
+                order?: string;
+                /** @description Rows per page, 1 to 500 (default 50). */
+                limit?: string;
+                /** @description Rows to skip (default 0). */
+                offset?: string;
+                /** @description `exact` adds the total number of matching rows as `count`. */
+                count?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                company_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                slug?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                name?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                issuer?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                client_id?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                client_secret_secret?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                scopes?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
+                enabled?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
+                jit?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
+                link_by_email?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
+                groups_claim?: string;
+                /** @description Filter: is.null only (JSON field). */
+                role_mapping?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                default_role?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                created_at?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                updated_at?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of IdentityProvider records. */
+            200: {
+                headers: {
+                    /** @description The methods your role may use on the collection, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProviderList"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IdentityProviderCreate"];
+            };
+        };
+        responses: {
+            /** @description The new IdentityProvider. */
+            201: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    /** @description Address of the new record. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The IdentityProvider. */
+            200: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    /** @description The methods your role may use on the record, e.g. `GET, HEAD, PATCH, PUT, DELETE`: a client offers only those (a rule about the record itself may still refuse one). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
+                };
+            };
+            /** @description Unchanged since the ETag sent in If-None-Match. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Only write if the record is still at this version (its ETag); otherwise 412. */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IdentityProviderCreate"];
+            };
+        };
+        responses: {
+            /** @description The replaced IdentityProvider. */
+            200: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
+                };
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body breaks the schema; `errors` lists each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Only write if the record is still at this version (its ETag); otherwise 412. */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record, or not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The change conflicts with another record (e.g. a unique field). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match names a version that is no longer current. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the request throttle; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; quote the request_id. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Only write if the record is still at this version (its ETag); otherwise 412. */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["IdentityProviderPatch"];
+                "application/json": components["schemas"]["IdentityProviderPatch"];
+            };
+        };
+        responses: {
+            /** @description The changed IdentityProvider. */
+            200: {
+                headers: {
+                    /** @description Version of the record; send it back in If-Match. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
                 };
             };
             /** @description The request is malformed: bad JSON, or a query parameter it cannot use. */

@@ -96,7 +96,12 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
   })
   app.use(jsxRenderer(({ children, title, assets }, c) => <Layout title={title} apiBaseUrl={apiBaseUrl} me={c.get('me')} display={c.get('display')} assets={assets} logo={hasThemeLogo(services.plugins)} path={c.req.path}>{children}</Layout>, { docType: true }))
 
-  app.get('/login', (c) => c.render(<LoginPage error={c.req.query('error')} redirect={localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])} notice={LOGIN_NOTICES[c.req.query('reset') === 'done' ? 'reset' : (c.req.query('forgot') ?? '')]} />, { title: 'Sign in' }))
+  app.get('/login', async (c) => {
+    const redirect = localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])
+    const providers = (await api.as(c).GET('/auth/sso')).data?.data ?? []
+    const notice = LOGIN_NOTICES[c.req.query('reset') === 'done' ? 'reset' : (c.req.query('forgot') ?? '')]
+    return c.render(<LoginPage error={c.req.query('error')} redirect={redirect} notice={notice} providers={providers} />, { title: 'Sign in' })
+  })
   app.get('/forgot-password', (c) => c.render(<ForgotPasswordPage error={c.req.query('error')} />, { title: 'Forgot password' }))
 
   app.get('/reset-password', (c) => c.render(<ResetPasswordPage token={c.req.query('token') ?? ''} error={c.req.query('error')} />, { title: 'Choose a password' }))

@@ -287,6 +287,32 @@ export interface UsageRecordsTable extends Stored {
   audio_ms: Generated<number>
 }
 
+/** An OpenID Connect provider a company signs its people in with (sql/0035_identity_providers.sql). */
+export interface IdentityProvidersTable extends Stored {
+  company_id: string
+  slug: string
+  name: string
+  issuer: string
+  client_id: string
+  client_secret_secret: string | null
+  scopes: Generated<string>
+  enabled: Generated<boolean>
+  jit: Generated<boolean>
+  link_by_email: Generated<boolean>
+  groups_claim: Generated<string>
+  role_mapping: Json<Array<{ group: string; role: CompanyRole }>>
+  default_role: 'member' | 'admin' | null
+}
+
+/** Which account a provider's subject is. */
+export interface UserIdentitiesTable {
+  id: string
+  provider_id: string
+  user_id: string
+  subject: string
+  created_at: Generated<Date>
+}
+
 /** A voice note heard or an answer spoken (sql/0034_voice.sql). */
 export interface VoiceClipsTable {
   id: string
@@ -617,6 +643,8 @@ export interface Database {
   channel_threads: ChannelThreadsTable
   channel_outbox: ChannelOutboxTable
   voice_clips: VoiceClipsTable
+  identity_providers: IdentityProvidersTable
+  user_identities: UserIdentitiesTable
   channel_status: ChannelStatusTable
   channel_link_codes: ChannelLinkCodesTable
 }

@@ -11,6 +11,7 @@ import { User, UserPlatform } from './user.ts'
 import { UsageRecord } from './usage.ts'
 import { AuditEvent } from './audit-event.ts'
 import { Budget } from './budget.ts'
+import { IdentityProvider } from './identity-provider.ts'
 import { WebchatConversation, WebchatDocument, WebchatMessage, WebchatParticipant } from './webchat.ts'
 import { Plan, PlanTask } from './plan.ts'
 import { BackgroundTask } from './background-task.ts'
@@ -34,6 +35,7 @@ const OTHERS: readonly Model[] = [
   McpPermission,
   UsageRecord,
   Budget,
+  IdentityProvider,
   AuditEvent,
   OAuthClient,
   OAuthGrant,

@@ -192,6 +192,12 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       patch: { monthly_limit: 2000 },
       after: { monthly_limit: 2000, metric: 'tokens' },
     },
+    IdentityProvider: {
+      // Slugs are unique on the platform: each case takes a new one.
+      make: async () => ({ slug: `idp-${crypto.randomUUID().slice(0, 8)}`, name: 'Okta', issuer: 'https://idp.example.com', client_id: 'switchboard' }),
+      patch: { name: 'Okta (staff)' },
+      after: { name: 'Okta (staff)', jit: true, link_by_email: false, default_role: 'member' },
+    },
     AuditEvent: {
       // The platform writes the trail; an audited write (a new agent) makes one, which its maker's admins read.
       make: async () => ({}),

@@ -3,16 +3,42 @@ import { Alert, Notice } from '../components/feedback.tsx'
 const MESSAGES: Record<string, string> = {
   invalid: 'Unknown username or wrong password.',
   throttled: 'Too many failed attempts. Wait a minute, then try again.',
+  sso_state: 'That sign-in was not started here, or took too long. Please start again.',
+  sso_verify: 'The identity provider’s answer could not be verified, so nobody was signed in. Please start again; if it keeps happening, tell your admin.',
+  sso_provider: 'The identity provider cannot be used just now (it is switched off, unreachable, or not set up completely). Tell your admin.',
+  sso_denied: 'The sign-in was cancelled at the identity provider.',
+  sso_exists: 'An account with this email exists already and is not linked to this identity provider. Sign in with your password, or ask an admin to allow linking.',
+  sso_unverified: 'The identity provider has not verified your email address, so it cannot sign you in to the account that has it.',
+  sso_unknown: 'This identity provider signs in only people the company has added (and needs an email address from it). Ask an admin to add you.',
+  sso_no_role: 'You are in none of the groups this company lets sign in. Ask an admin.',
+  sso_not_member: 'You are no longer a member of the company this identity provider signs in to.',
+}
+
+/** Each identity provider a company set up, as a way in beside the password. */
+function ProviderButtons({ providers, redirect }: { providers: Array<{ slug: string; name: string }>; redirect: string }) {
+  if (providers.length === 0) return null
+  return (
+    <ul class="sign-in-providers">
+      {providers.map((p) => (
+        <li>
+          <a class="button" href={`/auth/sso/${p.slug}?${new URLSearchParams({ post_login_redirect: redirect })}`}>
+            Sign in with {p.name}
+          </a>
+        </li>
+      ))}
+    </ul>
+  )
 }
 
 /** The sign-in form posts to /auth/login, the same endpoint scripts use; the deep link rides along. */
-export function LoginPage({ error, redirect, notice }: { error?: string; redirect: string; notice?: string }) {
+export function LoginPage({ error, redirect, notice, providers = [] }: { error?: string; redirect: string; notice?: string; providers?: Array<{ slug: string; name: string }> }) {
   const message = error ? (MESSAGES[error] ?? 'Please sign in again.') : undefined
   return (
     <section class="login card">
       <h1>Sign in</h1>
       <Alert text={message} />
       <Notice text={notice} />
+      <ProviderButtons providers={providers} redirect={redirect} />
       <form method="post" action="/auth/login">
         <input type="hidden" name="post_login_redirect" value={redirect} />
         <label for="username">

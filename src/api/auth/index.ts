@@ -15,6 +15,7 @@ import type { ApiEnv } from '../../http/env.ts'
 import { renderProblems } from '../hooks.ts'
 import { createRouter } from '../router.ts'
 import { loginRoute, logoutRoute } from './routes.ts'
+import { mountSingleSignOn } from './sso.ts'
 
 function wantsJson(c: Context): boolean {
   return /application\/json/.test(c.req.header('accept') ?? '')
@@ -99,6 +100,7 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
     return wantsJson(c) ? c.body(null, 204) : c.redirect('/login', 303)
   })
 
+  mountSingleSignOn(app, services)
   app.onError(renderProblems(services))
   return app
 }
