@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Attachment } from '../chat/events.ts'
 import type { AgentVoice } from '../db/columns.ts'
+import { jsonb } from '../db/jsonb.ts'
 import type { Db, Executor } from '../db/schema.ts'
 import type { Logger } from '../logger.ts'
 import type { Budgets } from '../usage/budgets.ts'
@@ -157,7 +158,7 @@ export class Voice {
     // The answer carries its spoken parts, so the web chat offers them to play, now and after a reload.
     await this.options.db
       .updateTable('webchat_messages')
-      .set({ attachments: sql`attachments || ${JSON.stringify(spokenAttachments(clips))}::jsonb` })
+      .set({ attachments: sql`attachments || ${jsonb(spokenAttachments(clips))}` })
       .where('id', '=', messageId)
       .execute()
     return clips

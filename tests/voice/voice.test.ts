@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { jsonb } from '../../src/db/jsonb.ts'
 import { silentLogger } from '../../src/logger.ts'
 import type { Runner, SpeakRequest, TranscribeRequest } from '../../src/runners/contract.ts'
 import { VoiceError } from '../../src/voice/audio.ts'
@@ -53,7 +54,7 @@ beforeAll(async () => {
   message = Bun.randomUUIDv7()
   await p.store.db
     .insertInto('webchat_messages')
-    .values({ id: message, company_id: p.root.companyId!, conversation_id: conversation, sender_id: null, agent_id: null, role: 'agent', text: 'x', attachments: JSON.stringify([{ document_id: Bun.randomUUIDv7(), name: 'a.txt', media_type: 'text/plain', size_bytes: 1 }]) as never })
+    .values({ id: message, company_id: p.root.companyId!, conversation_id: conversation, sender_id: null, agent_id: null, role: 'agent', text: 'x', attachments: jsonb([{ document_id: Bun.randomUUIDv7(), name: 'a.txt', media_type: 'text/plain', size_bytes: 1 }]) })
     .execute()
 })
 afterAll(() => p.close())
