@@ -32,3 +32,10 @@ CREATE TABLE user_identities (
   CONSTRAINT user_identities_subject_key UNIQUE (provider_id, subject)
 );
 CREATE INDEX user_identities_user_idx ON user_identities (user_id);
+
+-- A company may require its members to sign in through one of its providers: passwords are refused for them.
+ALTER TABLE companies ADD COLUMN require_sso boolean NOT NULL DEFAULT false;
+-- A session begun at a provider remembers it, and the ID token, so signing out also ends the provider's session
+-- (OpenID Connect RP-initiated logout).
+ALTER TABLE sessions ADD COLUMN identity_provider_id uuid REFERENCES identity_providers (id) ON DELETE SET NULL;
+ALTER TABLE sessions ADD COLUMN id_token text;

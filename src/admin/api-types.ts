@@ -4660,6 +4660,8 @@ export interface components {
             id: string;
             name: string;
             slug: string;
+            /** @description Members sign in only through one of the company’s identity providers: their passwords are refused, saying so. Needs an enabled provider. */
+            require_sso: boolean;
             /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
@@ -4681,6 +4683,11 @@ export interface components {
             name: string;
             slug: string;
             /**
+             * @description Members sign in only through one of the company’s identity providers: their passwords are refused, saying so. Needs an enabled provider.
+             * @default false
+             */
+            require_sso?: boolean;
+            /**
              * Format: uuid
              * @description Write-only, on create: the user who owns the company from the start (a CompanyUser with role owner). Owners change later through CompanyUser.
              */
@@ -4692,6 +4699,8 @@ export interface components {
             name?: unknown;
             /** @description Merged into slug (see CompanyCreate); null resets it. */
             slug?: unknown;
+            /** @description Merged into require_sso (see CompanyCreate); null resets it. */
+            require_sso?: unknown;
             /** @description Merged into owner_id (see CompanyCreate); null resets it. */
             owner_id?: unknown;
         };
@@ -6435,7 +6444,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Signed out; back to the sign-in page (form posts). */
+            /** @description Signed out; back to the sign-in page (form posts), by way of the identity provider’s end_session_endpoint when the session began there. */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -17447,6 +17456,8 @@ export interface operations {
                 name?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
                 slug?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
+                require_sso?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 created_at?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */

@@ -17,6 +17,7 @@ interface Stored {
 export interface CompaniesTable extends Stored {
   name: string
   slug: string
+  require_sso: Generated<boolean>
 }
 
 export interface UsersTable extends Stored {
@@ -150,6 +151,9 @@ export interface SessionsTable {
   created_at: Timestamp
   last_seen_at: Timestamp
   expires_at: Timestamp
+  /** Where a session begun at an identity provider began, and its ID token: signing out ends it there too. */
+  identity_provider_id: Generated<string | null>
+  id_token: Generated<string | null>
 }
 
 export interface PasswordResetsTable {

@@ -14,6 +14,9 @@ export const Company = defineModel({
   fields: {
     name: z.string().trim().min(1).max(200),
     slug,
+    require_sso: z.boolean().default(false).openapi({
+      description: 'Members sign in only through one of the company’s identity providers: their passwords are refused, saying so. Needs an enabled provider.',
+    }),
     owner_id: z.uuid().optional().openapi({
       description: 'Write-only, on create: the user who owns the company from the start (a CompanyUser with role owner). Owners change later through CompanyUser.',
     }),
@@ -21,7 +24,16 @@ export const Company = defineModel({
   writeOnly: ['owner_id'],
   references: { owner_id: visible(() => User) },
   toRow: ({ owner_id: _owner, ...row }) => row,
-  async guard(_tx, _actor, change) {
+  async guard(tx, _actor, change) {
+    // Requiring a provider that does not exist would lock every member out.
+    if (change.after?.require_sso === true && change.before?.require_sso !== true) {
+      const provider = change.before ? await tx.selectFrom('identity_providers').select('id').where('company_id', '=', change.before.id).where('enabled', '=', true).executeTakeFirst() : undefined
+      if (!provider) {
+        throw new ApiError('validation_error', 'Set up and enable an identity provider (IdentityProvider) before requiring it, or nobody could sign in.', {
+          errors: [{ path: 'require_sso', message: 'needs an enabled identity provider' }],
+        })
+      }
+    }
     if (change.before && change.after?.owner_id !== undefined) {
       throw new ApiError('validation_error', 'A company’s owner is chosen when it is made; later, change roles through its memberships (CompanyUser).', {
         errors: [{ path: 'owner_id', message: 'is set only when the company is made' }],

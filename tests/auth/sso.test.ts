@@ -63,7 +63,7 @@ beforeAll(async () => {
   strict = await createProvider({ name: 'Strict IdP', jit: false, link_by_email: false })
   idp = await startTestIdp(
     [
-      { ...CLIENT, redirect_uris: [redirectUri(provider), redirectUri(strict)] },
+      { ...CLIENT, redirect_uris: [redirectUri(provider), redirectUri(strict)], post_logout_redirect_uris: [`${p.services.config.adminBaseUrl}/login`] },
       { ...OTHER_CLIENT, redirect_uris: [redirectUri(provider)] },
     ],
     port,
@@ -220,6 +220,68 @@ describe('attacks, each refused with a readable reason', () => {
   test('the sign-in page says each reason in words', async () => {
     const page = await p.admin.request('/login?error=sso_unverified')
     expect(await page.text()).toContain('has not verified your email address')
+  })
+})
+
+describe('signing out', () => {
+  test('a session begun at the provider ends there too: the browser goes to its end_session_endpoint with the ID token as hint', async () => {
+    const { session } = await signIn(provider, 'ada')
+    const out = await p.api.request('/auth/logout', { method: 'POST', headers: { cookie: session!, origin: p.services.config.adminBaseUrl } })
+    expect(out.status).toBe(303)
+    const to = new URL(out.headers.get('location')!)
+    expect(to.origin).toBe(idpIssuer(port))
+    expect(to.searchParams.get('post_logout_redirect_uri')).toBe(`${p.services.config.adminBaseUrl}/login`)
+    expect(to.searchParams.get('id_token_hint')?.split('.')).toHaveLength(3)
+    expect((await me(session!)).status).toBe(401)
+    // The provider takes the hint it issued.
+    const atProvider = await fetch(to, { redirect: 'manual' })
+    expect(atProvider.status).toBeLessThan(400)
+  })
+
+  test('a session begun with a password signs out to the sign-in page as before', async () => {
+    const person = await p.createUser({ password: 'a-long-password-for-tests' })
+    const login = await p.api.request('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', origin: p.services.config.adminBaseUrl }, body: JSON.stringify({ username: person.username, password: 'a-long-password-for-tests' }) })
+    const out = await p.api.request('/auth/logout', { method: 'POST', headers: { cookie: cookieOf(login, 'switchboard_session_token')!, origin: p.services.config.adminBaseUrl } })
+    expect(out.headers.get('location')).toBe('/login')
+  })
+})
+
+describe('a company that requires its provider', () => {
+  const signInWithPassword = (username: string, json = true) =>
+    p.api.request('/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': json ? 'application/json' : 'application/x-www-form-urlencoded', ...(json ? { accept: 'application/json' } : {}), origin: p.services.config.adminBaseUrl },
+      body: json ? JSON.stringify({ username, password: 'a-long-password-for-tests' }) : new URLSearchParams({ username, password: 'a-long-password-for-tests' }).toString(),
+    })
+
+  test('cannot require one it has not set up', async () => {
+    const bare = await p.createCompany()
+    const owner = await p.createUser({ companyId: bare, role: 'owner' })
+    expectProblem(await p.call('PATCH', `/api/v1/Company/${bare}`, { json: { require_sso: true }, as: owner }), 422, 'validation_error')
+  })
+
+  test('refuses its members’ passwords, saying how to sign in; a superadmin still signs in with one; off again, passwords work', async () => {
+    const member = await p.createUser({ password: 'a-long-password-for-tests' })
+    expect((await p.call('PATCH', `/api/v1/Company/${company}`, { json: { require_sso: true } })).status).toBe(200)
+    try {
+      const refused = await signInWithPassword(member.username)
+      expect(refused.status).toBe(403)
+      expect(((await refused.json()) as { detail: string }).detail).toContain('through its identity provider')
+      expect(cookieOf(refused, 'switchboard_session_token')).toBeUndefined()
+      const form = await signInWithPassword(member.username, false)
+      expect(form.status).toBe(303)
+      expect(form.headers.get('location')).toStartWith('/login?error=sso_required')
+      // A wrong password is told as before: the rule is not revealed to someone guessing.
+      const guess = await p.api.request('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', origin: p.services.config.adminBaseUrl }, body: JSON.stringify({ username: member.username, password: 'wrong-password-for-tests' }) })
+      expect(guess.status).toBe(401)
+      const superadmin = await p.createUser({ superadmin: true, password: 'a-long-password-for-tests' })
+      expect((await signInWithPassword(superadmin.username)).status).toBe(200)
+      // The provider still signs members in.
+      expect((await signIn(provider, 'ada')).session).toBeTruthy()
+    } finally {
+      expect((await p.call('PATCH', `/api/v1/Company/${company}`, { json: { require_sso: false } })).status).toBe(200)
+    }
+    expect((await signInWithPassword(member.username)).status).toBe(200)
   })
 })
 

@@ -22,6 +22,7 @@ export interface IdpClient {
   client_id: string
   client_secret: string
   redirect_uris: string[]
+  post_logout_redirect_uris?: string[]
 }
 
 /** The issuer address of a test provider listening on `port` (known before it starts, for the client settings). */

@@ -22,9 +22,15 @@ function wantsJson(c: Context): boolean {
 }
 
 /** Back to the sign-in page with the reason, keeping where the person was going. */
-function backToLogin(c: Context, error: 'invalid' | 'throttled', redirect: string): Response {
+function backToLogin(c: Context, error: 'invalid' | 'throttled' | 'sso_required', redirect: string): Response {
   const query = new URLSearchParams({ error, post_login_redirect: redirect })
   return c.redirect(`/login?${query}`, 303)
+}
+
+/** Whether a company of the user's requires its identity provider, so a password does not sign them in. */
+async function requiresSso(db: Services['db'], userId: string): Promise<boolean> {
+  const row = await db.selectFrom('company_users as m').innerJoin('companies as c', 'c.id', 'm.company_id').select('c.id').where('m.user_id', '=', userId).where('c.require_sso', '=', true).executeTakeFirst()
+  return row !== undefined
 }
 
 /** Sign-in and sign-out: one handler for both ports, so the console's form and scripts reach them alike. */
@@ -74,6 +80,11 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
     }
     await reservation.release(clock.now())
     await rememberLoginAddress(db, user.id, address, now)
+    // Told only once the password is right, so the answer says nothing of an account to someone guessing.
+    if (!user.is_superadmin && (await requiresSso(db, user.id))) {
+      if (!wantsJson(c)) return backToLogin(c, 'sso_required', redirect)
+      throw new ApiError('forbidden', 'Your company signs its people in through its identity provider: use “Sign in with …” on the sign-in page.')
+    }
 
     const session = await db.transaction().execute(async (tx) => {
       const session = await createSession(tx, user.id, sessionPolicy, now)
@@ -93,11 +104,12 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
 
   app.openapi(logoutRoute, async (c) => {
     const credentials = readCredentials(c.req.raw.headers)
-    if (credentials?.kind === 'session') {
-      await services.writes.unattended((scope) => deleteSession(scope, credentials.secret), originOf(c))
-    }
+    const ended = credentials?.kind === 'session' ? await services.writes.unattended((scope) => deleteSession(scope, credentials.secret), originOf(c)) : undefined
     deleteCookie(c, SESSION_COOKIE, { path: '/', secure })
-    return wantsJson(c) ? c.body(null, 204) : c.redirect('/login', 303)
+    if (wantsJson(c)) return c.body(null, 204)
+    // A session begun at an identity provider ends there too, which then sends the browser back to sign in.
+    const atProvider = ended?.identity_provider_id && ended.id_token ? await services.sso.endSessionUrl(ended.identity_provider_id, ended.id_token, `${config.adminBaseUrl}/login`) : undefined
+    return c.redirect(atProvider?.href ?? '/login', 303)
   })
 
   mountSingleSignOn(app, services)

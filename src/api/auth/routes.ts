@@ -62,7 +62,7 @@ export const logoutRoute = createRoute({
   tags: ['Auth'],
   responses: {
     204: { description: 'Signed out (JSON clients).' },
-    303: { description: 'Signed out; back to the sign-in page (form posts).' },
+    303: { description: 'Signed out; back to the sign-in page (form posts), by way of the identity provider’s end_session_endpoint when the session began there.' },
     ...commonErrors,
   },
 })

@@ -106,8 +106,8 @@ export function mountSingleSignOn(app: OpenAPIHono<ApiEnv>, services: Services):
     deleteCookie(c, FLOW_COOKIE, { path: '/auth/sso', secure })
     const origin = originOf(c)
     try {
-      const { result: session, redirect } = await sso.finish(slug, new URL(c.req.url), sealed, async (userId, provider, created, tx) => {
-        const made = await createSession(tx, userId, sessionPolicy, clock.now())
+      const { result: session, redirect } = await sso.finish(slug, new URL(c.req.url), sealed, async ({ userId, created, idToken }, provider, tx) => {
+        const made = await createSession(tx, userId, sessionPolicy, clock.now(), { id: provider.id, idToken })
         if (created) await audit(tx, origin, { action: 'create', model: 'User', recordId: userId, companyId: provider.company_id, actorId: userId, changes: { via: `identity provider ${provider.name}` } })
         await audit(tx, origin, { action: 'sign_in', model: 'User', recordId: userId, companyId: provider.company_id, actorId: userId, changes: { identity_provider: provider.id } })
         return { ...made, userId }

@@ -111,10 +111,27 @@ export class SingleSignOn {
   }
 
   /**
+   * Where to send a browser signing out of a session begun at a provider, so the provider's session ends too
+   * (RP-initiated logout); undefined when the provider is gone or has no end_session_endpoint.
+   */
+  async endSessionUrl(providerId: string, idToken: string, after: string): Promise<URL | undefined> {
+    const provider = await this.deps.db.selectFrom('identity_providers').selectAll().where('id', '=', providerId).executeTakeFirst()
+    if (!provider?.enabled) return undefined
+    try {
+      const { config } = await this.#config(provider)
+      if (!config.serverMetadata().end_session_endpoint) return undefined
+      return oidc.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: after })
+    } catch (error) {
+      this.deps.log.warn('the identity provider’s session could not be ended', { provider: providerId, error: String(error) })
+      return undefined
+    }
+  }
+
+  /**
    * The callback: the flow of this browser (its cookie), the provider's answer checked against it, the ID token
    * verified, and the account it is, in one transaction with `then` (the session and the audit event).
    */
-  async finish<T>(slug: string, callback: URL, sealed: string | undefined, then: (userId: string, provider: Provider, created: boolean, tx: Transaction<Database>) => Promise<T>): Promise<{ result: T; redirect: string; provider: Provider }> {
+  async finish<T>(slug: string, callback: URL, sealed: string | undefined, then: (account: { userId: string; created: boolean; idToken: string }, provider: Provider, tx: Transaction<Database>) => Promise<T>): Promise<{ result: T; redirect: string; provider: Provider }> {
     const provider = await this.#provider(slug)
     try {
       const flow = await openFlow(await this.deps.flowKey, sealed, this.deps.clock.now())
@@ -126,11 +143,13 @@ export class SingleSignOn {
       const expected = new URL(this.redirectUri(provider.slug))
       expected.search = callback.search
       let claims: IdentityClaims
+      let idToken: string
       try {
         const tokens = await oidc.authorizationCodeGrant(config, expected, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, idTokenExpected: true })
         // openid-client checks issuer, audience, nonce and expiry, but may trust the signature of a token it got over
         // TLS straight from the token endpoint; the signature is checked here too, against the provider's JWKS.
-        await jose.jwtVerify(tokens.id_token!, keys, { issuer: config.serverMetadata().issuer, audience: provider.client_id })
+        idToken = tokens.id_token!
+        await jose.jwtVerify(idToken, keys, { issuer: config.serverMetadata().issuer, audience: provider.client_id })
         claims = tokens.claims() as unknown as IdentityClaims
       } catch (error) {
         throw new SignInFailed('sso_verify', `the provider's answer was refused: ${(error as Error).message}`)
@@ -138,7 +157,7 @@ export class SingleSignOn {
       try {
         const result = await this.deps.db.transaction().execute(async (tx) => {
           const { userId, created } = await accountFor(tx, provider, claims, new Date(this.deps.clock.now()))
-          return then(userId, provider, created, tx)
+          return then({ userId, created, idToken }, provider, tx)
         })
         return { result, redirect: flow.redirect, provider }
       } catch (error) {
