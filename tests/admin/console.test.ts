@@ -333,3 +333,26 @@ test('switching off a runner agents use asks first, naming them; asked again, it
   const unused = ((await p.call('GET', '/api/plugins')).body.data as any[]).find((x) => x.kind === 'theme' && x.enabled === false)
   if (unused) expect((await page(`/plugins/${unused.name}/disable`, { post: {} })).text).not.toContain('Switch off anyway')
 })
+
+test('sign-in providers: set up through the API from the form, mapped roles within the ladder, members kept out', async () => {
+  const admin = await member('admin')
+  const blank = await page('/identity-providers/new', { cookie: admin.cookie })
+  expect(blank.status).toBe(200)
+  expect(blank.text).toContain('name="role_mapping"')
+  const fields = { name: 'Okta', slug: 'console-okta', issuer: 'https://idp.example.com', client_id: 'switchboard', client_secret_secret: 'okta/secret', enabled: 'on', jit: 'on', default_role: 'member' }
+  // An admin may not map a group to owner: the API's refusal shows on the form, and nothing is saved.
+  const tooHigh = await page('/identity-providers', { cookie: admin.cookie, post: { ...fields, role_mapping: '[{"group": "leads", "role": "owner"}]' } })
+  expect(tooHigh.status).toBe(403)
+  expect(tooHigh.text).toContain('above your own role')
+  const saved = await page('/identity-providers', { cookie: admin.cookie, post: { ...fields, role_mapping: '[{"group": "leads", "role": "admin"}]' } })
+  expect(saved.status).toBe(201)
+  const stored = (await p.call('GET', '/api/v1/IdentityProvider?slug=eq.console-okta')).body.data[0]
+  expect(stored).toMatchObject({ name: 'Okta', issuer: 'https://idp.example.com', role_mapping: [{ group: 'leads', role: 'admin' }], jit: true, link_by_email: false, enabled: true })
+  expect((await page('/identity-providers', { cookie: admin.cookie })).text).toContain('console-okta')
+  const someone = await member('member')
+  expect((await page('/identity-providers', { cookie: someone.cookie })).status).toBe(403)
+  // The sign-in page offers it.
+  const login = await p.admin.request('/login')
+  expect(await login.text()).toContain('href="/auth/sso/console-okta?post_login_redirect=%2F"')
+  await p.call('DELETE', `/api/v1/IdentityProvider/${stored.id}`)
+})

@@ -37,6 +37,7 @@ const NAV: Array<{ label: string; items: NavItem[] }> = [
     items: [
       { href: '/users', label: 'Users', for: 'admin' },
       { href: '/companies', label: 'Companies', for: 'admin' },
+      { href: '/identity-providers', label: 'Sign-in providers', for: 'admin' },
       { href: '/model-acls', label: 'Model permissions', for: 'superadmin' },
     ],
   },

@@ -10,12 +10,13 @@ import { mountRunners } from './pages/runners.tsx'
 import { mountVault } from './pages/vault.tsx'
 import { agents } from './resources/agents.tsx'
 import { budgets } from './resources/budgets.ts'
+import { identityProviders } from './resources/sign-in.ts'
 import { mcpCommands, mcpServers } from './resources/mcp.tsx'
 import { companies, users } from './resources/people.tsx'
 import { modelAcls, systemConfig } from './resources/platform.ts'
 import { mountConsoleResource } from './routes.tsx'
 
-export const RESOURCES = [agents, mcpServers, users, companies, budgets, mcpCommands, modelAcls, systemConfig]
+export const RESOURCES = [agents, mcpServers, users, companies, identityProviders, budgets, mcpCommands, modelAcls, systemConfig]
 
 /** Each model's console page, by model name: the overview links them. */
 export const CONSOLE_PAGES: ReadonlyMap<string, { path: string; title: string }> = new Map([

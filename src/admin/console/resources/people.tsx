@@ -199,6 +199,7 @@ export const companies: ConsoleResource = {
   fields: [
     { name: 'name', label: 'Name', required: true },
     { name: 'slug', label: 'Slug', required: true, help: 'Lowercase letters, digits and dashes; used in addresses.' },
+    { name: 'require_sso', label: 'Members sign in only through a sign-in provider', kind: 'checkbox', help: 'Their passwords are refused; superadmins are not affected. Needs an enabled provider.' },
     {
       name: 'owner_id',
       label: 'Owner',
