@@ -167,6 +167,11 @@ export class Gateway {
     return response
   }
 
+  /** Ends a question's hold on its session, unless a later question of the session holds it by now. */
+  #forget(sessionKey: string, transport: WebStandardStreamableHTTPServerTransport): void {
+    if (this.#awaiting.get(sessionKey) === transport) this.#awaiting.delete(sessionKey)
+  }
+
   /** Hands a host's answers to the request of this process that asked; false when none here did. */
   async #handOn(sessionId: string, messages: unknown[]): Promise<boolean> {
     const transport = this.#awaiting.get(sessionId.toLowerCase())
@@ -308,7 +313,9 @@ export class Gateway {
       // One question at a time per session: the host's answer names the question by an id each request's server
       // counts from 0, so two open at once could not be told apart.
       if (this.#awaiting.has(sessionKey)) return 'busy'
-      return this.approvals.ask(request, signal, (approvalId) => {
+      // The question is over once the approval is decided, however (the host, another approver, the timeout): the
+      // session may ask again as soon as the caller hears the outcome, not only once the host's answer has settled.
+      const asked = this.approvals.ask(request, signal, (approvalId) => {
         const key = sessionKey
         this.#awaiting.set(key, transport)
         const message = `Allow ${verdict.tool} on ${verdict.server} to run with these arguments?\n${JSON.stringify(maskSecrets(args), null, 2)}`
@@ -317,8 +324,9 @@ export class Gateway {
           .sendRequest({ method: 'elicitation/create', params: { message, requestedSchema } }, ElicitResultSchema, { signal })
           .then((answer) => this.approvals.decide(actor, approvalId, answer.action === 'accept' && answer.content?.approve === true))
           .catch(() => undefined)
-          .finally(() => this.#awaiting.delete(key))
+          .finally(() => this.#forget(key, transport))
       })
+      return asked.finally(() => this.#forget(sessionKey, transport))
     }
     const refuse = (what: string) => new McpError(ErrorCode.InvalidParams, `You may not use ${what} on ${name}.`)
 

@@ -346,7 +346,7 @@ test('sign-in providers: set up through the API from the form, mapped roles with
   expect(tooHigh.text).toContain('above your own role')
   const saved = await page('/identity-providers', { cookie: admin.cookie, post: { ...fields, role_mapping: '[{"group": "leads", "role": "admin"}]' } })
   expect(saved.status).toBe(201)
-  const stored = (await p.call('GET', '/api/v1/IdentityProvider?slug=eq.console-okta')).body.data[0]
+  const stored = (await p.call('GET', '/api/v1/IdentityProvider?slug=eq.console-okta')).body.data[0]!
   expect(stored).toMatchObject({ name: 'Okta', issuer: 'https://idp.example.com', role_mapping: [{ group: 'leads', role: 'admin' }], jit: true, link_by_email: false, enabled: true })
   expect((await page('/identity-providers', { cookie: admin.cookie })).text).toContain('console-okta')
   const someone = await member('member')
