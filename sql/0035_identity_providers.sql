@@ -10,6 +10,7 @@ CREATE TABLE identity_providers (
   client_secret_secret text,
   scopes text NOT NULL DEFAULT 'openid email profile',
   enabled boolean NOT NULL DEFAULT true,
+  listed boolean NOT NULL DEFAULT false,
   jit boolean NOT NULL DEFAULT true,
   link_by_email boolean NOT NULL DEFAULT false,
   groups_claim text NOT NULL DEFAULT 'groups',

@@ -45,7 +45,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The identity providers the sign-in page offers */
+        /**
+         * The identity providers a sign-in page offers
+         * @description With `company` (a company’s slug), that company’s enabled providers, for its own sign-in page; without it, those a superadmin listed on the shared one.
+         */
         get: operations["listSignInProviders"];
         put?: never;
         post?: never;
@@ -2963,6 +2966,7 @@ export interface components {
             data: {
                 slug: string;
                 name: string;
+                company: string;
             }[];
         };
         ProviderSignInStart: {
@@ -5919,6 +5923,8 @@ export interface components {
             client_secret_secret: string | null;
             scopes: string;
             enabled: boolean;
+            /** @description Offered on the platform’s shared sign-in page, to everyone; only a superadmin lists a provider. Otherwise it is offered on the company’s own sign-in page, /login?company={company slug}. */
+            listed: boolean;
             /** @description A first sign-in of someone unknown creates them as a person of the company. */
             jit: boolean;
             /** @description A first sign-in whose verified email is an existing member’s signs in as that member (never a superadmin, a member of another company, or someone above what the provider may grant). */
@@ -5992,6 +5998,11 @@ export interface components {
             /** @default true */
             enabled?: boolean;
             /**
+             * @description Offered on the platform’s shared sign-in page, to everyone; only a superadmin lists a provider. Otherwise it is offered on the company’s own sign-in page, /login?company={company slug}.
+             * @default false
+             */
+            listed?: boolean;
+            /**
              * @description A first sign-in of someone unknown creates them as a person of the company.
              * @default true
              */
@@ -6030,6 +6041,8 @@ export interface components {
             scopes?: unknown;
             /** @description Merged into enabled (see IdentityProviderCreate); null resets it. */
             enabled?: unknown;
+            /** @description Merged into listed (see IdentityProviderCreate); null resets it. */
+            listed?: unknown;
             /** @description Merged into jit (see IdentityProviderCreate); null resets it. */
             jit?: unknown;
             /** @description Merged into link_by_email (see IdentityProviderCreate); null resets it. */
@@ -6509,14 +6522,16 @@ export interface operations {
     };
     listSignInProviders: {
         parameters: {
-            query?: never;
+            query?: {
+                company?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Each enabled provider: “Sign in with {name}” starts at /auth/sso/{slug}. */
+            /** @description Each provider: “Sign in with {name}” starts at /auth/sso/{slug}. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -27412,6 +27427,8 @@ export interface operations {
                 scopes?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
                 enabled?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
+                listed?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */
                 jit?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null|true|false. May repeat. */

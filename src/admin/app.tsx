@@ -98,7 +98,9 @@ export function createAdminApp(services: Services, api: ApiClient, signIn: reado
 
   app.get('/login', async (c) => {
     const redirect = localRedirect(c.req.query('post_login_redirect'), [services.config.baseUrl, services.config.adminBaseUrl])
-    const providers = (await api.as(c).GET('/auth/sso')).data?.data ?? []
+    // A company's own sign-in page offers its providers; the shared one, those a superadmin listed.
+    const company = c.req.query('company')?.slice(0, 100)
+    const providers = (await api.as(c).GET('/auth/sso', { params: { query: company ? { company } : {} } })).data?.data ?? []
     const notice = LOGIN_NOTICES[c.req.query('reset') === 'done' ? 'reset' : (c.req.query('forgot') ?? '')]
     return c.render(<LoginPage error={c.req.query('error')} redirect={redirect} notice={notice} providers={providers} />, { title: 'Sign in' })
   })

@@ -301,6 +301,7 @@ export interface IdentityProvidersTable extends Stored {
   client_secret_secret: string | null
   scopes: Generated<string>
   enabled: Generated<boolean>
+  listed: Generated<boolean>
   jit: Generated<boolean>
   link_by_email: Generated<boolean>
   groups_claim: Generated<string>

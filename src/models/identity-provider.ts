@@ -42,6 +42,10 @@ export const IdentityProvider = defineModel({
     client_secret_secret: secretName.nullable().default(null).openapi({ description: 'Vault name of the client secret (the company’s secret of that name); null for a public client.' }),
     scopes: z.string().trim().min(6).max(500).regex(/(^|\s)openid(\s|$)/, 'must include openid').default('openid email profile'),
     enabled: z.boolean().default(true),
+    listed: z.boolean().default(false).openapi({
+      description:
+        'Offered on the platform’s shared sign-in page, to everyone; only a superadmin lists a provider. Otherwise it is offered on the company’s own sign-in page, /login?company={company slug}.',
+    }),
     jit: z.boolean().default(true).openapi({ description: 'A first sign-in of someone unknown creates them as a person of the company.' }),
     link_by_email: z.boolean().default(false).openapi({
       description: 'A first sign-in whose verified email is an existing member’s signs in as that member (never a superadmin, a member of another company, or someone above what the provider may grant).',
@@ -50,8 +54,12 @@ export const IdentityProvider = defineModel({
     role_mapping: RoleMapping.default([]),
     default_role: z.enum(['member', 'admin']).nullable().default('member').openapi({ description: 'The role of someone in none of the mapped groups; null: only people in a mapped group may sign in.' }),
   },
-  async guard(_tx, actor, { after }) {
+  async guard(_tx, actor, { before, after }) {
     if (!after) return
+    // A company's name and button on everyone's sign-in page would let one tenant fish for another's people.
+    if (Boolean(after.listed) !== Boolean(before?.listed) && !actor.isSuperadmin) {
+      throw new ApiError('forbidden', 'Only a superadmin lists a provider on the shared sign-in page; the company’s own page, /login?company={slug}, offers it without that.')
+    }
     // The ladder: a provider grants no role above the role of whoever sets it up.
     const mine = standing(actor)
     const granted = [...((after.role_mapping as Array<{ role: 'member' | 'admin' | 'owner' }>) ?? []).map((m) => m.role), after.default_role as 'member' | 'admin' | null].filter((r) => r !== null)

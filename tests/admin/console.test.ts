@@ -351,8 +351,9 @@ test('sign-in providers: set up through the API from the form, mapped roles with
   expect((await page('/identity-providers', { cookie: admin.cookie })).text).toContain('console-okta')
   const someone = await member('member')
   expect((await page('/identity-providers', { cookie: someone.cookie })).status).toBe(403)
-  // The sign-in page offers it.
-  const login = await p.admin.request('/login')
+  // The company's own sign-in page offers it.
+  const companySlug = (await p.store.db.selectFrom('companies').select('slug').where('id', '=', p.root.companyId!).executeTakeFirstOrThrow()).slug
+  const login = await p.admin.request(`/login?company=${companySlug}`)
   expect(await login.text()).toContain('href="/auth/sso/console-okta?post_login_redirect=%2F"')
   await p.call('DELETE', `/api/v1/IdentityProvider/${stored.id}`)
 })

@@ -77,10 +77,22 @@ afterAll(async () => {
 })
 
 describe('signing in through the provider', () => {
-  test('the sign-in page offers the enabled providers; GET /auth/sso lists them for anyone', async () => {
-    const listed = await p.call('GET', '/auth/sso', { as: null })
-    expect(listed.status).toBe(200)
-    expect((listed.body as { data: Array<{ slug: string; name: string }> }).data.map((d) => d.slug).sort()).toEqual([provider, strict].sort())
+  test('the company’s sign-in page offers its providers; the shared page only those a superadmin listed', async () => {
+    const slug = (await p.store.db.selectFrom('companies').select('slug').where('id', '=', company).executeTakeFirstOrThrow()).slug
+    const offered = async (query = '') => ((await p.call('GET', `/auth/sso${query}`, { as: null })).body as { data: Array<{ slug: string; company: string }> }).data
+    expect((await offered(`?company=${slug}`)).map((d) => d.slug).sort()).toEqual([provider, strict].sort())
+    expect((await offered(`?company=${slug}`))[0]!.company).toBe('Default')
+    expect(await offered('?company=no-such-company')).toEqual([])
+    expect(await offered()).toEqual([])
+    // An admin may not put the company's button on everyone's sign-in page; a superadmin may.
+    const admin = await p.createUser({ role: 'admin' })
+    const id = await providerId(provider)
+    expectProblem(await p.call('PATCH', `/api/v1/IdentityProvider/${id}`, { json: { listed: true }, as: admin }), 403, 'forbidden')
+    expect((await p.call('PATCH', `/api/v1/IdentityProvider/${id}`, { json: { listed: true } })).status).toBe(200)
+    expect((await offered()).map((d) => d.slug)).toEqual([provider])
+    const page = await (await p.admin.request(`/login?company=${slug}`)).text()
+    expect(page).toContain(`href="/auth/sso/${strict}?post_login_redirect=%2F"`)
+    expect((await p.call('PATCH', `/api/v1/IdentityProvider/${id}`, { json: { listed: false } })).status).toBe(200)
   })
 
   test('a first sign-in creates the person in the company with the mapped role and lands on the deep link asked for', async () => {
@@ -121,6 +133,15 @@ describe('signing in through the provider', () => {
 })
 
 describe('attacks, each refused with a readable reason', () => {
+  test('an owner signing in through a provider that maps them lower keeps their role: a provider takes away no more than it could give', async () => {
+    const owner = await p.createUser({ role: 'owner' })
+    await p.store.db.insertInto('user_identities').values({ id: Bun.randomUUIDv7(), provider_id: await providerId(provider), user_id: owner.userId, subject: 'boss' }).execute()
+    idp.accounts.set('boss', { email: `${owner.username}@example.com`, email_verified: true, groups: ['eng-leads'] })
+    const { session } = await signIn(provider, 'boss')
+    expect((await me(session!)).body.id).toBe(owner.userId)
+    expect((await p.store.db.selectFrom('company_users').select('role').where('user_id', '=', owner.userId).executeTakeFirstOrThrow()).role).toBe('owner')
+  })
+
   test('a group claim names a role the mapping does not give (owners): it grants nothing beyond the mapping', async () => {
     const { session } = await signIn(provider, 'grace')
     const { body } = await me(session!)

@@ -25,7 +25,8 @@ beforeAll(async () => {
   ;[browser, p] = await Promise.all([launchChromium(), startChatPlatform({ SWITCHBOARD_OUTBOUND_ALLOW: '127.0.0.0/8', SWITCHBOARD_OIDC_ALLOW_HTTP: 'true' })])
   expect((await p.call('PUT', '/api/vault/secrets', { json: { scope: 'company', owner_id: p.root.companyId, name: 'idp/secret', value: CLIENT.client_secret } })).status).toBe(200)
   const made = await p.call('POST', '/api/v1/IdentityProvider', {
-    json: { slug: 'corp', name: 'Corp SSO', issuer: idpIssuer(port), client_id: CLIENT.client_id, client_secret_secret: 'idp/secret', scopes: 'openid email profile groups', role_mapping: [{ group: 'leads', role: 'admin' }] },
+    // Listed by the superadmin, so the shared sign-in page offers it.
+    json: { slug: 'corp', name: 'Corp SSO', listed: true, issuer: idpIssuer(port), client_id: CLIENT.client_id, client_secret_secret: 'idp/secret', scopes: 'openid email profile groups', role_mapping: [{ group: 'leads', role: 'admin' }] },
   })
   expect(made.status).toBe(201)
   idp = await startTestIdp([{ ...CLIENT, redirect_uris: [`${p.services.config.adminBaseUrl}/auth/sso/corp/callback`] }], port)

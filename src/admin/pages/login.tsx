@@ -16,14 +16,14 @@ const MESSAGES: Record<string, string> = {
 }
 
 /** Each identity provider a company set up, as a way in beside the password. */
-function ProviderButtons({ providers, redirect }: { providers: Array<{ slug: string; name: string }>; redirect: string }) {
+function ProviderButtons({ providers, redirect }: { providers: Array<{ slug: string; name: string; company: string }>; redirect: string }) {
   if (providers.length === 0) return null
   return (
     <ul class="sign-in-providers">
       {providers.map((p) => (
         <li>
           <a class="button" href={`/auth/sso/${p.slug}?${new URLSearchParams({ post_login_redirect: redirect })}`}>
-            Sign in with {p.name}
+            Sign in with {p.name} <span class="muted">({p.company})</span>
           </a>
         </li>
       ))}
@@ -32,7 +32,7 @@ function ProviderButtons({ providers, redirect }: { providers: Array<{ slug: str
 }
 
 /** The sign-in form posts to /auth/login, the same endpoint scripts use; the deep link rides along. */
-export function LoginPage({ error, redirect, notice, providers = [] }: { error?: string; redirect: string; notice?: string; providers?: Array<{ slug: string; name: string }> }) {
+export function LoginPage({ error, redirect, notice, providers = [] }: { error?: string; redirect: string; notice?: string; providers?: Array<{ slug: string; name: string; company: string }> }) {
   const message = error ? (MESSAGES[error] ?? 'Please sign in again.') : undefined
   return (
     <section class="login card">

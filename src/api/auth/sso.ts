@@ -19,12 +19,14 @@ const offeredRoute = createRoute({
   path: '/auth/sso',
   security: [],
   operationId: 'listSignInProviders',
-  summary: 'The identity providers the sign-in page offers',
+  summary: 'The identity providers a sign-in page offers',
+  description: 'With `company` (a company’s slug), that company’s enabled providers, for its own sign-in page; without it, those a superadmin listed on the shared one.',
   tags: ['Auth'],
+  request: { query: z.object({ company: z.string().max(100).optional().openapi({ example: 'acme' }) }) },
   responses: {
     200: {
-      description: 'Each enabled provider: “Sign in with {name}” starts at /auth/sso/{slug}.',
-      content: { 'application/json': { schema: z.object({ data: z.array(z.object({ slug: z.string(), name: z.string() })) }).openapi('SignInProviders') } },
+      description: 'Each provider: “Sign in with {name}” starts at /auth/sso/{slug}.',
+      content: { 'application/json': { schema: z.object({ data: z.array(z.object({ slug: z.string(), name: z.string(), company: z.string() })) }).openapi('SignInProviders') } },
     },
     ...publicErrors,
   },
@@ -83,7 +85,7 @@ export function mountSingleSignOn(app: OpenAPIHono<ApiEnv>, services: Services):
   const failed = (c: Parameters<Parameters<typeof app.openapi>[1]>[0], failure: string, redirect = '/') =>
     c.redirect(`/login?${new URLSearchParams({ error: failure, post_login_redirect: redirect })}`, 303)
 
-  app.openapi(offeredRoute, async (c) => c.json({ data: await sso.offered() }, 200))
+  app.openapi(offeredRoute, async (c) => c.json({ data: await sso.offered(c.req.valid('query').company) }, 200))
 
   app.openapi(startRoute, async (c) => {
     const redirect = localRedirect(c.req.valid('query').post_login_redirect, origins)

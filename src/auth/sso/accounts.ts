@@ -43,11 +43,15 @@ async function membership(db: Executor, userId: string, companyId: string) {
   return db.selectFrom('company_users').select(['id', 'role']).where('user_id', '=', userId).where('company_id', '=', companyId).executeTakeFirst()
 }
 
-/** Keeps the person's role what the mapping says, when it says anything; the company keeps an owner. */
+/**
+ * Keeps the person's role what the mapping says, when it says anything. A role above the most the provider may
+ * grant is left alone (the provider could not have given it, so it may not take it away), and the company keeps an
+ * owner.
+ */
 async function syncRole(db: Executor, provider: Provider, userId: string, role: CompanyRole | undefined): Promise<void> {
   if (!role) return
   const member = await membership(db, userId, provider.company_id)
-  if (!member || member.role === role) return
+  if (!member || member.role === role || RANK[member.role] > ceiling(provider)) return
   if (member.role === 'owner') {
     const owners = await db.selectFrom('company_users').select('user_id').where('company_id', '=', provider.company_id).where('role', '=', 'owner').forUpdate().execute()
     if (owners.length <= 1) return

@@ -44,9 +44,22 @@ export class SingleSignOn {
     private readonly deps: { db: Db; vault: Vault; outbound: OutboundPolicy; clock: Clock; log: Logger; adminBaseUrl: string; allowHttp: boolean; flowKey: Promise<CryptoKey> },
   ) {}
 
-  /** The providers the sign-in page offers. */
-  async offered(): Promise<Array<{ slug: string; name: string }>> {
-    return this.deps.db.selectFrom('identity_providers').select(['slug', 'name']).where('enabled', '=', true).orderBy('name').orderBy('id').limit(50).execute()
+  /**
+   * The providers a sign-in page offers: a company's own (its page, by the company's slug), or those a superadmin
+   * listed on the shared page.
+   */
+  async offered(companySlug?: string): Promise<Array<{ slug: string; name: string; company: string }>> {
+    return this.deps.db
+      .selectFrom('identity_providers as p')
+      .innerJoin('companies as c', 'c.id', 'p.company_id')
+      .select(['p.slug', 'p.name', 'c.name as company'])
+      .where('p.enabled', '=', true)
+      .$if(companySlug !== undefined, (q) => q.where('c.slug', '=', companySlug!))
+      .$if(companySlug === undefined, (q) => q.where('p.listed', '=', true))
+      .orderBy('p.name')
+      .orderBy('p.id')
+      .limit(50)
+      .execute()
   }
 
   async #provider(slug: string): Promise<Provider> {

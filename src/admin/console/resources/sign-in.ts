@@ -29,6 +29,7 @@ export const identityProviders: ConsoleResource = {
     { name: 'client_secret_secret', label: 'Client secret (vault name)', nullable: true, help: 'The name of the company’s vault secret that holds it; empty for a public client.' },
     { name: 'scopes', label: 'Scopes', help: 'openid email profile unless set; add the scope that carries groups if the provider has one.' },
     { name: 'enabled', label: 'Switched on', kind: 'checkbox' },
+    { name: 'listed', label: 'Offered on the shared sign-in page', kind: 'checkbox', help: 'Superadmins only. Otherwise the company’s own page, /login?company={company slug}, offers it.' },
     { name: 'jit', label: 'Creates people on their first sign-in', kind: 'checkbox' },
     { name: 'link_by_email', label: 'Links an existing member with the same verified email', kind: 'checkbox' },
     { name: 'groups_claim', label: 'Groups claim', help: 'The ID token claim listing the person’s groups (groups unless set).' },
