@@ -13,6 +13,8 @@ import { mountAgents } from './agents/index.ts'
 import { mountChat } from './chat/index.ts'
 import { DOCUMENT_UPLOAD_PATH, documentBodyLimit, mayUpload, mountDocuments } from './documents/index.ts'
 import { mountVoice, VOICE_UPLOAD_PATH, voiceUploadGuards } from './voice/index.ts'
+import { mountScim, scimErrors } from './scim/index.ts'
+import { SCIM_BASE } from './scim/routes.ts'
 import { mountRunners } from './runners/index.ts'
 import { mountVault } from './vault/index.ts'
 import { mountMcp } from './mcp/index.ts'
@@ -89,12 +91,18 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   app.use('/api/chat', apiRate)
   app.use('/api/chat/*', apiRate)
   app.use('/api/approvals/*', apiRate)
+  app.use(`${SCIM_BASE}/*`, apiRate, scimErrors)
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',
     in: 'cookie',
     name: 'switchboard_session_token',
     description: 'Set by POST /auth/login.',
+  })
+  app.openAPIRegistry.registerComponent('securitySchemes', 'scimToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A company’s SCIM token (scim_…), made by an admin with POST /api/v1/ScimToken.',
   })
   app.openAPIRegistry.registerComponent('securitySchemes', 'apiToken', {
     type: 'http',
@@ -131,6 +139,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountOverview(app)
   mountDocuments(app)
   mountVoice(app)
+  mountScim(app)
   mountAgents(app)
   mountChannels(app)
   mountRunners(app)

@@ -13,7 +13,7 @@ export async function findLoginUser(db: Executor, login: string, address: string
   return db
     .selectFrom('users')
     .leftJoin('known_login_addresses as known', (join) => join.onRef('known.user_id', '=', 'users.id').on('known.address', '=', address))
-    .select(['users.id', 'users.username', 'users.email', 'users.display_name', 'users.is_superadmin', 'users.password_hash'])
+    .select(['users.id', 'users.username', 'users.email', 'users.display_name', 'users.is_superadmin', 'users.password_hash', 'users.deactivated_at'])
     .select(sql<boolean>`known.user_id IS NOT NULL`.as('known_address'))
     .where((eb) => eb.or([eb(sql`lower(users.username)`, '=', name), eb(sql`lower(users.email)`, '=', name)]))
     .executeTakeFirst()
@@ -25,8 +25,8 @@ export type LoginCandidate = NonNullable<Awaited<ReturnType<typeof findLoginUser
 export async function verifyPassword(user: LoginCandidate | undefined, password: string) {
   const ok = await Bun.password.verify(password, user?.password_hash ?? DUMMY_HASH)
   if (!user?.password_hash || !ok) return undefined
-  const { password_hash: _, known_address: __, ...shown } = user
-  return shown
+  const { password_hash: _, known_address: __, deactivated_at: deactivated, ...shown } = user
+  return { ...shown, deactivated: deactivated !== null }
 }
 
 /** Remembers a successful sign-in from `address`: failures from there no longer count against the account's cap. */

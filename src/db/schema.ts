@@ -27,6 +27,10 @@ export interface UsersTable extends Stored {
   avatar: string | null
   is_superadmin: Generated<boolean>
   password_hash: string | null
+  /** The id the company's identity system (SCIM) knows the person by. */
+  external_id: Generated<string | null>
+  /** Set when the identity system deactivated the person: they sign in nowhere until it is cleared. */
+  deactivated_at: Generated<Date | null>
 }
 
 export type CompanyRole = 'owner' | 'admin' | 'member'
@@ -307,6 +311,27 @@ export interface IdentityProvidersTable extends Stored {
   groups_claim: Generated<string>
   role_mapping: Json<Array<{ group: string; role: CompanyRole }>>
   default_role: 'member' | 'admin' | null
+}
+
+/** A company's bearer token for SCIM provisioning (sql/0036_scim.sql). */
+export interface ScimTokensTable extends Stored {
+  company_id: string
+  name: string
+  token_hash: string
+  prefix: string
+  last_used_at: Timestamp | null
+}
+
+/** A group as the company's identity system provisions it; its name picks a role through the role mappings. */
+export interface ScimGroupsTable extends Stored {
+  company_id: string
+  display_name: string
+  external_id: string | null
+}
+
+export interface ScimGroupMembersTable {
+  group_id: string
+  user_id: string
 }
 
 /** Which account a provider's subject is. */
@@ -649,6 +674,9 @@ export interface Database {
   channel_outbox: ChannelOutboxTable
   voice_clips: VoiceClipsTable
   identity_providers: IdentityProvidersTable
+  scim_tokens: ScimTokensTable
+  scim_groups: ScimGroupsTable
+  scim_group_members: ScimGroupMembersTable
   user_identities: UserIdentitiesTable
   channel_status: ChannelStatusTable
   channel_link_codes: ChannelLinkCodesTable

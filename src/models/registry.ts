@@ -12,6 +12,7 @@ import { UsageRecord } from './usage.ts'
 import { AuditEvent } from './audit-event.ts'
 import { Budget } from './budget.ts'
 import { IdentityProvider } from './identity-provider.ts'
+import { ScimToken } from './scim-token.ts'
 import { WebchatConversation, WebchatDocument, WebchatMessage, WebchatParticipant } from './webchat.ts'
 import { Plan, PlanTask } from './plan.ts'
 import { BackgroundTask } from './background-task.ts'
@@ -36,6 +37,7 @@ const OTHERS: readonly Model[] = [
   UsageRecord,
   Budget,
   IdentityProvider,
+  ScimToken,
   AuditEvent,
   OAuthClient,
   OAuthGrant,

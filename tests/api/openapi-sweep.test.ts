@@ -49,10 +49,18 @@ const named = (ops: Operation[]) => ops.map((op) => [op.label, op] as const)
  * public operation is called signed in too: it has no use for them, and where the document wrongly calls an
  * operation public, the check still gets past the sign-in to what it means to test.
  */
+/** A SCIM token of the superadmin's company, made once. */
+let madeScimToken: string | undefined
+async function scimToken(): Promise<string> {
+  madeScimToken ??= ((await p.call('POST', '/api/v1/ScimToken', { json: { name: 'sweep' } })).body as { token: string }).token
+  return madeScimToken
+}
+
 async function credentialsFor(op: Operation): Promise<Caller> {
   if (op.schemes.length === 0 || op.schemes.includes('apiToken')) return p.root
   if (op.schemes.includes('internalSecret')) return { authorization: `Bearer ${INTERNAL_SECRET}` }
   if (op.schemes.includes('vaultToken')) return { authorization: `Bearer ${await p.services.vaultTokens.issue([], 60_000)}` }
+  if (op.schemes.includes('scimToken')) return { authorization: `Bearer ${await scimToken()}` }
   throw new Error(`${op.label} takes only ${op.schemes.join(', ')}: teach credentialsFor in the sweep how to sign in with it.`)
 }
 

@@ -192,6 +192,11 @@ export function modelCases(p: TestPlatform): Record<string, ModelCase> {
       patch: { monthly_limit: 2000 },
       after: { monthly_limit: 2000, metric: 'tokens' },
     },
+    ScimToken: {
+      make: async () => ({ name: 'Okta provisioning' }),
+      patch: { name: 'Entra provisioning' },
+      after: { name: 'Entra provisioning' },
+    },
     IdentityProvider: {
       // Slugs are unique on the platform: each case takes a new one.
       make: async () => ({ slug: `idp-${crypto.randomUUID().slice(0, 8)}`, name: 'Okta', issuer: 'https://idp.example.com', client_id: 'switchboard' }),

@@ -3,6 +3,8 @@ import { Alert, Notice } from '../components/feedback.tsx'
 const MESSAGES: Record<string, string> = {
   invalid: 'Unknown username or wrong password.',
   throttled: 'Too many failed attempts. Wait a minute, then try again.',
+  deactivated: 'This account is deactivated by its company’s identity system. Ask your admin.',
+  sso_deactivated: 'This account is deactivated by its company’s identity system. Ask your admin.',
   sso_required: 'Your company signs its people in through its identity provider: use a “Sign in with …” button above.',
   sso_state: 'That sign-in was not started here, or took too long. Please start again.',
   sso_verify: 'The identity provider’s answer could not be verified, so nobody was signed in. Please start again; if it keeps happening, tell your admin.',

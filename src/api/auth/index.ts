@@ -22,7 +22,7 @@ function wantsJson(c: Context): boolean {
 }
 
 /** Back to the sign-in page with the reason, keeping where the person was going. */
-function backToLogin(c: Context, error: 'invalid' | 'throttled' | 'sso_required', redirect: string): Response {
+function backToLogin(c: Context, error: 'invalid' | 'throttled' | 'sso_required' | 'deactivated', redirect: string): Response {
   const query = new URLSearchParams({ error, post_login_redirect: redirect })
   return c.redirect(`/login?${query}`, 303)
 }
@@ -81,6 +81,10 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
     await reservation.release(clock.now())
     await rememberLoginAddress(db, user.id, address, now)
     // Told only once the password is right, so the answer says nothing of an account to someone guessing.
+    if (user.deactivated) {
+      if (!wantsJson(c)) return backToLogin(c, 'deactivated', redirect)
+      throw new ApiError('forbidden', 'This account is deactivated by its company’s identity system; ask your admin.')
+    }
     if (!user.is_superadmin && (await requiresSso(db, user.id))) {
       if (!wantsJson(c)) return backToLogin(c, 'sso_required', redirect)
       throw new ApiError('forbidden', 'Your company signs its people in through its identity provider: use “Sign in with …” on the sign-in page.')
@@ -99,7 +103,8 @@ export function createAuthApp(services: Services): OpenAPIHono<ApiEnv> {
       maxAge: Math.floor(sessionPolicy.maxAgeMs / 1000),
     })
     if (!wantsJson(c)) return c.redirect(redirect, 303)
-    return c.json({ user, expires_at: session.expiresAt.toISOString(), redirect }, 200)
+    const { deactivated: _, ...shown } = user
+    return c.json({ user: shown, expires_at: session.expiresAt.toISOString(), redirect }, 200)
   })
 
   app.openapi(logoutRoute, async (c) => {

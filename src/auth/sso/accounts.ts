@@ -3,7 +3,7 @@ import type { CompanyRole, Executor, Row } from '../../db/schema.ts'
 /** Why a verified sign-in still gets nobody in, in words for the sign-in page. */
 export class SignInRefused extends Error {
   constructor(
-    readonly reason: 'exists' | 'unverified' | 'unknown' | 'no_role' | 'not_member',
+    readonly reason: 'exists' | 'unverified' | 'unknown' | 'no_role' | 'not_member' | 'deactivated',
     message: string,
   ) {
     super(message)
@@ -59,6 +59,12 @@ async function syncRole(db: Executor, provider: Provider, userId: string, role: 
   await db.updateTable('company_users').set({ role, updated_at: new Date(), version: (eb) => eb('version', '+', 1) }).where('id', '=', member.id).execute()
 }
 
+/** A person the company's identity system deactivated signs in nowhere, through a provider neither. */
+async function refuseDeactivated(db: Executor, userId: string): Promise<void> {
+  const user = await db.selectFrom('users').select('deactivated_at').where('id', '=', userId).executeTakeFirst()
+  if (user?.deactivated_at) throw new SignInRefused('deactivated', 'This account is deactivated by its company’s identity system.')
+}
+
 /** A username nobody has: the provider's preferred one, else the email's local part, made unique with a suffix. */
 async function freeUsername(db: Executor, claims: IdentityClaims): Promise<string> {
   const wanted = [claims.preferred_username, typeof claims.email === 'string' ? claims.email.split('@')[0] : undefined].find((v): v is string => typeof v === 'string' && v.trim() !== '')
@@ -81,6 +87,7 @@ export async function accountFor(db: Executor, provider: Provider, claims: Ident
   const known = await db.selectFrom('user_identities').select('user_id').where('provider_id', '=', provider.id).where('subject', '=', claims.sub).executeTakeFirst()
   if (known) {
     if (!(await membership(db, known.user_id, provider.company_id))) throw new SignInRefused('not_member', 'You are no longer a member of the company this provider signs in to.')
+    await refuseDeactivated(db, known.user_id)
     await syncRole(db, provider, known.user_id, role)
     return { userId: known.user_id, created: false }
   }
@@ -93,6 +100,7 @@ export async function accountFor(db: Executor, provider: Provider, claims: Ident
     const memberships = await db.selectFrom('company_users').select(['company_id', 'role']).where('user_id', '=', existing.id).execute()
     const here = memberships.find((m) => m.company_id === provider.company_id)
     if (existing.is_superadmin || !here || memberships.length > 1 || RANK[here.role] > ceiling(provider)) throw refuse()
+    await refuseDeactivated(db, existing.id)
     await db.insertInto('user_identities').values({ id: Bun.randomUUIDv7(), provider_id: provider.id, user_id: existing.id, subject: claims.sub }).execute()
     await syncRole(db, provider, existing.id, role)
     return { userId: existing.id, created: false }

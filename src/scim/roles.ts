@@ -1,0 +1,35 @@
+import type { CompanyRole, Executor } from '../db/schema.ts'
+
+const RANK: Record<CompanyRole, number> = { member: 1, admin: 2, owner: 3 }
+
+/**
+ * Gives people the role their SCIM groups map to, through the role mappings of the company's identity providers (the
+ * same group names the providers send): the highest mapped group, else member. Someone above the most any mapping
+ * grants is left alone, as the provisioning could not have made them so; the company keeps an owner.
+ */
+export async function syncGroupRoles(db: Executor, companyId: string, userIds: readonly string[]): Promise<void> {
+  if (userIds.length === 0) return
+  const mappings = (await db.selectFrom('identity_providers').select('role_mapping').where('company_id', '=', companyId).execute()).flatMap((p) => p.role_mapping)
+  const ceiling = Math.max(RANK.member, ...mappings.map((m) => RANK[m.role]))
+  const roleOf = new Map<string, CompanyRole>()
+  for (const { group, role } of mappings) if (!roleOf.has(group) || RANK[role] > RANK[roleOf.get(group)!]) roleOf.set(group, role)
+  const groups = await db
+    .selectFrom('scim_group_members as m')
+    .innerJoin('scim_groups as g', 'g.id', 'm.group_id')
+    .select(['m.user_id', 'g.display_name'])
+    .where('g.company_id', '=', companyId)
+    .where('m.user_id', 'in', [...userIds])
+    .execute()
+  const members = await db.selectFrom('company_users').select(['id', 'user_id', 'role']).where('company_id', '=', companyId).where('user_id', 'in', [...userIds]).execute()
+  for (const member of members) {
+    if (RANK[member.role] > ceiling) continue
+    const mapped = groups.filter((g) => g.user_id === member.user_id).map((g) => roleOf.get(g.display_name)).filter((r): r is CompanyRole => r !== undefined)
+    const role = mapped.reduce<CompanyRole>((best, r) => (RANK[r] > RANK[best] ? r : best), 'member')
+    if (role === member.role) continue
+    if (member.role === 'owner') {
+      const owners = await db.selectFrom('company_users').select('id').where('company_id', '=', companyId).where('role', '=', 'owner').forUpdate().execute()
+      if (owners.length <= 1) continue
+    }
+    await db.updateTable('company_users').set({ role, updated_at: new Date(), version: (eb) => eb('version', '+', 1) }).where('id', '=', member.id).execute()
+  }
+}
