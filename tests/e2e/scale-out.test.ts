@@ -312,6 +312,28 @@ clusterTest('someone removed from a conversation on one process loses it at once
 })
 
 // Last: it empties the sign-in bucket of 127.0.0.1 (see the top of the file).
+clusterTest('someone SCIM deactivates on one process is signed out on every process at once: their session and token stop working', async (c) => {
+  const member = await c.addMember()
+  const cookie = await c.sessionCookie(member)
+  const scim = (await c.call(c.processes[0]!.api, 'POST', '/api/v1/ScimToken', { json: { name: 'cluster' } })).body as { token: string }
+  // Every process has the person's credentials in its cache.
+  for (const process of c.processes) {
+    expect((await c.call(process.api, 'GET', '/api/me', { as: member })).status).toBe(200)
+    expect((await c.call(process.api, 'GET', '/api/me', { as: null, cookie })).status).toBe(200)
+  }
+  const off = await fetch(`${c.processes[0]!.api}/scim/v2/Users/${member.userId}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${scim.token}`, 'content-type': 'application/scim+json', accept: 'application/scim+json' },
+    body: JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'active', value: false }] }),
+  })
+  expect(off.status).toBe(200)
+  // The very next request on each of the others, no pause.
+  for (const process of c.processes.slice(1)) {
+    expect((await c.call(process.api, 'GET', '/api/me', { as: member })).status).toBe(401)
+    expect((await c.call(process.api, 'GET', '/api/me', { as: null, cookie })).status).toBe(401)
+  }
+})
+
 clusterTest('the sign-in throttle holds across the processes, not per process', async (c) => {
   // An account that never signed in, so both of its buckets count (per address and per account); the address's,
   // SWITCHBOARD_LOGIN_RATE_BURST, is the smaller.
