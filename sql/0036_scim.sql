@@ -34,3 +34,5 @@ CREATE INDEX scim_group_members_user_idx ON scim_group_members (user_id);
 -- signs in nowhere, and their sessions and tokens are gone.
 ALTER TABLE users ADD COLUMN external_id text;
 ALTER TABLE users ADD COLUMN deactivated_at timestamptz;
+-- A token acts with the role of whoever made it: the provisioning it does changes nobody above that role.
+ALTER TABLE scim_tokens ADD COLUMN made_by_role text NOT NULL DEFAULT 'admin' CHECK (made_by_role IN ('admin', 'owner', 'superadmin'));

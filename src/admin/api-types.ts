@@ -6299,6 +6299,11 @@ export interface components {
             name: string;
             /** @description The token’s first characters, to tell tokens apart. */
             prefix: string;
+            /**
+             * @description The role of whoever made it: its provisioning changes and grants nobody above it.
+             * @enum {string}
+             */
+            made_by_role: "admin" | "owner" | "superadmin";
             /** Format: date-time */
             last_used_at: string | null;
             /**
@@ -29548,6 +29553,8 @@ export interface operations {
                 name?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, like, ilike (* is a wildcard), in.(a,b), is.null. May repeat. */
                 prefix?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                made_by_role?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 last_used_at?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */

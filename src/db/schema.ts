@@ -320,6 +320,8 @@ export interface ScimTokensTable extends Stored {
   token_hash: string
   prefix: string
   last_used_at: Timestamp | null
+  /** The role of whoever made it: what the token does reaches nobody above it. */
+  made_by_role: Generated<'admin' | 'owner' | 'superadmin'>
 }
 
 /** A group as the company's identity system provisions it; its name picks a role through the role mappings. */

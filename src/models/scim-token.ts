@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { standing } from '../auth/actor.ts'
 import { hashSecret, newSecret } from '../auth/secrets.ts'
 import { defineModel } from './define.ts'
 
@@ -17,8 +18,11 @@ export const ScimToken = defineModel({
   },
   readOnly: {
     prefix: z.string().openapi({ description: 'The token’s first characters, to tell tokens apart.' }),
+    made_by_role: z.enum(['admin', 'owner', 'superadmin']).openapi({ description: 'The role of whoever made it: its provisioning changes and grants nobody above it.' }),
     last_used_at: z.iso.datetime({ offset: true }).nullable(),
   },
+  // The ladder: a token acts with its maker's role, checked at each change it makes.
+  stamp: (actor) => ({ made_by_role: standing(actor) === 'superadmin' ? 'superadmin' : actor.role === 'owner' ? 'owner' : 'admin' }),
   generated: {
     shape: { token: z.string().openapi({ description: 'The token itself. Shown only in this response: store it now.' }) },
     make() {

@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
 import { endAccess } from '../auth/passwords.ts'
-import type { Executor, Row } from '../db/schema.ts'
+import type { CompanyRole, Executor, Row } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { Announcing } from '../events/writes.ts'
 import { meets, parseFilter } from './filter.ts'
-import { syncGroupRoles } from './roles.ts'
+import { aboveToken, syncGroupRoles } from './roles.ts'
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User'
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group'
@@ -23,6 +23,8 @@ export interface ScimScope {
   companyId: string
   /** The /scim/v2 root, for the resources' meta.location. */
   base: string
+  /** The role of whoever made the token: nobody above it is changed, and no role above it is given. */
+  role: CompanyRole | 'superadmin'
 }
 
 const notFound = (what: string) => new ApiError('not_found', `No ${what} with this id in the company.`)
@@ -140,9 +142,25 @@ export function userFields(body: Record<string, unknown>): UserFields {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
+/**
+ * Refuses a change of someone the token may not reach: a superadmin, a person of other companies too (whose name,
+ * email and sign-in are theirs everywhere), or someone above the role of the token's maker.
+ */
+async function mayChange(db: Executor, company: ScimScope, userId: string): Promise<void> {
+  const user = await db.selectFrom('users').select('is_superadmin').where('id', '=', userId).executeTakeFirstOrThrow()
+  const member = await db.selectFrom('company_users').select('role').where('company_id', '=', company.companyId).where('user_id', '=', userId).executeTakeFirstOrThrow()
+  if (user.is_superadmin || aboveToken(member.role, company.role)) {
+    throw new ApiError('forbidden', `This person is ${user.is_superadmin ? 'a superadmin' : `${member.role}, above the role of the token’s maker (${company.role})`}: provisioning does not change them.`)
+  }
+  if ((await otherCompanies(db, userId, company.companyId)) > 0) {
+    throw new ApiError('conflict', 'This person belongs to other companies too: the company cannot change their account or deactivate them everywhere. Remove them from the company instead (DELETE).')
+  }
+}
+
 /** Keeps the fields; the person's sessions and tokens end at once, on every process, when they are deactivated. */
 async function apply(scope: Announcing, company: ScimScope, userId: string, fields: UserFields): Promise<void> {
   const { db } = scope
+  await mayChange(db, company, userId)
   if (fields.email !== undefined && !EMAIL.test(fields.email)) throw invalid('emails', `${JSON.stringify(fields.email)} is not an email address.`)
   const clash = await db
     .selectFrom('users')
@@ -157,13 +175,8 @@ async function apply(scope: Announcing, company: ScimScope, userId: string, fiel
     )
     .executeTakeFirst()
   if (clash) throw new ApiError('conflict', `Another account has this ${clash.username.toLowerCase() === fields.userName?.toLowerCase() ? 'userName' : 'email'}.`)
-  const current = await db.selectFrom('users').select(['deactivated_at', 'is_superadmin']).where('id', '=', userId).executeTakeFirstOrThrow()
+  const current = await db.selectFrom('users').select('deactivated_at').where('id', '=', userId).executeTakeFirstOrThrow()
   const deactivating = fields.active === false && current.deactivated_at === null
-  if (fields.active !== undefined && (current.is_superadmin || (await otherCompanies(db, userId, company.companyId)) > 0)) {
-    if (fields.active !== (current.deactivated_at === null)) {
-      throw new ApiError('conflict', 'This person belongs to other companies too (or is a superadmin): the company cannot deactivate them everywhere. Remove them from the company instead (DELETE).')
-    }
-  }
   await db
     .updateTable('users')
     .set({
@@ -262,6 +275,7 @@ export async function deleteUser(scope: Announcing, company: ScimScope, id: stri
   await getUser(scope.db, company, id)
   const userId = id.toLowerCase()
   const owner = await scope.db.selectFrom('company_users').select('role').where('company_id', '=', company.companyId).where('user_id', '=', userId).executeTakeFirstOrThrow()
+  if (aboveToken(owner.role, company.role)) throw new ApiError('forbidden', `This person is ${owner.role}, above the role of the token’s maker (${company.role}): provisioning does not remove them.`)
   if (owner.role === 'owner') {
     const owners = await scope.db.selectFrom('company_users').select('id').where('company_id', '=', company.companyId).where('role', '=', 'owner').forUpdate().execute()
     if (owners.length <= 1) throw new ApiError('conflict', 'This is the company’s last owner: make someone else owner first.')
@@ -347,7 +361,7 @@ async function setMembers(db: Executor, scope: ScimScope, groupId: string, add: 
   if (replace) await db.deleteFrom('scim_group_members').where('group_id', '=', groupId).execute()
   else if (remove.length) await db.deleteFrom('scim_group_members').where('group_id', '=', groupId).where('user_id', 'in', remove).execute()
   if (add.length) await db.insertInto('scim_group_members').values(add.map((userId) => ({ group_id: groupId, user_id: userId }))).onConflict((oc) => oc.doNothing()).execute()
-  await syncGroupRoles(db, scope.companyId, [...new Set([...before, ...add, ...remove])])
+  await syncGroupRoles(db, scope.companyId, [...new Set([...before, ...add, ...remove])], scope.role)
 }
 
 async function nameClash(db: Executor, scope: ScimScope, name: string, except?: string): Promise<void> {
@@ -374,7 +388,7 @@ export async function replaceGroup(db: Executor, scope: ScimScope, id: string, b
   await db.updateTable('scim_groups').set({ display_name: name, external_id: typeof body.externalId === 'string' ? body.externalId.slice(0, 256) : null, updated_at: new Date(), version: sql`version + 1` }).where('id', '=', group.id).execute()
   await setMembers(db, scope, group.id, members, [], true)
   // A new name may map to another role: everyone in the group is looked at again.
-  await syncGroupRoles(db, scope.companyId, members)
+  await syncGroupRoles(db, scope.companyId, members, scope.role)
   return getGroup(db, scope, group.id)
 }
 
@@ -396,7 +410,7 @@ export async function patchGroup(db: Executor, scope: ScimScope, id: string, bod
         const name = displayNameOf(values)
         await nameClash(db, scope, name, group.id)
         await db.updateTable('scim_groups').set({ display_name: name, updated_at: new Date(), version: sql`version + 1` }).where('id', '=', group.id).execute()
-        await syncGroupRoles(db, scope.companyId, (await membersOf(db, [group.id])).map((m) => m.id))
+        await syncGroupRoles(db, scope.companyId, (await membersOf(db, [group.id])).map((m) => m.id), scope.role)
       }
       if (values.members !== undefined) await setMembers(db, scope, group.id, await memberIds(db, scope, values.members), [], op === 'replace')
       if (values.externalId !== undefined) await db.updateTable('scim_groups').set({ external_id: typeof values.externalId === 'string' ? values.externalId.slice(0, 256) : null }).where('id', '=', group.id).execute()
@@ -412,5 +426,5 @@ export async function deleteGroup(db: Executor, scope: ScimScope, id: string): P
   const group = await groupRow(db, scope, id)
   const members = (await membersOf(db, [group.id])).map((m) => m.id)
   await db.deleteFrom('scim_groups').where('id', '=', group.id).execute()
-  await syncGroupRoles(db, scope.companyId, members)
+  await syncGroupRoles(db, scope.companyId, members, scope.role)
 }

@@ -1,16 +1,23 @@
 import type { CompanyRole, Executor } from '../db/schema.ts'
 
-const RANK: Record<CompanyRole, number> = { member: 1, admin: 2, owner: 3 }
+const RANK: Record<CompanyRole | 'superadmin', number> = { member: 1, admin: 2, owner: 3, superadmin: 4 }
+
+const ROLES: readonly CompanyRole[] = ['member', 'admin', 'owner']
+
+/** Whether `role` is above the role a SCIM token acts with. */
+export const aboveToken = (role: CompanyRole, tokenRole: CompanyRole | 'superadmin') => RANK[role] > RANK[tokenRole]
 
 /**
  * Gives people the role their SCIM groups map to, through the role mappings of the company's identity providers (the
- * same group names the providers send): the highest mapped group, else member. Someone above the most any mapping
- * grants is left alone, as the provisioning could not have made them so; the company keeps an owner.
+ * same group names the providers send): the highest mapped group, else member. Nothing above the most any mapping
+ * grants, or above the role of the token's maker, is given, and nobody already above it is changed; the company
+ * keeps an owner.
  */
-export async function syncGroupRoles(db: Executor, companyId: string, userIds: readonly string[]): Promise<void> {
+export async function syncGroupRoles(db: Executor, companyId: string, userIds: readonly string[], tokenRole: CompanyRole | 'superadmin'): Promise<void> {
   if (userIds.length === 0) return
   const mappings = (await db.selectFrom('identity_providers').select('role_mapping').where('company_id', '=', companyId).execute()).flatMap((p) => p.role_mapping)
-  const ceiling = Math.max(RANK.member, ...mappings.map((m) => RANK[m.role]))
+  // Neither a mapping nor the token's maker reaches above their role.
+  const ceiling = Math.min(RANK[tokenRole], Math.max(RANK.member, ...mappings.map((m) => RANK[m.role])))
   const roleOf = new Map<string, CompanyRole>()
   for (const { group, role } of mappings) if (!roleOf.has(group) || RANK[role] > RANK[roleOf.get(group)!]) roleOf.set(group, role)
   const groups = await db
@@ -24,7 +31,8 @@ export async function syncGroupRoles(db: Executor, companyId: string, userIds: r
   for (const member of members) {
     if (RANK[member.role] > ceiling) continue
     const mapped = groups.filter((g) => g.user_id === member.user_id).map((g) => roleOf.get(g.display_name)).filter((r): r is CompanyRole => r !== undefined)
-    const role = mapped.reduce<CompanyRole>((best, r) => (RANK[r] > RANK[best] ? r : best), 'member')
+    // A mapped role above the ceiling gives the ceiling: the most this provisioning may give.
+    const role = mapped.map((r) => (RANK[r] <= ceiling ? r : ROLES[ceiling - 1]!)).reduce<CompanyRole>((best, r) => (RANK[r] > RANK[best] ? r : best), 'member')
     if (role === member.role) continue
     if (member.role === 'owner') {
       const owners = await db.selectFrom('company_users').select('id').where('company_id', '=', companyId).where('role', '=', 'owner').forUpdate().execute()

@@ -211,6 +211,26 @@ describe('what a SCIM client may not do', () => {
     expect(await roleOf(eve)).toBe('member')
   })
 
+  test('a token acts with its maker’s role: an admin’s changes no owner or superadmin and makes nobody owner', async () => {
+    const admin = await p.createUser({ role: 'admin' })
+    const adminToken = await makeToken(admin)
+    const owner = await p.createUser({ role: 'owner' })
+    const off = { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'active', value: false }] }
+    for (const target of [owner.userId, p.root.userId]) {
+      const refused = await scimCall('PATCH', `/Users/${target}`, off, adminToken)
+      expect(refused.status).toBe(403)
+      expect(refused.body.detail).toMatch(/above the role of the token’s maker|a superadmin/)
+      expect((await scimCall('PUT', `/Users/${target}`, newUser(`taken-over-${target}@evil.example`), adminToken)).status).toBe(403)
+    }
+    expect((await scimCall('DELETE', `/Users/${owner.userId}`, undefined, adminToken)).status).toBe(403)
+    expect((await p.api.request('/api/me', { headers: { authorization: `Bearer ${owner.token}` } })).status).toBe(200)
+    // An owner's mapping makes a group's people owners; through an admin's token it makes them admins at most.
+    expect((await p.call('POST', '/api/v1/IdentityProvider', { json: { slug: 'owners-idp', name: 'Owners', issuer: 'https://idp.example.com', client_id: 'y', role_mapping: [{ group: 'Founders', role: 'owner' }] } })).status).toBe(201)
+    const frank = (await scimCall('POST', '/Users', newUser('frank@corp.example'), adminToken)).body.id as string
+    await scimCall('POST', '/Groups', { displayName: 'Founders', members: [{ value: frank }] }, adminToken)
+    expect(await roleOf(frank)).toBe('admin')
+  })
+
   test('without the SCIM media type, refusals are the API’s problems', async () => {
     expectProblem(await p.call('GET', '/scim/v2/Users/01936f3e-6d2a-7c41-9b1e-2f3a4b5c6d7e', { as: null, headers: { authorization: `Bearer ${token}` } }), 404, 'not_found')
   })

@@ -35,13 +35,13 @@ async function scopeOf(c: Context<ApiEnv>): Promise<people.ScimScope> {
   const token = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1]
   if (!token?.startsWith(SCIM_TOKEN_PREFIX)) throw new ApiError('unauthorized', 'Send a SCIM token of the company (Authorization: Bearer scim_…), made with POST /api/v1/ScimToken.')
   const { db, clock, config } = c.var.services
-  const row = await db.selectFrom('scim_tokens').select(['id', 'company_id', 'last_used_at']).where('token_hash', '=', hashSecret(token)).executeTakeFirst()
+  const row = await db.selectFrom('scim_tokens').select(['id', 'company_id', 'last_used_at', 'made_by_role']).where('token_hash', '=', hashSecret(token)).executeTakeFirst()
   if (!row) throw new ApiError('unauthorized', 'This SCIM token is unknown or revoked.')
   const now = clock.now()
   if (!row.last_used_at || now - new Date(row.last_used_at).getTime() > LAST_USED_EVERY_MS) {
     await db.updateTable('scim_tokens').set({ last_used_at: new Date(now) }).where('id', '=', row.id).execute()
   }
-  return { companyId: row.company_id, base: `${config.baseUrl}${SCIM_BASE}` }
+  return { companyId: row.company_id, base: `${config.baseUrl}${SCIM_BASE}`, role: row.made_by_role }
 }
 
 /** A SCIM answer: its own media type, as RFC 7644 §8.1 asks. */
