@@ -168,9 +168,11 @@ export class Authenticator {
             .as('membership'),
         (join) => join.onTrue(),
       )
-      .select(['u.id', 'u.is_superadmin', 'membership.company_id', 'membership.role'])
+      .select(['u.id', 'u.is_superadmin', 'u.deactivated_at', 'membership.company_id', 'membership.role'])
       .where('u.id', '=', userId)
       .executeTakeFirstOrThrow()
+    // Deactivation ends every credential; this closes the instant between a sign-in's check and its new session.
+    if (row.deactivated_at !== null) throw new ApiError('unauthorized', 'This account is deactivated by its company’s identity system.')
     const actor: Actor = { userId: row.id, companyId: row.company_id, role: row.role as CompanyRole | null, isSuperadmin: row.is_superadmin }
     if (companyId === undefined || actor.companyId !== null) return actor
     // A superadmin may work in any company that exists; anyone else only in their own.

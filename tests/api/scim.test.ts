@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createSession } from '../../src/auth/sessions.ts'
 import { startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
 
@@ -136,6 +137,11 @@ describe('a SCIM client’s sequence', () => {
     expect(off.body.active).toBe(false)
     expect((await p.api.request('/api/me', { headers: { cookie: session } })).status).toBe(401)
     expect((await p.api.request('/api/me', { headers: { authorization: `Bearer ${apiToken}` } })).status).toBe(401)
+    // A session made in the instant between a sign-in's check and the deactivation is refused all the same.
+    const late = await createSession(p.store.db, ada, p.services.sessionPolicy, Date.now())
+    const lateReply = await p.api.request('/api/me', { headers: { cookie: `switchboard_session_token=${late.token}` } })
+    expect(lateReply.status).toBe(401)
+    expect(((await lateReply.json()) as { detail: string }).detail).toContain('deactivated')
     const again = await login()
     expect(again.status).toBe(403)
     expect(((await again.json()) as { detail: string }).detail).toContain('deactivated')
