@@ -17,6 +17,11 @@ export interface Actor extends Caller {
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3, superadmin: 4 }
 
+/** A role's height on the ladder, for comparing and taking the highest of several. */
+export function roleRank(role: Role): number {
+  return RANK[role]
+}
+
 /** Whether `role` is above `other` on the ladder member < admin < owner < superadmin. */
 export function isAbove(role: Role, other: Role | null): boolean {
   return other === null || RANK[role] > RANK[other]

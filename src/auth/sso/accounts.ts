@@ -1,4 +1,5 @@
 import type { CompanyRole, Executor, Row } from '../../db/schema.ts'
+import { roleRank } from '../actor.ts'
 
 /** Why a verified sign-in still gets nobody in, in words for the sign-in page. */
 export class SignInRefused extends Error {
@@ -12,8 +13,6 @@ export class SignInRefused extends Error {
 }
 
 type Provider = Row<'identity_providers'>
-
-const RANK: Record<CompanyRole, number> = { member: 1, admin: 2, owner: 3 }
 
 /** What the ID token says of the person, as far as accounts go. */
 export interface IdentityClaims {
@@ -30,13 +29,13 @@ export function mappedRole(provider: Pick<Provider, 'role_mapping' | 'groups_cla
   const raw = claims[provider.groups_claim]
   const groups = new Set(Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : typeof raw === 'string' ? [raw] : [])
   let best: CompanyRole | undefined
-  for (const { group, role } of provider.role_mapping) if (groups.has(group) && (!best || RANK[role] > RANK[best])) best = role
+  for (const { group, role } of provider.role_mapping) if (groups.has(group) && (!best || roleRank(role) > roleRank(best))) best = role
   return best
 }
 
 /** The most the provider may grant: the highest role of its mapping and its default. */
 function ceiling(provider: Provider): number {
-  return Math.max(RANK[provider.default_role ?? 'member'], ...provider.role_mapping.map((m) => RANK[m.role]))
+  return Math.max(roleRank(provider.default_role ?? 'member'), ...provider.role_mapping.map((m) => roleRank(m.role)))
 }
 
 async function membership(db: Executor, userId: string, companyId: string) {
@@ -51,7 +50,7 @@ async function membership(db: Executor, userId: string, companyId: string) {
 async function syncRole(db: Executor, provider: Provider, userId: string, role: CompanyRole | undefined): Promise<void> {
   if (!role) return
   const member = await membership(db, userId, provider.company_id)
-  if (!member || member.role === role || RANK[member.role] > ceiling(provider)) return
+  if (!member || member.role === role || roleRank(member.role) > ceiling(provider)) return
   if (member.role === 'owner') {
     const owners = await db.selectFrom('company_users').select('user_id').where('company_id', '=', provider.company_id).where('role', '=', 'owner').forUpdate().execute()
     if (owners.length <= 1) return
@@ -99,7 +98,7 @@ export async function accountFor(db: Executor, provider: Provider, claims: Ident
     if (claims.email_verified !== true) throw new SignInRefused('unverified', 'The provider has not verified this email, so it cannot sign in as the account that has it.')
     const memberships = await db.selectFrom('company_users').select(['company_id', 'role']).where('user_id', '=', existing.id).execute()
     const here = memberships.find((m) => m.company_id === provider.company_id)
-    if (existing.is_superadmin || !here || memberships.length > 1 || RANK[here.role] > ceiling(provider)) throw refuse()
+    if (existing.is_superadmin || !here || memberships.length > 1 || roleRank(here.role) > ceiling(provider)) throw refuse()
     await refuseDeactivated(db, existing.id)
     await db.insertInto('user_identities').values({ id: Bun.randomUUIDv7(), provider_id: provider.id, user_id: existing.id, subject: claims.sub }).execute()
     await syncRole(db, provider, existing.id, role)
