@@ -158,7 +158,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const presence = new Presence(store.db, clock, () => drain.draining)
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, { metrics, refusal: (user) => budgets.refusal(user) })
   const feed = new ChatFeed(events, log)
-  const approvals = new Approvals(store.db, events, feed, clock, log)
+  const plans = new Plans(store.db, writes, feed)
+  const approvals = new Approvals(store.db, events, feed, clock, log, plans)
   const tools = new AgentTools(store.db, catalog, log, approvals)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const voice = new Voice({ db: store.db, runners: plugins.runners, limits: config.voice, log, budgets })
@@ -191,7 +192,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const access = new AccessPolicy(store.db, clock, events)
   const models = createModelRegistry()
   const kernel: PluginKernel = {
-    plans: new Plans(store.db, writes, feed),
+    plans,
     artifacts: new Artifacts({
       db: store.db,
       writes,

@@ -3711,6 +3711,11 @@ export interface components {
             status: "draft" | "active" | "paused" | "completed" | "cancelled";
             /** @description Continuation messages sent since it was last executed or resumed (at most 20). */
             continuations: number;
+            /**
+             * Format: uuid
+             * @description The tool approval its work waits on: the plan is paused until it is answered, then goes on.
+             */
+            awaiting_approval_id: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -5291,6 +5296,11 @@ export interface components {
             driven_by: string | null;
             /** @description Continuation messages sent since it was last executed or resumed (at most 20). */
             continuations: number;
+            /**
+             * Format: uuid
+             * @description The tool approval its work waits on: the plan is paused until it is answered, then goes on.
+             */
+            awaiting_approval_id: string | null;
             /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
@@ -22913,6 +22923,8 @@ export interface operations {
                 driven_by?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 continuations?: string;
+                /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
+                awaiting_approval_id?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */
                 created_at?: string;
                 /** @description Filter as operator.value: eq, neq, gt, gte, lt, lte, in.(a,b), is.null. May repeat. */

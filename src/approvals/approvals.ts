@@ -6,6 +6,7 @@ import { jsonb } from '../db/jsonb.ts'
 import type { ApprovalStatus, Database, Db, Executor, ToolApprovalsTable } from '../db/schema.ts'
 import type { EventBus } from '../events/bus.ts'
 import type { Logger } from '../logger.ts'
+import type { Plans } from '../plans/plans.ts'
 import { ApiError } from '../errors.ts'
 import { sql, type Selectable, type SelectQueryBuilder } from 'kysely'
 import { scoped, type TenantScope } from '../db/scoped.ts'
@@ -104,6 +105,8 @@ export class Approvals {
     private readonly feed: ChatFeed,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** The conversations' plans, paused while their work waits on a request. */
+    private readonly plans?: Pick<Plans, 'awaitApproval' | 'approvalAnswered'>,
   ) {
     events.subscribe('approval.decided', ({ approval_id, status }) => this.#waiting.get(approval_id)?.(status))
     events.onMissed(() => {
@@ -153,18 +156,33 @@ export class Approvals {
       throw error
     })
     await this.#show(viewOf(row))
+    const conversationId = request.conversationId
+    if (conversationId) await this.#aside('pausing the plan of a tool approval', () => this.plans?.awaitApproval(conversationId, row.id))
     // Where the person is, beside the card: the MCP host they called from.
     asked?.(row.id)
     const timer = setTimeout(() => void this.#close(row.id, 'expired'), request.timeoutSeconds * 1000)
     const onAbort = () => void this.#close(row.id, 'cancelled')
     signal.addEventListener('abort', onAbort, { once: true })
     if (signal.aborted) onAbort()
+    let outcome: ApprovalOutcome = 'cancelled'
     try {
-      return await answered
+      outcome = await answered
+      return outcome
     } finally {
       clearTimeout(timer)
       signal.removeEventListener('abort', onAbort)
       this.#waiting.delete(row.id)
+      // A stopped turn leaves its plan where it was, for the person to carry on: no continuation follows it.
+      if (conversationId) await this.#aside('resuming the plan of a tool approval', () => this.plans?.approvalAnswered(row.id, { goOn: outcome !== 'cancelled' }))
+    }
+  }
+
+  /** A plan's pause and resumption inform its readers: failing them fails no tool call. */
+  async #aside(what: string, step: () => Promise<void> | undefined): Promise<void> {
+    try {
+      await step()
+    } catch (error) {
+      this.log.error(`${what} failed`, { error: String(error) })
     }
   }
 

@@ -124,6 +124,8 @@ export interface PlansTable extends Stored {
   created_by: string | null
   driven_by: Generated<string | null>
   continuations: Generated<number>
+  /** The tool approval its work waits on: the plan is paused until it is answered. */
+  awaiting_approval_id: Generated<string | null>
 }
 
 export interface PlanTasksTable extends Stored {

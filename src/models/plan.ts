@@ -35,6 +35,7 @@ export const Plan = defineModel({
     created_by: z.uuid().nullable(),
     driven_by: z.uuid().nullable().openapi({ description: 'Who executed or last resumed it: continuation turns run as them.' }),
     continuations: z.int().openapi({ description: 'Continuation messages sent since it was last executed or resumed (at most 20).' }),
+    awaiting_approval_id: z.uuid().nullable().openapi({ description: 'The tool approval its work waits on: the plan is paused until it is answered, then goes on.' }),
   },
   recordRule: (eb, actor) => takesPart(eb, actor, 'plans.conversation_id'),
   createdElsewhere: PLANS_ARE_MADE,

@@ -192,7 +192,7 @@ export class Plans {
       const share = starts && !byAgent ? { continuations: 0 } : {}
       await tx
         .updateTable('plans')
-        .set({ status: next.to, ...(starts ? { driven_by: user.userId, ...share } : {}), version: sql`version + 1`, updated_at: sql`now()` })
+        .set({ status: next.to, ...(starts ? { driven_by: user.userId, ...share } : {}), awaiting_approval_id: null, version: sql`version + 1`, updated_at: sql`now()` })
         .where('id', '=', plan.id)
         .execute()
       plan.status = next.to
@@ -244,6 +244,42 @@ export class Plans {
       await insertMessage(db, { company_id: row.company_id, conversation_id: row.conversation_id, sender_id: null, agent_id: conversation?.agent_id ?? null, role: 'system', text: why, status: 'complete' })
       await this.feed.publish(row.conversation_id, { type: 'notice', text: why })
       announce({ type: 'plan', change: 'plan_updated', plan: await read(db, planId), activated: false })
+    })
+  }
+
+  /**
+   * The conversation's active plan waits for a person's yes on a tool call: paused meanwhile, so nobody takes it for
+   * running and no continuation is sent, with the request kept beside it.
+   */
+  async awaitApproval(conversationId: string, approvalId: string): Promise<void> {
+    await this.writes.unattended(async ({ db, announce }) => {
+      const row = await db
+        .updateTable('plans')
+        .set({ status: 'paused', awaiting_approval_id: approvalId, version: sql`version + 1`, updated_at: sql`now()` })
+        .where('conversation_id', '=', conversationId)
+        .where('status', '=', 'active')
+        .returning('id')
+        .executeTakeFirst()
+      if (row) announce({ type: 'plan', change: 'plan_updated', plan: await read(db, row.id), activated: false })
+    })
+  }
+
+  /**
+   * The request a plan waited on has ended: the plan is active again, unless a person paused, resumed or cancelled it
+   * in between. With `goOn` (an answer, or nobody's in time) continuation is woken, for where no turn runs (a
+   * background task's request); where the asking turn still runs, its end goes on instead. A stopped turn's request
+   * leaves the plan active and waiting for the person, as any stopped turn does.
+   */
+  async approvalAnswered(approvalId: string, { goOn }: { goOn: boolean }): Promise<void> {
+    await this.writes.unattended(async ({ db, announce }) => {
+      const row = await db
+        .updateTable('plans')
+        .set({ status: 'active', awaiting_approval_id: null, version: sql`version + 1`, updated_at: sql`now()` })
+        .where('awaiting_approval_id', '=', approvalId)
+        .where('status', '=', 'paused')
+        .returning('id')
+        .executeTakeFirst()
+      if (row) announce({ type: 'plan', change: 'plan_updated', plan: await read(db, row.id), activated: goOn })
     })
   }
 
@@ -316,6 +352,7 @@ async function read(db: Executor, planId: string): Promise<PlanView> {
     description: plan.description,
     status: plan.status as PlanStatus,
     continuations: plan.continuations,
+    awaiting_approval_id: plan.awaiting_approval_id,
     created_at: new Date(plan.created_at).toISOString(),
     updated_at: new Date(plan.updated_at).toISOString(),
     tasks: tasks.map((t, i): TaskView => ({ id: t.id, number: i + 1, title: t.title, description: t.description, status: t.status as PlanTaskStatus, note: t.note })),

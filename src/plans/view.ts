@@ -19,6 +19,8 @@ export interface PlanView {
   description: string
   status: PlanStatus
   continuations: number
+  /** The tool approval its work waits on, paused until it is answered; null otherwise. */
+  awaiting_approval_id: string | null
   created_at: string
   updated_at: string
   tasks: TaskView[]

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { maskSecrets } from '../../src/approvals/approvals.ts'
-import { startChatTurn, type ChatEvent } from '../helpers/chat.ts'
+import { chatTurn, startChatTurn, type ChatEvent } from '../helpers/chat.ts'
 import { CONSOLE_ORIGIN, consoleCookie } from '../helpers/console.ts'
 import { ADMIN_PASSWORD, startTestPlatform, type Principal, type TestPlatform } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -14,7 +14,8 @@ let agent: string
 const CREATE = (title: string, extra: Record<string, unknown> = {}) => `/tool mcp-planning__plan_create ${JSON.stringify({ title, tasks: [{ title: 'step' }], ...extra })}`
 
 beforeAll(async () => {
-  p = await startTestPlatform()
+  // Continuation waits a minute after a turn, so a plan's own turns do not race the ones a test starts.
+  p = await startTestPlatform({ SWITCHBOARD_PLAN_CONTINUATION_DELAY_MS: '60000' })
   const created = await p.call('POST', '/api/v1/AgentConfigRecord', { json: { name: 'careful', runner: 'echo', model: 'echo-1', plugins: { enabled: ['mcp-planning', 'mcp-tasks'] } } })
   agent = created.body.id
   expect((await p.call('POST', '/api/v1/McpPermission', { json: { user_id: null, server: 'mcp-planning', tool: '*', effect: 'allow' } })).status).toBe(201)
@@ -24,8 +25,8 @@ beforeAll(async () => {
 afterAll(() => p.close())
 
 /** A turn started in the background, its events gathered, and the request it waits on once it is asked. */
-async function waitingTurn(text: string, as: Principal = p.root) {
-  const started = await startChatTurn(p, { agent_id: agent, text }, as)
+async function waitingTurn(text: string, as: Principal = p.root, conversation?: string) {
+  const started = await startChatTurn(p, conversation ? { conversation_id: conversation, text } : { agent_id: agent, text }, as)
   expect(started.response.status).toBe(200)
   const events: ChatEvent[] = []
   const done = (async () => {
@@ -101,6 +102,63 @@ describe('a tool call that needs approval', () => {
     expect(await planTitles()).not.toContain('Stopped plan')
     expectProblem(await p.call('POST', `/api/approvals/${approval.id}/decision`, { json: { approve: true } }), 409, 'conflict')
   })
+})
+
+/** A conversation with the agent and an active plan of one task in it. */
+async function activePlan(title: string) {
+  const events = await chatTurn(p, { agent_id: agent, text: 'Let us plan.' })
+  const conversation = events[0]!.conversation_id!
+  const created = await p.call('POST', '/api/plans', { json: { conversation_id: conversation, title, tasks: [{ title: 'Send it' }] } })
+  expect(created.status).toBe(201)
+  const plan = (await p.call('POST', `/api/plans/${created.body.id}/update`, { json: { action: 'execute' } })).body
+  expect(plan.status).toBe('active')
+  return { conversation, plan }
+}
+
+test('a plan whose work waits for a yes is paused meanwhile, and goes on with the answer', async () => {
+  const { conversation, plan } = await activePlan('Waiting plan')
+  const rule = await p.call('POST', '/api/v1/McpPermission', { json: { user_id: p.root.userId, server: 'mcp-planning', tool: 'plan_task_update', effect: 'approve' } })
+  expect(rule.status).toBe(201)
+  try {
+    const started = await startChatTurn(p, { conversation_id: conversation, text: `/tool mcp-planning__plan_task_update ${JSON.stringify({ task: 1, status: 'in_progress' })}` })
+    const done = (async () => {
+      const events: ChatEvent[] = []
+      for await (const event of started.events()) events.push(event)
+      return events
+    })()
+    const approval = await until(async () => (await p.call('GET', `/api/approvals?status=pending&conversation_id=${conversation}`)).body.data[0], { what: 'the turn to ask' })
+    const waiting = (await p.call('GET', `/api/plans/${plan.id}`)).body
+    expect(waiting).toMatchObject({ status: 'paused', awaiting_approval_id: approval.id })
+    // Its readers see why: the panel says what it waits for.
+    const panel = await p.admin.request(`/chat/${conversation}/plan`, { headers: { cookie: await consoleCookie(p), 'hx-request': 'true', 'hx-request-type': 'partial' } })
+    expect(await panel.text()).toContain('Paused while a tool call waits for approval')
+
+    expect((await p.call('POST', `/api/approvals/${approval.id}/decision`, { json: { approve: true } })).status).toBe(200)
+    const events = await done
+    // Active again before the tool ran: a task moves only in an active plan.
+    expect(events.find((e) => e.type === 'tool_result')!.result).not.toContain('Tasks move only while their plan is active')
+    const after = (await p.call('GET', `/api/plans/${plan.id}`)).body
+    expect(after).toMatchObject({ status: 'active', awaiting_approval_id: null })
+    expect(after.tasks[0].status).toBe('in_progress')
+  } finally {
+    await p.call('DELETE', `/api/v1/McpPermission/${rule.body.id}`)
+    await p.call('POST', `/api/plans/${plan.id}/update`, { json: { action: 'cancel' } })
+  }
+})
+
+test('a plan a person resumed while its work waited stays theirs: the answer leaves it alone', async () => {
+  const { conversation, plan } = await activePlan('Resumed plan')
+  try {
+    const { done, approval } = await waitingTurn(CREATE('Second plan'), p.root, conversation)
+    expect((await p.call('GET', `/api/plans/${plan.id}`)).body).toMatchObject({ status: 'paused', awaiting_approval_id: approval.id })
+    expect((await p.call('POST', `/api/plans/${plan.id}/update`, { json: { action: 'resume' } })).body).toMatchObject({ status: 'active', awaiting_approval_id: null })
+    expect((await p.call('POST', `/api/plans/${plan.id}/update`, { json: { action: 'pause' } })).body.status).toBe('paused')
+    expect((await p.call('POST', `/api/approvals/${approval.id}/decision`, { json: { approve: false } })).status).toBe(200)
+    await done
+    expect((await p.call('GET', `/api/plans/${plan.id}`)).body.status).toBe('paused')
+  } finally {
+    await p.call('POST', `/api/plans/${plan.id}/update`, { json: { action: 'cancel' } })
+  }
 })
 
 describe('who may answer', () => {

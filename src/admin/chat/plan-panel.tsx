@@ -69,6 +69,7 @@ export function PlanContent({ conversationId, plan, problem }: PlanProps) {
             ))}
           </ol>
           {plan.status === 'active' ? <p class="muted">The agent is sent a continuation message after each turn ({plan.continuations} of 20 so far).</p> : null}
+          {plan.status === 'paused' && plan.awaiting_approval_id ? <p class="muted plan-awaiting">Paused while a tool call waits for approval; it goes on once the call is answered.</p> : null}
           <div class="plan-actions">
             {ACTIONS[plan.status].map(({ action, label }) => (
               <form method="post" action={`/chat/${conversationId}/plan/${action}`} hx-post={`/chat/${conversationId}/plan/${action}`} hx-target="#plan" hx-swap="innerHTML">

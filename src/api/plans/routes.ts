@@ -23,6 +23,7 @@ export const PlanView = z
     description: z.string(),
     status: z.enum(['draft', 'active', 'paused', 'completed', 'cancelled']),
     continuations: z.int().openapi({ description: 'Continuation messages sent since it was last executed or resumed (at most 20).' }),
+    awaiting_approval_id: z.uuid().nullable().openapi({ description: 'The tool approval its work waits on: the plan is paused until it is answered, then goes on.' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
     tasks: z.array(Task),
