@@ -61,7 +61,7 @@ async function open(pool: number) {
 }
 
 const SELECT = `SELECT id, company_id, name, description, enabled, personality, runner, model, timeout_seconds, channels,
-  voice, email, mcp_permissions, plugins, context_options, created_at, updated_at, version FROM agent_configs`
+  voice, email, mcp_permissions, plugins, context_options, starter_prompts, avatar, created_at, updated_at, version FROM agent_configs`
 const BY_ID = `${SELECT} WHERE company_id = $1 AND id = $2`
 const LIST = `${SELECT} WHERE company_id = $1 AND enabled = $2 ORDER BY id ASC LIMIT $3 OFFSET $4`
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

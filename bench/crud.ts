@@ -29,6 +29,7 @@
  *   BENCH_OPEN          1: also measure the same CRUD routes without the api's middleware, to tell their cost
  *                       from the handlers' [0]
  *   BENCH_CPU_PROF_DIR  where each server process writes a CPU profile (Bun's --cpu-prof, as markdown) [none]
+ *   BENCH_WORKLOADS     which workloads to run, comma-separated (get-by-id, list-50) [both]
  */
 import { expectStatus, JSON_HEADERS, measure, report, seedAgents, type Server, withApi, withDatabase, workloadsOf } from './harness.ts'
 
@@ -42,10 +43,12 @@ await withDatabase(`${AGENTS} agents`, async (env) => {
     const { token } = (await (await expectStatus(made, 201, 'making an API token')).json()) as { token: string }
     const headers = { ...JSON_HEADERS, authorization: `Bearer ${token}` }
     const first = await seedAgents(api, headers, AGENTS)
-    const workloads = await workloadsOf(api, headers, {
+    const paths: Record<string, string> = {
       'get-by-id': `/api/v1/AgentConfigRecord/${first.id}`,
       'list-50': '/api/v1/AgentConfigRecord?enabled=eq.true&limit=50',
-    })
+    }
+    const only = process.env.BENCH_WORKLOADS?.split(',')
+    const workloads = await workloadsOf(api, headers, only ? Object.fromEntries(Object.entries(paths).filter(([name]) => only.includes(name))) : paths)
     return { companyId: first.company_id, token, workloads }
   })
   const header = `Authorization: Bearer ${seeded.token}`
