@@ -10,6 +10,7 @@ import { originGuard } from '../auth/origin-guard.ts'
 import { requestIds } from '../http/request-id.ts'
 import { requestLog } from '../http/request-log.ts'
 import { PAGE_POLICY, securityHeaders } from '../http/security-headers.ts'
+import { streamLargeBodies } from '../http/large-bodies.ts'
 import type { Services } from '../services.ts'
 import { problemText, type ApiClient } from './api-client.ts'
 import { Layout, type PageAssets } from './components/layout.tsx'
@@ -58,6 +59,7 @@ declare module 'hono' {
 export function createAdminApp(services: Services, api: ApiClient, signIn: readonly Hono<any>[], chat: WebChat): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>()
   const apiBaseUrl = services.config.baseUrl
+  app.use(streamLargeBodies())
   app.use(securityHeaders(PAGE_POLICY, { pages: true }))
 
   // htmx comes from the installed package and changes only with an upgrade, so browsers may keep it a day.

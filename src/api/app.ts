@@ -35,7 +35,8 @@ import { mountApprovals } from './approvals/index.ts'
 import { mountUsage } from './usage/index.ts'
 import { mountOverview } from './overview/index.ts'
 import { mountVersion } from './version/index.ts'
-import { deprecationHeaders } from './deprecations.ts'
+import { DEPRECATIONS, deprecationHeaders } from './deprecations.ts'
+import { streamLargeBodies } from '../http/large-bodies.ts'
 import { VERSION } from '../version.ts'
 import { AVATAR_PATH, mountAvatars } from './avatars/index.ts'
 import { mountArtifacts } from './artifacts/index.ts'
@@ -51,6 +52,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const { config } = services
   const app = createRouter()
 
+  app.use(streamLargeBodies())
   if (services.tracing.enabled) app.use(requestSpans(services.tracing))
   if (services.metrics.enabled) app.use(httpMetrics(services.metrics))
   app.use(securityHeaders(DATA_POLICY))
@@ -59,7 +61,8 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   mountOperations(app, services)
   // After the probes, which a balancer asks every few seconds: the log is for requests people and scripts make.
   app.use(requestLog(services.log))
-  app.use(deprecationHeaders())
+  // Only while /api/v1 deprecates something: a layer every request passes for nothing otherwise.
+  if (DEPRECATIONS.length > 0) app.use(deprecationHeaders())
   app.use(async (c, next) => {
     c.set('services', services)
     await next()

@@ -77,7 +77,7 @@ export class RunnerModels {
 
   /** Adds or changes a model by hand: curated from now on, so refreshes keep its name and api_id. */
   async curate(runner: string, model: ModelEntry): Promise<RegistryModel> {
-    await this.db
+    const stored = await this.db
       .insertInto('runner_models')
       .values({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: true })
       .onConflict((oc) =>
@@ -90,9 +90,11 @@ export class RunnerModels {
           updated_at: sql`now()`,
         }),
       )
-      .execute()
+      .returning('model_id')
+      .executeTakeFirstOrThrow()
     await this.writes.announced({ type: 'runner-models', runner })
-    return (await this.list(runner)).find((m) => m.id === model.id)!
+    // By the id as stored, which the store may have made well-formed (a lone surrogate becomes U+FFFD).
+    return (await this.list(runner)).find((m) => m.id === stored.model_id)!
   }
 
   /**
