@@ -25,15 +25,22 @@ export class AccessPolicy {
   }
 
   async leastRole(model: Model, verb: Verb): Promise<Role> {
+    return (await this.leastRoles(model))(verb)
+  }
+
+  /** The least role of each verb on a model, from one read of the overrides: for asking about several verbs. */
+  async leastRoles(model: Model): Promise<(verb: Verb) => Role> {
     const overrides = await this.#overrides.get('all', async () => {
       const rows = await this.db.selectFrom('model_acls').select(['model', 'verb', 'min_role']).execute()
       return new Map(rows.map((r) => [`${r.model}:${r.verb}`, r.min_role]))
     })
-    const declared = model.access[verb]
-    // What a model keeps for superadmins is the host's business (what programs run, platform-wide settings): no
-    // override opens it to companies.
-    if (declared === 'superadmin') return declared
-    return overrides.get(`${model.name}:${verb}`) ?? declared
+    return (verb) => {
+      const declared = model.access[verb]
+      // What a model keeps for superadmins is the host's business (what programs run, platform-wide settings): no
+      // override opens it to companies.
+      if (declared === 'superadmin') return declared
+      return overrides.get(`${model.name}:${verb}`) ?? declared
+    }
   }
 
   /** Throws 401 without an actor, 403 when the actor's role is below what the verb needs. */

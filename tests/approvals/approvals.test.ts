@@ -139,7 +139,7 @@ test('a plan whose work waits for a yes is paused meanwhile, and goes on with th
     expect(events.find((e) => e.type === 'tool_result')!.result).not.toContain('Tasks move only while their plan is active')
     const after = (await p.call('GET', `/api/plans/${plan.id}`)).body
     expect(after).toMatchObject({ status: 'active', awaiting_approval_id: null })
-    expect(after.tasks[0].status).toBe('in_progress')
+    expect(after.tasks[0]!.status).toBe('in_progress')
   } finally {
     await p.call('DELETE', `/api/v1/McpPermission/${rule.body.id}`)
     await p.call('POST', `/api/plans/${plan.id}/update`, { json: { action: 'cancel' } })

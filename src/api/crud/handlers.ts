@@ -27,10 +27,10 @@ function shown(model: Model, record: Record<string, unknown>): Record<string, un
  * buttons by it instead of letting a person fill one in to be refused.
  */
 async function allowed(c: Ctx, model: Model, actor: Actor, target: 'collection' | 'record'): Promise<string> {
-  const may = async (verb: Verb) => hasRole(actor, await c.var.services.access.leastRole(model, verb))
+  const least = await c.var.services.access.leastRoles(model)
   const writes = model.writtenElsewhere ? [] : target === 'collection' ? (model.createdElsewhere ? [] : [['POST', 'create']]) : [['PATCH', 'update'], ['PUT', 'update'], ['DELETE', 'delete']]
   const methods = ['GET', 'HEAD']
-  for (const [method, verb] of writes as Array<[string, Verb]>) if (await may(verb)) methods.push(method)
+  for (const [method, verb] of writes as Array<[string, Verb]>) if (hasRole(actor, least(verb))) methods.push(method)
   return methods.join(', ')
 }
 
