@@ -36,6 +36,7 @@ import { mountUsage } from './usage/index.ts'
 import { mountOverview } from './overview/index.ts'
 import { mountVersion } from './version/index.ts'
 import { DEPRECATIONS, deprecationHeaders } from './deprecations.ts'
+import { wellFormedJson } from './json-body.ts'
 import { streamLargeBodies } from '../http/large-bodies.ts'
 import { VERSION } from '../version.ts'
 import { AVATAR_PATH, mountAvatars } from './avatars/index.ts'
@@ -95,6 +96,9 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   app.use('/api/chat/*', apiRate)
   app.use('/api/approvals/*', apiRate)
   app.use(`${SCIM_BASE}/*`, apiRate, scimErrors)
+  // After the body limit and the rate limits; before the routes, which would store what it refuses.
+  app.use('/api/*', wellFormedJson)
+  app.use(`${SCIM_BASE}/*`, wellFormedJson)
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',
