@@ -26,7 +26,7 @@ import { SmtpMailer } from './mail/mailer.ts'
 import { TurnCap } from './chat/turn-cap.ts'
 import { serveVaultSocket } from './vault/socket.ts'
 import type { Services } from './services.ts'
-import { NoMetrics, PrometheusMetrics, type Metrics } from './metrics/metrics.ts'
+import { NoMetrics, type Metrics } from './metrics/metrics.ts'
 import { Tracing } from './tracing/tracing.ts'
 import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import { MemoryBucketStore, type BucketStore } from './throttle/buckets.ts'
@@ -116,8 +116,9 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   // Before anything reads the store: the first start seeds the default company and its agents here.
   const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
   let turns: ActiveTurns | undefined
-  const metrics: Metrics = config.metricsToken ? new PrometheusMetrics() : new NoMetrics()
-  const tracing = Tracing.create(config.tracing, traceExporter)
+  // Their libraries are loaded only where they are used: most starts serve neither metrics nor traces.
+  const metrics: Metrics = config.metricsToken ? new (await import('./metrics/prometheus.ts')).PrometheusMetrics() : new NoMetrics()
+  const tracing = await Tracing.create(config.tracing, traceExporter)
   const { events, locks, throttles } = await sharedState(config, store, log, metrics, (id) => turns?.lost(id))
   turns = new ActiveTurns(locks, events, new TurnCap(store.db, clock, config.turnsPerUser))
   const self = new SelfAddress(config.host, config.apiPort)

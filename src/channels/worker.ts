@@ -62,7 +62,7 @@ export class ChannelWorker {
     private readonly handlers: QueueHandlers,
     private readonly scheduler: Scheduler,
     private readonly metrics: Metrics = new NoMetrics(),
-    private readonly tracing: Tracing = Tracing.create({ endpoint: undefined, headers: {}, serviceName: 'switchboard' }),
+    private readonly tracing: Tracing = Tracing.off(),
   ) {}
 
   start(): void {

@@ -4,7 +4,7 @@ import type { DeviceSignIn } from './device-sign-in.ts'
  * llama.cpp, OpenRouter), on OpenAI's own SDK: its stream parsing, typed errors, and retries that honour the
  * provider's `retry-after`. It is offered through the plugin SDK so every plugin for such a provider shares it.
  */
-import OpenAI, { toFile } from 'openai'
+import type OpenAI from 'openai'
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
 import type { ChatMessage, ModelEntry, Runner, RunnerEvent, RunnerRequest, SpeakRequest, TranscribeRequest } from './contract.ts'
 import { audioDuration } from '../voice/audio.ts'
@@ -31,8 +31,13 @@ function wireTools(request: RunnerRequest): ChatCompletionTool[] {
   return request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }))
 }
 
+/** The SDK, loaded with the first request to the provider rather than at start-up. */
+let sdk: Promise<typeof import('openai')> | undefined
+const loadSdk = () => (sdk ??= import('openai'))
+
 /** OpenAI's client for a key; without one no Authorization header goes out at all, as local servers expect. */
-function clientFor(settings: ProviderSettings, key: string | undefined): OpenAI {
+async function clientFor(settings: ProviderSettings, key: string | undefined): Promise<OpenAI> {
+  const { default: OpenAI } = await loadSdk()
   return new OpenAI({
     baseURL: settings.baseUrl,
     // The SDK will not start without a key; a keyless server gets none, as the header below is taken away.
@@ -78,7 +83,7 @@ async function* stream(client: OpenAI, settings: ProviderSettings, request: Runn
       if (chunk.usage) yield usage(settings.prices, request.model.api_id, chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
     }
   } catch (error) {
-    yield* providerFailure(OpenAI, error, request.signal, started)
+    yield* providerFailure((await loadSdk()).default, error, request.signal, started)
     return
   }
   if (request.signal.aborted) return
@@ -94,7 +99,7 @@ async function catalogue(client: OpenAI, signal: AbortSignal): Promise<ModelEntr
 
 /** POST {base}/audio/transcriptions: the recording as a multipart upload, its text back as JSON. */
 async function transcribe(client: OpenAI, settings: ProviderSettings, request: TranscribeRequest) {
-  const file = await toFile(request.audio, request.filename, { type: request.mediaType })
+  const file = await (await loadSdk()).toFile(request.audio, request.filename, { type: request.mediaType })
   const language = request.language?.split('-')[0]?.toLowerCase()
   const result = await client.audio.transcriptions.create(
     { file, model: request.model, response_format: 'json', ...(language ? { language } : {}) },
@@ -120,15 +125,15 @@ export function openAICompatibleRunner(name: string, settings: ProviderSettings,
   return {
     name,
     models: () => settings.models,
-    catalogue: async (signal) => catalogue(client(await key()), signal),
+    catalogue: async (signal) => catalogue(await client(await key()), signal),
     auth: device ? { method: 'device', device, configured: async () => Boolean(await key()) } : { method: 'api_key', configured: async () => Boolean(await settings.apiKey()) },
     stream: async function* (request) {
-      yield* stream(client(await key()), settings, request)
+      yield* stream(await client(await key()), settings, request)
     },
     ...(settings.speech
       ? {
-          transcribe: async (request: TranscribeRequest) => transcribe(client(await key()), settings, request),
-          speak: async (request: SpeakRequest) => speak(client(await key()), settings, request),
+          transcribe: async (request: TranscribeRequest) => transcribe(await client(await key()), settings, request),
+          speak: async (request: SpeakRequest) => speak(await client(await key()), settings, request),
         }
       : {}),
   }

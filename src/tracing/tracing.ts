@@ -1,10 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api'
-
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import { resourceFromAttributes } from '@opentelemetry/resources'
-import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace'
+import type { SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace'
 
 /** Where traces go, from the standard OTEL_* variables (config.ts reads them). */
 export interface TracingConfig {
@@ -20,9 +15,10 @@ let propagating = false
  * The context of the running span follows async work through AsyncLocalStorage, and W3C Trace Context crosses
  * processes: OpenTelemetry makes both process-wide, so they are registered once, by the first platform that traces.
  */
-function registerPropagation(): void {
+async function registerPropagation(): Promise<void> {
   if (propagating) return
   propagating = true
+  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }] = await Promise.all([import('@opentelemetry/context-async-hooks'), import('@opentelemetry/core')])
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
   propagation.setGlobalPropagator(new W3CTraceContextPropagator())
 }
@@ -42,14 +38,27 @@ export class Tracing {
     this.#tracer = provider?.getTracer('switchboard')
   }
 
-  /** Tracing to the configured OTLP endpoint, or to `exporter` (the tests' in-memory one); off without either. */
-  static create(config: TracingConfig, exporter?: SpanExporter): Tracing {
+  /** Tracing that is off: every call a plain pass-through. */
+  static off(): Tracing {
+    return new Tracing(undefined)
+  }
+
+  /**
+   * Tracing to the configured OTLP endpoint, or to `exporter` (the tests' in-memory one); off without either. The
+   * SDK is loaded only then: most starts trace nothing, and loading it costs them start-up time.
+   */
+  static async create(config: TracingConfig, exporter?: SpanExporter): Promise<Tracing> {
+    if (!exporter && !config.endpoint) return Tracing.off()
+    const [{ BatchSpanProcessor, SimpleSpanProcessor, TracerProvider }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+      import('@opentelemetry/sdk-trace'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+    ])
     const processors = [
       ...(exporter ? [new SimpleSpanProcessor({ exporter })] : []),
       ...(config.endpoint ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: config.endpoint, headers: config.headers }) })] : []),
     ]
-    if (processors.length === 0) return new Tracing(undefined)
-    registerPropagation()
+    await registerPropagation()
     return new Tracing(
       new TracerProvider({
         resource: resourceFromAttributes({ 'service.name': config.serviceName }),

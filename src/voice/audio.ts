@@ -1,5 +1,4 @@
 import { fileTypeFromBuffer } from 'file-type'
-import { parseBuffer } from 'music-metadata'
 import { describeBytes } from '../documents/sizes.ts'
 
 /** What a voice note may be, by the container its bytes are in, and the media type it is kept and served as. */
@@ -59,6 +58,8 @@ export async function audioType(bytes: Uint8Array): Promise<string | undefined> 
 
 /** How long the audio is, from its headers or, where they do not say (MP3), by reading its frames. */
 export async function audioDuration(bytes: Uint8Array, mediaType: string): Promise<number | undefined> {
+  // Loaded with the first recording heard rather than at start-up.
+  const { parseBuffer } = await import('music-metadata')
   const { format } = await parseBuffer(bytes, { mimeType: mediaType, size: bytes.length }, { duration: true, skipCovers: true, skipPostHeaders: true })
   if (format.numberOfChannels === 0) throw new VoiceError('unreadable', 'The recording holds no sound.')
   return format.duration === undefined || !Number.isFinite(format.duration) ? undefined : Math.round(format.duration * 1000)

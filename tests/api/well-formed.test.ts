@@ -24,6 +24,6 @@ test('a pair of surrogates is one character and goes through, as do other escape
   const made = await post('/api/v1/AgentConfigRecord', '{"name":"smile \\ud83d\\ude00 \\u00e9\\\\ud800"}')
   expect(made.status).toBe(201)
   // The pair became the emoji; an escaped backslash before "ud800" is text, not an escape.
-  expect(made.body.name).toBe('smile 😀 é\\ud800')
+  expect((made.body as { name: string }).name).toBe('smile 😀 é\\ud800')
   expectProblem(await post('/api/v1/AgentConfigRecord', '{"name":'), 400, 'bad_request')
 })

@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
-import { bounded, NoMetrics, PrometheusMetrics } from '../../src/metrics/metrics.ts'
+import { bounded, NoMetrics } from '../../src/metrics/metrics.ts'
+import { PrometheusMetrics } from '../../src/metrics/prometheus.ts'
 import { parsePrometheus, seriesKey } from '../helpers/prometheus.ts'
 
 test('a label keeps a short plain name and makes anything else `other`: names a tenant or an upstream chose cannot explode the series', () => {
