@@ -1,15 +1,13 @@
 // First: the process re-executes itself without the platform's variables in its environment block. The rest is
 // imported after that, since static imports are all loaded before the first one runs: both images would load the
-// whole platform. Its modules then load while the store opens.
+// whole platform. The few modules that open the store come first, so that the store's opening begins early; the
+// platform's modules then load while it opens.
 import './boot/clean-environ-now.ts'
 import type { Config } from './config.ts'
 import type { Store } from './db/connect.ts'
 import type { Platform } from './platform.ts'
 
-const platformModules = Promise.all([import('./platform.ts'), import('./plugin-host/discover.ts'), import('./runners/registry.ts')])
-// Reported where it is awaited, once the store is open and can be closed.
-platformModules.catch(() => {})
-const [{ isPlatformVariable }, { readSecretFiles }, { ConfigError, loadConfig }, { DataDirLockedError }, { openStore }, { createLogger }] =
+const [{ isPlatformVariable }, { readSecretFiles }, { ConfigError, loadConfig }, { DataDirLockedError }, { openStore, opensNewDatabase }, { createLogger }, { firstPassword }] =
   await Promise.all([
     import('./boot/clean-environ.ts'),
     import('./boot/secret-files.ts'),
@@ -17,7 +15,11 @@ const [{ isPlatformVariable }, { readSecretFiles }, { ConfigError, loadConfig },
     import('./db/lock.ts'),
     import('./db/connect.ts'),
     import('./logger.ts'),
+    import('./auth/bootstrap.ts'),
   ])
+const platformModules = Promise.all([import('./platform.ts'), import('./plugin-host/discover.ts'), import('./runners/registry.ts')])
+// Reported where it is awaited, once the store is open and can be closed.
+platformModules.catch(() => {})
 
 // Bun cuts a connection idle for longer than this many seconds (255 is its maximum); NDJSON and MCP streams
 // send keep-alives well within it.
@@ -35,9 +37,12 @@ async function main(): Promise<void> {
     throw error
   }
   const log = createLogger(config.logLevel)
+  const storeOptions = { databaseUrl: config.databaseUrl, directUrl: config.databaseDirectUrl, dataDir: config.dataDir }
+  // A first start: the superadmin's password is hashed on another thread while the store opens.
+  const early = opensNewDatabase(storeOptions) ? firstPassword(config.initialAdmin) : undefined
   let store: Store
   try {
-    store = await openStore({ databaseUrl: config.databaseUrl, directUrl: config.databaseDirectUrl, dataDir: config.dataDir })
+    store = await openStore(storeOptions)
   } catch (error) {
     if (error instanceof DataDirLockedError) return fail(error.message)
     return fail(`Could not open the database: ${(error as Error).message}`)
@@ -46,7 +51,7 @@ async function main(): Promise<void> {
   let platform: Platform
   try {
     const [{ createPlatform }] = await platformModules
-    platform = await createPlatform(config, store, log)
+    platform = await createPlatform(config, store, log, { firstPassword: early })
   } catch (error) {
     await store.close()
     const [, { PluginError }, { RunnerRefused }] = await platformModules

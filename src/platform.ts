@@ -14,7 +14,7 @@ import { stopExtractions } from './documents/extract.ts'
 import { AgentTools } from './chat/tools.ts'
 import { AccessPolicy } from './auth/access.ts'
 import { Authenticator } from './auth/authenticator.ts'
-import { ensureSuperadmin, type Bootstrap } from './auth/bootstrap.ts'
+import { ensureSuperadmin, type Bootstrap, type FirstPassword } from './auth/bootstrap.ts'
 import { sessionPolicy } from './auth/sessions.ts'
 import { systemClock, type Clock } from './clock.ts'
 import type { Config } from './config.ts'
@@ -109,12 +109,19 @@ async function sharedState(config: Config, store: Store, log: Logger, metrics: M
   return { events, locks, throttles: { api: leased(), login: buckets(), mcp: leased() } }
 }
 
+export interface PlatformOptions {
+  clock?: Clock
+  traceExporter?: SpanExporter
+  /** The first superadmin's password, its hash begun while the store opened (main.ts, on a new data directory). */
+  firstPassword?: FirstPassword
+}
+
 /** Builds the kernel services and both apps on an open store. Servers and signals are main.ts's business. */
-export async function createPlatform(config: Config, store: Store, log: Logger, clock: Clock = systemClock, traceExporter?: SpanExporter): Promise<Platform> {
+export async function createPlatform(config: Config, store: Store, log: Logger, { clock = systemClock, traceExporter, firstPassword }: PlatformOptions = {}): Promise<Platform> {
   const applied = await migrate(store.session)
   if (applied.length > 0) log.info('migrations applied', { migrations: applied })
   // Before anything reads the store: the first start seeds the default company and its agents here.
-  const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin)
+  const bootstrap = await ensureSuperadmin(store.db, config.initialAdmin, firstPassword)
   let turns: ActiveTurns | undefined
   // Their libraries are loaded only where they are used: most starts serve neither metrics nor traces.
   const metrics: Metrics = config.metricsToken ? new (await import('./metrics/prometheus.ts')).PrometheusMetrics() : new NoMetrics()

@@ -5,7 +5,7 @@ import { PostgresJSDialect } from 'kysely-postgres-js'
 import postgres from 'postgres'
 import { lockDataDir } from './lock.ts'
 import type { Database, Db } from './schema.ts'
-import { restoreTemplate } from './pgdata-template.ts'
+import { holdsDatabase, restoreTemplate } from './pgdata-template.ts'
 import { countedDialect, PoolUse } from './pool-use.ts'
 
 /** Runs one statement straight on the driver's pool, in its own implicit transaction. */
@@ -52,6 +52,13 @@ export interface StoreOptions {
   maxConnections?: number
 }
 
+const embeddedData = (dataDir: string) => join(dataDir, 'pgdata')
+
+/** Whether opening the store creates its database: the embedded one, on a data directory that holds none yet. */
+export function opensNewDatabase(options: Pick<StoreOptions, 'databaseUrl' | 'dataDir'>): boolean {
+  return !options.databaseUrl && !holdsDatabase(embeddedData(options.dataDir))
+}
+
 /**
  * DATABASE_URL set: PostgreSQL through postgres.js. Unset: embedded PGlite persisted in the data directory, which
  * on the first start is a copy of the migrated template (see pgdata-template.ts).
@@ -60,7 +67,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections, options.directUrl)
   const release = await lockDataDir(options.dataDir)
   try {
-    const pgdata = join(options.dataDir, 'pgdata')
+    const pgdata = embeddedData(options.dataDir)
     await restoreTemplate(pgdata)
     const pglite = new PGlite(pgdata)
     await pglite.waitReady

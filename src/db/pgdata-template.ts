@@ -31,7 +31,7 @@ import type { Database } from './schema.ts'
 export const TEMPLATE_CACHE_DIR = join(import.meta.dir, '..', '..', 'node_modules', '.cache', 'switchboard')
 
 // Raised when the way a template is made changes, so that templates made the old way are not reused.
-const FORMAT = 1
+const FORMAT = 2
 
 export interface TemplateOptions {
   cacheDir?: string
@@ -83,6 +83,12 @@ export async function buildTemplate(migrations: Migration[]): Promise<Blob> {
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
   try {
     await migrate(db, migrations)
+    // The platform's one database is `postgres`. The template databases serve only CREATE DATABASE, which the
+    // embedded store never runs, and were two thirds of the files each first start writes.
+    for (const name of ['template0', 'template1']) {
+      await sql.raw(`ALTER DATABASE ${name} IS_TEMPLATE false`).execute(db)
+      await sql.raw(`DROP DATABASE ${name}`).execute(db)
+    }
     // The dump is of a running database, so each copy replays the write-ahead log from the last checkpoint when it
     // first opens: this keeps that replay short.
     await sql`CHECKPOINT`.execute(db)
@@ -113,13 +119,18 @@ async function saveTemplate(path: string, image: Blob): Promise<void> {
   for (const file of [...templates.slice(KEEP), ...abandoned]) rmSync(file.path, { force: true })
 }
 
+/** Whether a PostgreSQL data directory is there, made by the template or by an earlier PGlite. */
+export function holdsDatabase(pgdata: string): boolean {
+  return existsSync(join(pgdata, 'PG_VERSION'))
+}
+
 /**
  * Makes `pgdata` a copy of the template when it holds no database yet. The copy is unpacked beside it and renamed
  * into place, so an interrupted first start leaves no half database that would pass for a whole one.
  * The caller holds the data directory's lock.
  */
 export async function restoreTemplate(pgdata: string, options: TemplateOptions = {}): Promise<boolean> {
-  if (existsSync(join(pgdata, 'PG_VERSION'))) return false
+  if (holdsDatabase(pgdata)) return false
   // Something that is not a database: leave it to PGlite, as before there was a template.
   if (existsSync(pgdata) && readdirSync(pgdata).length > 0) return false
   const parent = dirname(pgdata)

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { sql } from 'kysely'
-import { openStore } from '../../src/db/connect.ts'
+import { openStore, opensNewDatabase } from '../../src/db/connect.ts'
 import { readMigrations } from '../../src/db/migrate.ts'
 import { migratedTemplate, restoreTemplate, templatePath } from '../../src/db/pgdata-template.ts'
 
@@ -20,8 +20,14 @@ afterAll(() => {
 
 test('a fresh data directory opens migrated and empty, and a restart keeps what was written', async () => {
   const dataDir = tempDir('template-data')
+  expect(opensNewDatabase({ dataDir })).toBe(true)
+  expect(opensNewDatabase({ dataDir, databaseUrl: 'postgres://127.0.0.1/x' })).toBe(false)
   const store = await openStore({ dataDir })
+  expect(opensNewDatabase({ dataDir })).toBe(false)
   try {
+    // One database: the templates that only CREATE DATABASE reads are not copied into every data directory.
+    const databases = await sql<{ datname: string }>`SELECT datname FROM pg_database`.execute(store.db)
+    expect(databases.rows.map((r) => r.datname)).toEqual(['postgres'])
     const recorded = await sql<{ version: string }>`SELECT version FROM schema_migrations ORDER BY version`.execute(store.db)
     expect(recorded.rows.map((r) => r.version)).toEqual(readMigrations().map((m) => m.version))
     // The template is schema only: the first start must still create the superadmin, the company, the demo agent.

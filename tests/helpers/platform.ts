@@ -91,7 +91,7 @@ export async function startTestPlatform(
   const rate = { SWITCHBOARD_API_RATE_BURST: '100000', SWITCHBOARD_API_RATE_PER_SECOND: '100000' }
   const sandbox = HAS_BWRAP ? {} : { SWITCHBOARD_MCP_SANDBOX: 'none' }
   const config = loadConfig({ SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, ...rate, ...sandbox, ...env })
-  const platform = await createPlatform(config, store, log, clock, traceExporter)
+  const platform = await createPlatform(config, store, log, { clock, traceExporter })
   const db = store.db
 
   async function issueToken(userId: string): Promise<string> {

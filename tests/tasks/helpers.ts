@@ -89,7 +89,7 @@ export async function bootOn(store: Store, clock?: Clock, env: Record<string, st
     SWITCHBOARD_API_RATE_PER_SECOND: '100000',
     ...env,
   })
-  const platform = await createPlatform(config, store, silentLogger, clock)
+  const platform = await createPlatform(config, store, silentLogger, { clock })
   return {
     ...platform,
     async stop() {
