@@ -3,19 +3,21 @@ import type { EventBus } from '../events/bus.ts'
 import type { TurnCap } from './turn-cap.ts'
 import type { TurnLocks } from './turn-locks.ts'
 
+/** A conversation's lock and its asker's place under the cap, taken ahead of its turn (see ActiveTurns.reserve). */
+export interface Reservation {
+  conversationId: string
+  taken: Promise<boolean>
+  /** The person's place under the cap, taken once the lock is. */
+  admitted: Promise<void>
+  /** Handed to start() or given back: either way no longer the reserver's. */
+  used: boolean
+}
+
 /**
  * The turns running in this process, by conversation, and the way to stop any turn of the deployment: the lock
  * admits one turn per conversation across processes, and an abort for a turn running elsewhere travels on the bus
  * to the process that runs it.
  */
-/** A conversation's lock taken ahead of its turn (see ActiveTurns.reserve). */
-export interface Reservation {
-  conversationId: string
-  taken: Promise<boolean>
-  /** Handed to start() or given back: either way no longer the reserver's. */
-  used: boolean
-}
-
 export class ActiveTurns {
   readonly #turns = new Map<string, AbortController>()
 
@@ -27,32 +29,37 @@ export class ActiveTurns {
     events.subscribe('turn.abort', ({ conversation_id }) => this.#abortHere(conversation_id))
   }
 
-  /**
-   * Takes the conversation's lock ahead of `start`, so that the round trip runs beside the turn's reads: true when it
-   * was free. A reservation is handed to `start`, or given back with `unreserve`.
-   */
   /** Turns running in this process. */
   get running(): number {
     return this.#turns.size
   }
 
-  reserve(conversationId: string): Reservation {
+  /**
+   * Takes the conversation's lock ahead of `start`, then the person's place under the cap, so that both round trips
+   * run beside the turn's reads. A reservation is handed to `start`, or given back with `unreserve`.
+   */
+  reserve(conversationId: string, userId: string): Reservation {
     const taken = this.#turns.has(conversationId) ? Promise.resolve(false) : this.locks.acquire(conversationId)
+    // Only under the lock: the cap's row is the conversation's, and another turn's must not be touched.
+    const admitted = taken.then((ok) => (ok ? this.cap?.admit(userId, conversationId) : undefined))
     taken.catch(() => {})
-    return { conversationId, taken, used: false }
+    admitted.catch(() => {})
+    return { conversationId, taken, admitted, used: false }
   }
 
   /** Gives back a reservation no turn used (the reads refused the caller, or nothing was to be answered). */
   async unreserve(reservation: Reservation): Promise<void> {
     if (reservation.used) return
     reservation.used = true
-    if (await reservation.taken.catch(() => false)) await this.locks.release(reservation.conversationId)
+    if (!(await reservation.taken.catch(() => false))) return
+    const placed = this.cap !== undefined && (await reservation.admitted.then(() => true, () => false))
+    await Promise.all([this.locks.release(reservation.conversationId), placed ? this.cap?.release(reservation.conversationId) : undefined])
   }
 
   /**
    * Admits a turn, or refuses with 409 when one runs in the conversation (in any process). A turn a person asked
    * for (`userId`) also takes one of their places: 429 when they have as many running as one person may.
-   * `reserved` is the conversation's lock when `reserve` took it already; from here on it is this turn's to release.
+   * `reserved` holds what `reserve` took already: from here on, the lock and the place are this turn's to release.
    */
   async start(conversationId: string, userId?: string, reserved?: Reservation): Promise<AbortController> {
     if (reserved) {
@@ -62,9 +69,9 @@ export class ActiveTurns {
     if (this.#turns.has(conversationId) || !(await (reserved?.taken ?? this.locks.acquire(conversationId)))) {
       throw new ApiError('conflict', 'A turn is already running in this conversation; wait for it or abort it.')
     }
-    if (userId && this.cap) {
+    if (reserved || (userId && this.cap)) {
       try {
-        await this.cap.admit(userId, conversationId)
+        await (reserved ? reserved.admitted : this.cap?.admit(userId!, conversationId))
       } catch (error) {
         await this.locks.release(conversationId)
         throw error

@@ -97,7 +97,7 @@ export class Chat {
    */
   async start(actor: Actor, request: TurnRequest, door: Door = 'web'): Promise<StartedTurn> {
     const reserved = request.conversation_id && this.#recentSpeakers.get(request.conversation_id.toLowerCase())?.has(actor.userId)
-      ? this.deps.turns.reserve(request.conversation_id.toLowerCase())
+      ? this.deps.turns.reserve(request.conversation_id.toLowerCase(), actor.userId)
       : undefined
     if (!reserved) return this.#start(actor, request, door)
     try {

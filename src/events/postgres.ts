@@ -84,7 +84,8 @@ export class PostgresBus implements EventBus {
     }
     // The direct path: publishers may not wait (the chat feed publishes in the background), and a Kysely query still
     // running when the store closes would hold its connection reserved and the close with it.
-    await run(this.db, 'SELECT pg_notify($1, $2)', [CHANNEL, wire])
+    // A notification is lost with the server anyway, so its commit need not wait for the log to reach the disk.
+    await run(this.db, "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)", [CHANNEL, wire])
   }
 
   subscribe<T extends EventType>(type: T, handler: EventHandler<T>): () => void {

@@ -6,15 +6,16 @@ import { silentLogger } from '../../src/logger.ts'
 import { chatTurn, startChatTurn } from '../helpers/chat.ts'
 import { usePlatform } from '../helpers/platform.ts'
 
-// A person who spoke in a conversation a moment ago has the conversation's lock taken beside their next turn's
-// reads (a round trip less before the first token). The reservation must never outlive what it was for.
+// A person who spoke in a conversation a moment ago has the conversation's lock, and their place under the cap of
+// turns per person, taken beside their next turn's reads (two round trips less before the first token). The
+// reservation must never outlive what it was for.
 
 describe('ActiveTurns.reserve', () => {
   const turnsOver = (locks = new MemoryTurnLocks()) => ({ locks, turns: new ActiveTurns(locks, new MemoryBus(silentLogger)) })
 
   test('a reservation handed to start is the turn’s lock, freed when the turn finishes', async () => {
     const { locks, turns } = turnsOver()
-    const reservation = turns.reserve('c')
+    const reservation = turns.reserve('c', 'someone')
     const controller = await turns.start('c', undefined, reservation)
     expect(await locks.held('c')).toBe(true)
     await turns.unreserve(reservation) // handed over: not the reserver's to give back
@@ -25,11 +26,11 @@ describe('ActiveTurns.reserve', () => {
 
   test('a reservation given back frees the lock; one taken while a turn runs refuses the start and frees nothing', async () => {
     const { locks, turns } = turnsOver()
-    await turns.unreserve(turns.reserve('c'))
+    await turns.unreserve(turns.reserve('c', 'someone'))
     expect(await locks.held('c')).toBe(false)
 
     const running = await turns.start('c')
-    const late = turns.reserve('c')
+    const late = turns.reserve('c', 'someone')
     expect(await late.taken).toBe(false)
     await expect(turns.start('c', undefined, late)).rejects.toMatchObject({ code: 'conflict' })
     await turns.unreserve(late)
@@ -42,7 +43,7 @@ describe('ActiveTurns.reserve', () => {
     // The person's cap refuses the first start, which gives the lock back itself.
     const cap = { admit: async () => Promise.reject(Object.assign(new Error('full'), { code: 'rate_limited' })), release: async () => {} }
     const capped = new ActiveTurns(locks, new MemoryBus(silentLogger), cap as never)
-    const reservation = capped.reserve('c')
+    const reservation = capped.reserve('c', 'someone')
     await expect(capped.start('c', 'someone', reservation)).rejects.toThrow('full')
     // Meanwhile another turn takes the conversation; giving back the spent reservation must leave it alone.
     const other = new ActiveTurns(locks, new MemoryBus(silentLogger))
@@ -52,9 +53,51 @@ describe('ActiveTurns.reserve', () => {
     await other.finish('c', running)
   })
 
+  /** A cap that records whose places it holds, by conversation. */
+  const recordingCap = () => {
+    const places = new Map<string, string>()
+    return {
+      places,
+      admit: async (userId: string, conversationId: string) => void places.set(conversationId, userId),
+      release: async (conversationId: string) => void places.delete(conversationId),
+    }
+  }
+
+  test('a reservation takes the person’s place under the cap once it has the lock, and gives both back', async () => {
+    const locks = new MemoryTurnLocks()
+    const cap = recordingCap()
+    const turns = new ActiveTurns(locks, new MemoryBus(silentLogger), cap as never)
+    const reservation = turns.reserve('c', 'someone')
+    await reservation.admitted
+    expect(cap.places.get('c')).toBe('someone')
+    await turns.unreserve(reservation)
+    expect(cap.places.size).toBe(0)
+    expect(await locks.held('c')).toBe(false)
+
+    // Handed to a turn, the place is the turn's until it finishes.
+    const handed = turns.reserve('c', 'someone')
+    const controller = await turns.start('c', 'someone', handed)
+    expect(cap.places.get('c')).toBe('someone')
+    await turns.finish('c', controller)
+    expect(cap.places.size).toBe(0)
+  })
+
+  test('a reservation that did not get the lock never touches the cap’s row of the turn that holds it', async () => {
+    const locks = new MemoryTurnLocks()
+    const cap = recordingCap()
+    const turns = new ActiveTurns(locks, new MemoryBus(silentLogger), cap as never)
+    const running = await turns.start('c', 'first')
+    const late = new ActiveTurns(locks, new MemoryBus(silentLogger), cap as never).reserve('c', 'second')
+    expect(await late.taken).toBe(false)
+    await late.admitted
+    await turns.unreserve(late)
+    expect(cap.places.get('c')).toBe('first')
+    await turns.finish('c', running)
+  })
+
   test('a reservation serves only a start of its own conversation', async () => {
     const { turns } = turnsOver()
-    const reservation = turns.reserve('c')
+    const reservation = turns.reserve('c', 'someone')
     await expect(turns.start('d', undefined, reservation)).rejects.toThrow('a reservation serves one start of its own conversation')
     await turns.unreserve(reservation)
   })
