@@ -49,7 +49,7 @@ import { McpConnections } from './mcp/connections.ts'
 import { outboundChecks } from './net/write-checks.ts'
 import { Writes } from './events/writes.ts'
 import { ToolRecords } from './models/tool-records.ts'
-import { flushAfterWrites } from './events/caches.ts'
+import { CacheFlusher, flushAfterWrites } from './events/caches.ts'
 import { OutboundPolicy } from './net/outbound.ts'
 import { Vault } from './vault/vault.ts'
 import { discoverPlugins } from './plugin-host/discover.ts'
@@ -135,7 +135,11 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const scheduler = new Scheduler(log)
   const outbound = new OutboundPolicy(config.outboundAllow, { ca: config.outboundCa })
   const writes = new Writes(store.db, outboundChecks(outbound), log)
-  flushAfterWrites(writes, events)
+  // What still runs here, read when a drain reports: the services it counts are made below.
+  const drain = new Drain(() => ({ turns: turns!.running, channel_work: channels.inFlight, background_tasks: kernel.tasks.running }))
+  const presence = new Presence(store.db, clock, () => drain.draining)
+  const caches = new CacheFlusher(events, presence)
+  flushAfterWrites(writes, caches)
   const vault = new Vault(store.db, await deriveKey(masterKey(config.masterKey, config.dataDir), 'switchboard vault v1'), writes)
   const runnerModels = new RunnerModels(store.db, clock, events, writes)
   const vaultTokens = new VaultTokens(store.db, clock)
@@ -161,9 +165,6 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const authenticator = new Authenticator(store.db, clock, policy, events)
   const budgets = new Budgets(store.db, clock, events)
   const settings = new SystemSettings(store.db, clock, events)
-  // What still runs here, read when a drain reports: the services it counts are made below.
-  const drain = new Drain(() => ({ turns: turns!.running, channel_work: channels.inFlight, background_tasks: kernel.tasks.running }))
-  const presence = new Presence(store.db, clock, () => drain.draining)
   const catalog = new McpCatalog(mcpDirectory, upstreams, plugins.toolProviders, isEnabled, mcpConnections, { metrics, refusal: (user) => budgets.refusal(user) })
   const feed = new ChatFeed(events, log)
   const plans = new Plans(store.db, writes, feed)
@@ -241,6 +242,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     clock,
     scheduler,
     events,
+    caches,
     self,
     sessionPolicy: policy,
     authenticator,
@@ -255,7 +257,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     upstreams,
     mcpDirectory,
     catalog,
-    gateway: new Gateway(catalog, store.db, events, approvals),
+    gateway: new Gateway(catalog, store.db, events, caches, approvals),
     tools,
     approvals,
     budgets,

@@ -30,6 +30,7 @@ import type { VaultTokens } from './vault/tokens.ts'
 import type { Vault } from './vault/vault.ts'
 import type { VaultSocket } from './vault/socket.ts'
 import type { BucketStore } from './throttle/buckets.ts'
+import type { CacheFlusher } from './events/caches.ts'
 import type { EventBus } from './events/bus.ts'
 import type { AuthorizationServer } from './oauth/server.ts'
 import type { McpConnections } from './mcp/connections.ts'
@@ -67,6 +68,8 @@ export interface Services {
   scheduler: Scheduler
   /** Events within this process and, on PostgreSQL, to every other process of the deployment. */
   events: EventBus
+  /** Drops cached reads in every process, confirmed by each before it returns. */
+  caches: CacheFlusher
   /** Where this process's api app answers on loopback (main sets the port once it listens). */
   self: SelfAddress
   sessionPolicy: SessionPolicy

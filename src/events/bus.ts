@@ -9,8 +9,10 @@ export type CacheName = 'identities' | 'acl' | 'mcp' | 'mcp-sessions' | 'runner-
  * PostgreSQL. A type added here is typed at both ends.
  */
 export interface Events {
-  /** Cached reads to drop: a write changed what they hold. */
-  'cache.flush': { caches: CacheName[] }
+  /** Cached reads to drop: a write changed what they hold. A flush with an id is confirmed by each process. */
+  'cache.flush': { caches: CacheName[]; flush?: string }
+  /** A process (its presence id) dropped what the flush named. */
+  'cache.flushed': { flush: string; process: string }
   /** Stop the conversation's running turn, wherever it runs. */
   'turn.abort': { conversation_id: string }
   /**

@@ -12,9 +12,52 @@ export function flushOn(events: EventBus, name: CacheName, clear: () => void): v
   events.onMissed(clear)
 }
 
-/** Every process (this one before the call returns) drops what the named caches hold. */
-export function flushCaches(events: EventBus, ...caches: CacheName[]): Promise<void> {
-  return events.publish('cache.flush', { caches })
+/** How long a flush waits to hear from the other processes: one that died since its last beat is waited for no longer. */
+const CONFIRM_WAIT_MS = 2_000
+
+/** The processes of the deployment that a flush waits for (lifecycle/presence.ts). */
+export interface LiveProcesses {
+  readonly id: string
+  alive(): Promise<Array<{ id: string }>>
+}
+
+/**
+ * Drops what the named caches hold in every process, and returns once every other live process has said it did:
+ * a revoked permission or a closed session is refused everywhere from the moment the write that made it answers,
+ * not whenever the event happens to arrive. Every process of the deployment confirms the flushes it hears.
+ */
+export class CacheFlusher {
+  constructor(
+    private readonly events: EventBus,
+    private readonly processes: LiveProcesses,
+    private readonly confirmWaitMs = CONFIRM_WAIT_MS,
+  ) {
+    events.subscribe('cache.flush', ({ flush }, origin) => {
+      // Delivery is synchronous: once this microtask runs, every cache of this process has been cleared.
+      if (flush && origin === 'elsewhere') queueMicrotask(() => void events.publish('cache.flushed', { flush, process: processes.id }).catch(() => {}))
+    })
+  }
+
+  async flush(...caches: CacheName[]): Promise<void> {
+    const others = new Set((await this.processes.alive()).map((p) => p.id).filter((id) => id !== this.processes.id))
+    if (others.size === 0) return this.events.publish('cache.flush', { caches })
+    const flush = crypto.randomUUID()
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let stop = () => {}
+    const confirmed = new Promise<void>((resolve) => {
+      stop = this.events.subscribe('cache.flushed', (heard) => {
+        if (heard.flush === flush && others.delete(heard.process) && others.size === 0) resolve()
+      })
+      timer = setTimeout(resolve, this.confirmWaitMs)
+    })
+    try {
+      await this.events.publish('cache.flush', { caches, flush })
+      await confirmed
+    } finally {
+      clearTimeout(timer)
+      stop()
+    }
+  }
 }
 
 /**
@@ -22,13 +65,13 @@ export function flushCaches(events: EventBus, ...caches: CacheName[]): Promise<v
  * memberships, ACLs, MCP rules) drops identities, ACLs and MCP rules; a person's ways in, identities; a global
  * secret, what plugins read of theirs; a runner's models, the registry's cache; a budget, the budgets read.
  */
-export function flushAfterWrites(writes: Writes, events: EventBus): void {
+export function flushAfterWrites(writes: Writes, caches: CacheFlusher): void {
   writes.on((write) => {
-    if (write.type === 'record' && write.model.affectsAccess) return flushCaches(events, 'identities', 'acl', 'mcp')
-    if (write.type === 'record' && write.model.table === 'budgets') return flushCaches(events, 'budgets')
-    if (write.type === 'record' && write.model.table === 'system_config') return flushCaches(events, 'system-settings')
-    if (write.type === 'credentials') return flushCaches(events, 'identities')
-    if (write.type === 'secret' && write.scope === 'global') return flushCaches(events, 'plugin-secrets')
-    if (write.type === 'runner-models') return flushCaches(events, 'runner-models')
+    if (write.type === 'record' && write.model.affectsAccess) return caches.flush('identities', 'acl', 'mcp')
+    if (write.type === 'record' && write.model.table === 'budgets') return caches.flush('budgets')
+    if (write.type === 'record' && write.model.table === 'system_config') return caches.flush('system-settings')
+    if (write.type === 'credentials') return caches.flush('identities')
+    if (write.type === 'secret' && write.scope === 'global') return caches.flush('plugin-secrets')
+    if (write.type === 'runner-models') return caches.flush('runner-models')
   })
 }

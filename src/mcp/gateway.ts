@@ -26,7 +26,7 @@ import type { Db } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
 import { isUuid } from '../models/fields.ts'
-import { flushCaches, flushOn } from '../events/caches.ts'
+import { flushOn, type CacheFlusher } from '../events/caches.ts'
 import { LRUCache } from 'lru-cache'
 import type { McpCatalog } from './catalog.ts'
 import { maskSecrets, type Approvals } from '../approvals/approvals.ts'
@@ -104,6 +104,7 @@ export class Gateway {
     private readonly catalog: McpCatalog,
     private readonly db: Db,
     private readonly events: EventBus,
+    private readonly caches: CacheFlusher,
     private readonly approvals: Approvals,
   ) {
     events.subscribe('mcp.cancel', ({ session_id, request_id, reason }) => {
@@ -126,7 +127,7 @@ export class Gateway {
     if (sessionId === null && request.method !== 'POST') throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
     if (request.method === 'DELETE') {
       await this.db.deleteFrom('mcp_sessions').where('id', '=', sessionId).execute()
-      await flushCaches(this.events, 'mcp-sessions')
+      await this.caches.flush('mcp-sessions')
       return new Response(null, { status: 200 })
     }
     if (request.method === 'GET') {
@@ -223,7 +224,7 @@ export class Gateway {
         eb.selectFrom('mcp_sessions').select('id').where('user_id', '=', actor.userId).orderBy('last_seen_at', 'desc').orderBy('created_at', 'desc').offset(SESSIONS_PER_USER),
       )
       .execute()
-    if (trimmed && trimmed.numDeletedRows > 0n) await flushCaches(this.events, 'mcp-sessions')
+    if (trimmed && trimmed.numDeletedRows > 0n) await this.caches.flush('mcp-sessions')
   }
 
   /**
@@ -415,7 +416,7 @@ export class Gateway {
     // Not awaited, so on the direct path: a query of Kysely's own still waiting for a connection when the store
     // closes would hold the close up.
     void execute(this.db, this.db.deleteFrom('mcp_sessions').where('last_seen_at', '<', sql<Date>`now() - ${SESSION_IDLE}::interval`).returning('id'))
-      .then((swept) => (swept.length > 0 ? flushCaches(this.events, 'mcp-sessions') : undefined))
+      .then((swept) => (swept.length > 0 ? this.caches.flush('mcp-sessions') : undefined))
       .catch(() => {})
   }
 }

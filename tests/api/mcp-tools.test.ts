@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'kysely'
-import { flushCaches } from '../../src/events/caches.ts'
 import { EVERYTHING_STDIO, freePort, NOTES_PLUGIN, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import type { Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -201,7 +200,7 @@ describe('POST /api/mcp/servers/{id}/test', () => {
       .insertInto('mcp_servers')
       .values({ id, company_id: p.root.companyId!, name: 'rebound', transport: 'streamable-http', command_id: null, url: 'http://169.254.169.254/mcp', env: sql`'{}'::jsonb`, headers: sql`'{}'::jsonb`, vault_secrets: sql`'[]'::jsonb` })
       .execute()
-    await flushCaches(p.services.events, 'mcp')
+    await p.services.caches.flush('mcp')
     const reply = await testServer(id)
     expect(reply.body).toMatchObject({ ok: false, error: expect.stringMatching(/^http:\/\/169\.254\.169\.254\/mcp resolves to 169\.254\.169\.254, .*link-local/i) })
   })

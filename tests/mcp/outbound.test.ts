@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'kysely'
 import { listToolsFailure, startMcpPlatform, type McpTestPlatform } from '../helpers/mcp.ts'
 import { expectProblem } from '../helpers/problem.ts'
-import { flushCaches } from '../../src/events/caches.ts'
 
 // A loopback server standing for something inside the platform's network: it counts every request it gets and
 // answers with text that must never reach a tenant.
@@ -45,7 +44,7 @@ describe('outbound addresses a tenant sets are refused when they reach inside', 
       .insertInto('mcp_servers')
       .values({ id: Bun.randomUUIDv7(), company_id: p.root.companyId!, name: 'rebound', transport: 'streamable-http', command_id: null, url: insideUrl, env: sql`'{}'::jsonb`, headers: sql`'{}'::jsonb`, vault_secrets: sql`'[]'::jsonb` })
       .execute()
-    await flushCaches(p.services.events, 'mcp')
+    await p.services.caches.flush('mcp')
     expect(await listToolsFailure(p.base, p.root, 'rebound')).toContain('loopback')
     expect(hits).toBe(0)
   })
