@@ -1,11 +1,11 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import { stream } from 'hono/streaming'
 import type { Context } from 'hono'
 import type { StartedTurn } from '../../chat/chat.ts'
 import type { ApiEnv } from '../../http/env.ts'
 import { WebchatConversation, WebchatMessage } from '../../models/webchat.ts'
 import { abortRoute, chatRoute, colleaguesRoute, conversationsRoute, exportRoute, readRoute, regenerateRoute, typingRoute } from './routes.ts'
 import { exportConversation } from '../../chat/export.ts'
+import { ndjsonTurn } from './ndjson.ts'
 
 /** POST /api/chat and /api/chat/abort: the web chat's turn, for scripts; and what the web chat page needs besides. */
 export function mountChat(app: OpenAPIHono<ApiEnv>): void {
@@ -69,17 +69,5 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
 function streamTurn(c: Context<ApiEnv>, turn: StartedTurn) {
   c.header('content-type', 'application/x-ndjson; charset=utf-8')
   c.header('cache-control', 'no-store')
-  return stream(c, async (out) => {
-    // A client that goes away stops the turn as an abort would.
-    out.onAbort(() => turn.stop(new Error('the client went away')))
-    const stopped = new Promise<void>((resolve) => turn.signal.addEventListener('abort', () => resolve(), { once: true }))
-    for await (const event of turn.events) {
-      const line = `${JSON.stringify(event)}\n`
-      // Before the answer streams there is nothing to hold back for a slow reader: the turn goes on at once. Once
-      // stopped, neither: a client that stopped reading must not keep the turn (and its conversation's lock, which
-      // every process honours) from settling.
-      if (event.type === 'conversation' || event.type === 'typing' || event.type === 'notice' || turn.signal.aborted) void out.write(line)
-      else await Promise.race([out.write(line), stopped])
-    }
-  }) as never // a stream is not a typed JSON response; the route documents its lines
+  return c.body(ndjsonTurn(turn)) as never // a stream is not a typed JSON response; the route documents its lines
 }
