@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Actor } from '../auth/actor.ts'
 import type { Executor } from '../db/schema.ts'
 import { companyScoped, scoped } from '../db/scoped.ts'
+import { runTemplate, slot } from '../db/templates.ts'
 import { ApiError } from '../errors.ts'
 import { CompanyUser } from '../models/company.ts'
 import { WebchatConversation, WebchatDocument, WebchatParticipant } from '../models/webchat.ts'
@@ -126,11 +127,13 @@ export async function colleagues(db: Executor, actor: Actor, query: string): Pro
 
 /** The name a user goes by in the chat. */
 export async function displayName(db: Executor, userId: string): Promise<string> {
-  const row = await db
-    .selectFrom('users')
-    .select(sql<string>`coalesce(nullif(display_name, ''), username)`.as('name'))
-    .where('id', '=', userId)
-    .executeTakeFirst()
+  // Compiled once: every turn reads it beside its other reads, before the first token.
+  const [row] = await runTemplate<{ name: string }>(
+    db,
+    'users|display-name',
+    () => db.selectFrom('users').select(sql<string>`coalesce(nullif(display_name, ''), username)`.as('name')).where('id', '=', slot(0)),
+    [userId],
+  )
   return row?.name ?? 'someone'
 }
 

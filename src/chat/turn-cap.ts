@@ -1,10 +1,14 @@
-import { sql } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
+import { run } from '../db/templates.ts'
 import { ApiError } from '../errors.ts'
 
 /** How long a turn's place is kept if its process dies without giving it back: past the longest runner timeout. */
 const LEASE_MS = 20 * 60_000
+
+// On the pool's direct path, as every statement a turn makes before its first token: no connection of its own to wait for.
+const ADMIT = `SELECT set_config('synchronous_commit', 'off', true),
+  admit_chat_turn($1::uuid, $2::uuid, $3::timestamptz, $4::timestamptz, $5::integer) AS running`
 
 /**
  * How many turns one person may have running at once, counted in the store so that every process sees the same
@@ -23,10 +27,8 @@ export class TurnCap {
   async admit(userId: string, conversationId: string): Promise<void> {
     const now = this.clock.now()
     // The place is a lease that a crash frees anyway: its commit need not wait for the log to reach the disk.
-    const { rows } = await sql<{ running: number }>`
-      SELECT set_config('synchronous_commit', 'off', true),
-        admit_chat_turn(${userId}::uuid, ${conversationId}::uuid, ${new Date(now)}, ${new Date(now + LEASE_MS)}, ${this.perUser}) AS running`.execute(this.db)
-    const running = Number(rows[0]!.running)
+    const [row] = await run<{ running: number }>(this.db, ADMIT, [userId, conversationId, new Date(now), new Date(now + LEASE_MS), this.perUser])
+    const running = Number(row!.running)
     if (running >= this.perUser) {
       throw new ApiError('rate_limited', `You have ${running} answers being written at once, the most one person may; wait for one to finish or stop one.`, {
         headers: { 'Retry-After': '5' },
@@ -35,6 +37,6 @@ export class TurnCap {
   }
 
   async release(conversationId: string): Promise<void> {
-    await this.db.deleteFrom('chat_turns').where('conversation_id', '=', conversationId).execute()
+    await run(this.db, 'DELETE FROM chat_turns WHERE conversation_id = $1', [conversationId])
   }
 }

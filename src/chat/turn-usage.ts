@@ -1,4 +1,5 @@
 import type { Db } from '../db/schema.ts'
+import { runTemplate, slot } from '../db/templates.ts'
 import { costOf, tokenCount } from '../models/usage.ts'
 import type { Turn } from './turn.ts'
 
@@ -17,22 +18,36 @@ export interface TurnUsage {
  */
 export async function recordTurnUsage(db: Db, turn: Pick<Turn, 'actor' | 'agent' | 'conversation'>, usage: TurnUsage): Promise<void> {
   const { actor, agent, conversation } = turn
-  await db
-    .insertInto('usage_records')
-    .values({
-      id: Bun.randomUUIDv7(),
-      company_id: agent.company_id,
-      user_id: actor.userId,
-      source: 'chat',
-      runner: agent.runner,
-      model: agent.model,
-      input_tokens: tokenCount(usage.input_tokens),
-      output_tokens: tokenCount(usage.output_tokens),
-      cost_usd: costOf(usage.cost_usd),
-      conversation_id: conversation.id,
-      agent_id: agent.id,
-      tool_calls: tokenCount(usage.tool_calls),
-      outcome: usage.outcome,
-    })
-    .execute()
+  // Compiled once: every turn ends with it.
+  await runTemplate(db, 'usage|turn', () => db.insertInto('usage_records').values(COLUMNS), [
+    Bun.randomUUIDv7(),
+    agent.company_id,
+    actor.userId,
+    agent.runner,
+    agent.model,
+    tokenCount(usage.input_tokens),
+    tokenCount(usage.output_tokens),
+    costOf(usage.cost_usd),
+    conversation.id,
+    agent.id,
+    tokenCount(usage.tool_calls),
+    usage.outcome,
+  ])
 }
+
+/** The usage record's columns, each a slot of the template but its source. */
+const COLUMNS = {
+  id: slot(0),
+  company_id: slot(1),
+  user_id: slot(2),
+  source: 'chat',
+  runner: slot(3),
+  model: slot(4),
+  input_tokens: slot(5),
+  output_tokens: slot(6),
+  cost_usd: slot(7),
+  conversation_id: slot(8),
+  agent_id: slot(9),
+  tool_calls: slot(10),
+  outcome: slot(11),
+} as const

@@ -4,6 +4,7 @@ import type { Actor } from '../auth/actor.ts'
 import type { ChatFeed } from '../chat/feed.ts'
 import { insertMessage } from '../chat/messages.ts'
 import { scoped } from '../db/scoped.ts'
+import { runTemplate, slot } from '../db/templates.ts'
 import type { Db, Executor, PlanStatus, PlanTaskStatus, Row } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
 import type { Writes, WriteScope, Written } from '../events/writes.ts'
@@ -223,7 +224,13 @@ export class Plans {
 
   /** The conversation's active plan as the kernel sees it (no caller): what auto-continuation acts on. */
   async active(conversationId: string): Promise<(PlanView & { company_id: string; driven_by: string | null }) | undefined> {
-    const row = await this.db.selectFrom('plans').select(['id', 'company_id', 'driven_by']).where('conversation_id', '=', conversationId).where('status', '=', 'active').executeTakeFirst()
+    // Compiled once: every turn's end asks it.
+    const [row] = await runTemplate<{ id: string; company_id: string; driven_by: string | null }>(
+      this.db,
+      'plans|active',
+      () => this.db.selectFrom('plans').select(['id', 'company_id', 'driven_by']).where('conversation_id', '=', slot(0)).where('status', '=', 'active'),
+      [conversationId],
+    )
     return row ? { ...(await read(this.db, row.id)), company_id: row.company_id, driven_by: row.driven_by } : undefined
   }
 
