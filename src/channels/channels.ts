@@ -10,6 +10,7 @@ import type { Sandbox } from '../mcp/sandbox.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import { jsonb } from '../db/jsonb.ts'
+import { runTemplate, slot } from '../db/templates.ts'
 import type { EventBus } from '../events/bus.ts'
 import type { Writes } from '../events/writes.ts'
 import type { Logger } from '../logger.ts'
@@ -244,12 +245,19 @@ export class Channels {
    * the platform thread the conversation belongs to; a web chat conversation belongs to none, and nothing is queued.
    */
   async enqueueInConversation(conversationId: string, reply: (agentName: string) => { key: string; text: string; choices?: ChannelChoice[] }): Promise<void> {
-    const thread = await this.options.db
-      .selectFrom('channel_threads')
-      .innerJoin('agent_configs', 'agent_configs.id', 'channel_threads.agent_id')
-      .select(['channel_threads.company_id', 'channel_threads.agent_id', 'channel_threads.platform', 'channel_threads.thread_key', 'channel_threads.target', 'agent_configs.name'])
-      .where('channel_threads.conversation_id', '=', conversationId)
-      .executeTakeFirst()
+    const { db } = this.options
+    // Compiled once: every answer in the web chat asks it, and finds none.
+    const [thread] = await runTemplate<{ company_id: string; agent_id: string; platform: string; thread_key: string; target: ChannelTarget; name: string }>(
+      db,
+      'channels|thread-of-conversation',
+      () =>
+        db
+          .selectFrom('channel_threads')
+          .innerJoin('agent_configs', 'agent_configs.id', 'channel_threads.agent_id')
+          .select(['channel_threads.company_id', 'channel_threads.agent_id', 'channel_threads.platform', 'channel_threads.thread_key', 'channel_threads.target', 'agent_configs.name'])
+          .where('channel_threads.conversation_id', '=', slot(0)),
+      [conversationId],
+    )
     if (!thread) return
     await this.enqueue({
       companyId: thread.company_id,
