@@ -257,6 +257,7 @@ export class Channels {
           .select(['channel_threads.company_id', 'channel_threads.agent_id', 'channel_threads.platform', 'channel_threads.thread_key', 'channel_threads.target', 'agent_configs.name'])
           .where('channel_threads.conversation_id', '=', slot(0)),
       [conversationId],
+      'keyed',
     )
     if (!thread) return
     await this.enqueue({

@@ -133,6 +133,7 @@ export async function displayName(db: Executor, userId: string): Promise<string>
     'users|display-name',
     () => db.selectFrom('users').select(sql<string>`coalesce(nullif(display_name, ''), username)`.as('name')).where('id', '=', slot(0)),
     [userId],
+    'keyed',
   )
   return row?.name ?? 'someone'
 }

@@ -39,6 +39,7 @@ export async function insertMessage(db: Executor, message: NewMessage, id = Bun.
         version_of: slot(9),
       }),
     [id, company_id, conversation_id, sender_id, agent_id, role, text, status, JSON.stringify(attachments), version_of],
+    'keyed',
   )
   return id
 }
@@ -82,6 +83,7 @@ export async function history(db: Executor, conversationId: string, range: { bef
         .orderBy('id', 'desc')
         .limit(HISTORY),
     values,
+    'keyed',
   )
   return rows.reverse().map((row) => ({ role: row.role === 'agent' ? 'assistant' : 'user', content: row.text }))
 }

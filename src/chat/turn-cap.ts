@@ -27,7 +27,7 @@ export class TurnCap {
   async admit(userId: string, conversationId: string): Promise<void> {
     const now = this.clock.now()
     // The place is a lease that a crash frees anyway: its commit need not wait for the log to reach the disk.
-    const [row] = await run<{ running: number }>(this.db, ADMIT, [userId, conversationId, new Date(now), new Date(now + LEASE_MS), this.perUser])
+    const [row] = await run<{ running: number }>(this.db, ADMIT, [userId, conversationId, new Date(now), new Date(now + LEASE_MS), this.perUser], 'keyed')
     const running = Number(row!.running)
     if (running >= this.perUser) {
       throw new ApiError('rate_limited', `You have ${running} answers being written at once, the most one person may; wait for one to finish or stop one.`, {
@@ -37,6 +37,6 @@ export class TurnCap {
   }
 
   async release(conversationId: string): Promise<void> {
-    await run(this.db, 'DELETE FROM chat_turns WHERE conversation_id = $1', [conversationId])
+    await run(this.db, 'DELETE FROM chat_turns WHERE conversation_id = $1', [conversationId], 'keyed')
   }
 }

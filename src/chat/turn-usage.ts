@@ -32,7 +32,7 @@ export async function recordTurnUsage(db: Db, turn: Pick<Turn, 'actor' | 'agent'
     agent.id,
     tokenCount(usage.tool_calls),
     usage.outcome,
-  ])
+  ], 'keyed')
 }
 
 /** The usage record's columns, each a slot of the template but its source. */

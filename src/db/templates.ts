@@ -1,5 +1,5 @@
 import { CompiledQuery, type Compilable } from 'kysely'
-import { directFor } from './connect.ts'
+import { directFor, type Lane } from './connect.ts'
 import type { Executor } from './schema.ts'
 
 /**
@@ -37,8 +37,8 @@ function compile(query: Compilable): Template {
   }
 }
 
-/** Runs the template `key` (building it on first use) with `values` in its slots. */
-export async function runTemplate<Row = Record<string, unknown>>(db: Executor, key: string, build: () => Compilable, values: readonly unknown[]): Promise<Row[]> {
+/** Runs the template `key` (building it on first use) with `values` in its slots, on `lane` (see Lane). */
+export async function runTemplate<Row = Record<string, unknown>>(db: Executor, key: string, build: () => Compilable, values: readonly unknown[], lane: Lane = 'pool'): Promise<Row[]> {
   let template = templates.get(key)
   if (!template) {
     // Shapes are bounded by the code, but list filters combine freely: a full cache starts over.
@@ -47,18 +47,18 @@ export async function runTemplate<Row = Record<string, unknown>>(db: Executor, k
     templates.set(key, template)
   }
   const parameters = template.bind.map((b) => ('slot' in b ? values[b.slot] : b.constant))
-  return run<Row>(db, template.sql, parameters)
+  return run<Row>(db, template.sql, parameters, lane)
 }
 
 /** Runs one statement (a write too) on the direct path where there is one, else through Kysely's driver. */
-export async function execute<Row = Record<string, unknown>>(db: Executor, query: Compilable): Promise<Row[]> {
+export async function execute<Row = Record<string, unknown>>(db: Executor, query: Compilable, lane: Lane = 'pool'): Promise<Row[]> {
   const { sql, parameters } = query.compile()
-  return run<Row>(db, sql, parameters)
+  return run<Row>(db, sql, parameters, lane)
 }
 
 /** Runs one statement written as SQL with positional parameters, on the direct path where there is one. */
-export async function run<Row>(db: Executor, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+export async function run<Row>(db: Executor, sql: string, parameters: readonly unknown[], lane: Lane = 'pool'): Promise<Row[]> {
   const direct = directFor(db)
-  if (direct) return (await direct(sql, parameters)) as Row[]
+  if (direct) return (await direct(sql, parameters, lane)) as Row[]
   return (await db.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
 }

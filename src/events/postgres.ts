@@ -78,14 +78,14 @@ export class PostgresBus implements EventBus {
     let wire = JSON.stringify({ o: this.#origin, s: sent, t: type, p: payload } satisfies Wire)
     if (Buffer.byteLength(wire) > INLINE_BYTES) {
       const id = Bun.randomUUIDv7()
-      await run(this.db, 'INSERT INTO event_payloads (id, type, payload) VALUES ($1, $2, $3::text::jsonb)', [id, type, JSON.stringify(payload)])
+      await run(this.db, 'INSERT INTO event_payloads (id, type, payload) VALUES ($1, $2, $3::text::jsonb)', [id, type, JSON.stringify(payload)], 'keyed')
       wire = JSON.stringify({ o: this.#origin, s: sent, t: type, r: id } satisfies Wire)
       this.#sweep()
     }
     // The direct path: publishers may not wait (the chat feed publishes in the background), and a Kysely query still
     // running when the store closes would hold its connection reserved and the close with it.
     // A notification is lost with the server anyway, so its commit need not wait for the log to reach the disk.
-    await run(this.db, "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)", [CHANNEL, wire])
+    await run(this.db, "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)", [CHANNEL, wire], 'keyed')
   }
 
   subscribe<T extends EventType>(type: T, handler: EventHandler<T>): () => void {

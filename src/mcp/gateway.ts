@@ -208,7 +208,7 @@ export class Gateway {
     if (Date.now() - owner.touchedAt >= TOUCH_AFTER_MS) {
       owner.touchedAt = Date.now()
       // Not awaited, so on the direct path (see #sweep).
-      void execute(this.db, this.db.updateTable('mcp_sessions').set({ last_seen_at: sql`now()` }).where('id', '=', key)).catch(() => {})
+      void execute(this.db, this.db.updateTable('mcp_sessions').set({ last_seen_at: sql`now()` }).where('id', '=', key), 'keyed').catch(() => {})
     }
     return true
   }

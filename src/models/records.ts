@@ -133,7 +133,7 @@ export async function getRecord<T extends TableName>(
 ): Promise<Versioned<RecordOf<T>>> {
   const [row] = options.forUpdate
     ? [await byId(db, actor, model, id).forUpdate(model.table).executeTakeFirst()]
-    : await runTemplate(db, `get|${model.name}|${shapeOf(actor)}`, () => byId(db, standInActor(actor), model, slot(2)), [actor.userId, actor.companyId, id])
+    : await runTemplate(db, `get|${model.name}|${shapeOf(actor)}`, () => byId(db, standInActor(actor), model, slot(2)), [actor.userId, actor.companyId, id], 'keyed')
   if (!row) throw notFound(model, id)
   return split<T>(row)
 }

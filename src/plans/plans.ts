@@ -230,6 +230,7 @@ export class Plans {
       'plans|active',
       () => this.db.selectFrom('plans').select(['id', 'company_id', 'driven_by']).where('conversation_id', '=', slot(0)).where('status', '=', 'active'),
       [conversationId],
+      'keyed',
     )
     return row ? { ...(await read(this.db, row.id)), company_id: row.company_id, driven_by: row.driven_by } : undefined
   }

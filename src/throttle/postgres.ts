@@ -73,7 +73,7 @@ export class PostgresBucketStore implements LeasingStore {
 
   async give(key: string, rate: Rate, now: number): Promise<void> {
     // A bucket swept meanwhile is full: nothing to give back to.
-    await run(this.db, GIVE, [key, rate.burst, rate.perSecond, now])
+    await run(this.db, GIVE, [key, rate.burst, rate.perSecond, now], 'keyed')
   }
 
   async takeUpTo(key: string, rate: Rate, count: number, now: number): Promise<Grant> {
@@ -83,7 +83,7 @@ export class PostgresBucketStore implements LeasingStore {
   }
 
   async giveBack(key: string, rate: Rate, count: number, now: number): Promise<void> {
-    await run(this.db, GIVE_BACK, [key, rate.burst, rate.perSecond, now, count])
+    await run(this.db, GIVE_BACK, [key, rate.burst, rate.perSecond, now, count], 'keyed')
   }
 
   /** Deletes buckets that have refilled: a missing row is a full bucket. At most once a minute per process. */
