@@ -6,7 +6,7 @@ import { ApiError } from '../errors.ts'
 /** How long a turn's place is kept if its process dies without giving it back: past the longest runner timeout. */
 const LEASE_MS = 20 * 60_000
 
-// On the pool's direct path, as every statement a turn makes before its first token: no connection of its own to wait for.
+// On the keyed lane, as the turn's other statements before its first token: no connection reserved for it alone.
 const ADMIT = `SELECT set_config('synchronous_commit', 'off', true),
   admit_chat_turn($1::uuid, $2::uuid, $3::timestamptz, $4::timestamptz, $5::integer) AS running`
 

@@ -31,12 +31,17 @@ function fakeTurn(pieces: number) {
   return { turn, seen }
 }
 
+/** No test but the one for it expects the events to fail. */
+const unexpected = (error: unknown) => {
+  throw new Error(`the events failed: ${String(error)}`)
+}
+
 const lines = async (stream: ReadableStream<Uint8Array>) => (await new Response(stream).text()).split('\n')
 
 describe('a turn as NDJSON', () => {
   test('each event is one JSON line, in order, and the stream ends with the turn', async () => {
     const { turn, seen } = fakeTurn(3)
-    const read = await lines(ndjsonTurn(turn))
+    const read = await lines(ndjsonTurn(turn, unexpected))
     expect(read.at(-1)).toBe('') // every line ends with a newline
     expect(read.slice(0, -1).map((line) => JSON.parse(line))).toEqual([
       { type: 'conversation', conversation_id: 'c1' },
@@ -51,7 +56,7 @@ describe('a turn as NDJSON', () => {
 
   test('a reader that falls behind holds the answer back, and what comes before it never waits', async () => {
     const { turn, seen } = fakeTurn(50)
-    const reader = ndjsonTurn(turn).getReader()
+    const reader = ndjsonTurn(turn, unexpected).getReader()
     await Bun.sleep(20)
     // Nothing read yet: conversation and typing went by, the answer stopped a piece or two in.
     expect(seen.yielded).toBeGreaterThan(0)
@@ -66,7 +71,7 @@ describe('a turn as NDJSON', () => {
 
   test('once the turn is stopped nothing waits for the reader: the turn runs to its end unread', async () => {
     const { turn, seen } = fakeTurn(50)
-    const stream = ndjsonTurn(turn)
+    const stream = ndjsonTurn(turn, unexpected)
     await Bun.sleep(20)
     expect(seen.finished).toBe(false)
     turn.stop(new Error('aborted by the user'))
@@ -80,11 +85,23 @@ describe('a turn as NDJSON', () => {
 
   test('a reader that goes away stops the turn, which still runs to its end', async () => {
     const { turn, seen } = fakeTurn(50)
-    const reader = ndjsonTurn(turn).getReader()
+    const reader = ndjsonTurn(turn, unexpected).getReader()
     await reader.read()
     await reader.cancel()
     expect(seen.stoppedWith?.message).toBe('the client went away')
     await Bun.sleep(20)
     expect(seen.finished).toBe(true)
+  })
+
+  test('events that fail are reported, and the stream breaks off instead of ending as if whole', async () => {
+    async function* events(): AsyncGenerator<ChatEvent> {
+      yield { type: 'conversation', conversation_id: 'c1' }
+      throw new Error('a bug')
+    }
+    const reported: unknown[] = []
+    const stream = ndjsonTurn({ events: events(), stop: () => {}, signal: new AbortController().signal }, (error) => reported.push(error))
+    await expect(lines(stream)).rejects.toThrow('a bug')
+    await Bun.sleep(5)
+    expect(reported.map(String)).toEqual(['Error: a bug'])
   })
 })

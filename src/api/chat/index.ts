@@ -69,5 +69,6 @@ export function mountChat(app: OpenAPIHono<ApiEnv>): void {
 function streamTurn(c: Context<ApiEnv>, turn: StartedTurn) {
   c.header('content-type', 'application/x-ndjson; charset=utf-8')
   c.header('cache-control', 'no-store')
-  return c.body(ndjsonTurn(turn)) as never // a stream is not a typed JSON response; the route documents its lines
+  const failed = (error: unknown) => c.var.services.log.error('chat turn stream failed', { error: String((error as Error)?.stack ?? error) })
+  return c.body(ndjsonTurn(turn, failed)) as never // a stream is not a typed JSON response; the route documents its lines
 }

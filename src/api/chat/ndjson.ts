@@ -11,9 +11,11 @@ const EARLY = new Set<ChatEvent['type']>(['conversation', 'typing', 'notice'])
  * through: each line reaches the socket a few promise hops sooner). While the answer streams, a reader that falls
  * behind holds the turn back; before it streams, and once the turn is stopped, nothing waits for the reader, so one
  * that stopped reading cannot keep the turn (and its conversation's lock, which every process honours) from
- * settling. A reader that goes away stops the turn as an abort would, and the turn still runs to its end.
+ * settling. A reader that goes away stops the turn as an abort would, and the turn still runs to its end. Should the
+ * events themselves fail (the turn reports its own failures as events, so this is a bug), `failed` hears of it and
+ * the stream breaks off rather than end as if whole.
  */
-export function ndjsonTurn(turn: StartedTurn): ReadableStream<Uint8Array> {
+export function ndjsonTurn(turn: StartedTurn, failed: (error: unknown) => void): ReadableStream<Uint8Array> {
   let cancelled = false
   let pulled: (() => void) | undefined
   const stopped = new Promise<void>((resolve) => turn.signal.addEventListener('abort', () => resolve(), { once: true }))
@@ -29,6 +31,7 @@ export function ndjsonTurn(turn: StartedTurn): ReadableStream<Uint8Array> {
         }
         if (!cancelled) controller.close()
       })().catch((error: unknown) => {
+        failed(error)
         if (!cancelled) controller.error(error)
       })
     },
