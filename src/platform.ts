@@ -23,7 +23,6 @@ import { migrate } from './db/migrate.ts'
 import type { Logger } from './logger.ts'
 import { createModelRegistry } from './models/registry.ts'
 import { SmtpMailer } from './mail/mailer.ts'
-import { TurnCap } from './chat/turn-cap.ts'
 import { serveVaultSocket } from './vault/socket.ts'
 import type { Services } from './services.ts'
 import { NoMetrics, type Metrics } from './metrics/metrics.ts'
@@ -127,7 +126,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const metrics: Metrics = config.metricsToken ? new (await import('./metrics/prometheus.ts')).PrometheusMetrics() : new NoMetrics()
   const tracing = await Tracing.create(config.tracing, traceExporter)
   const { events, locks, throttles } = await sharedState(config, store, log, metrics, (id) => turns?.lost(id))
-  turns = new ActiveTurns(locks, events, new TurnCap(store.db, clock, config.turnsPerUser))
+  turns = new ActiveTurns(locks, events, config.turnsPerUser)
   const self = new SelfAddress(config.host, config.apiPort)
   // The api app is made further down; the socket hands it requests once there are any.
   let apiApp: ReturnType<typeof createApiApp> | undefined

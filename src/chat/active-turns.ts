@@ -1,14 +1,12 @@
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
-import type { TurnCap } from './turn-cap.ts'
 import type { TurnLocks } from './turn-locks.ts'
 
 /** A conversation's lock and its asker's place under the cap, taken ahead of its turn (see ActiveTurns.reserve). */
 export interface Reservation {
   conversationId: string
+  /** The lock and the person's place: false when a turn holds the lock, rejected with the 429 when every place is. */
   taken: Promise<boolean>
-  /** The person's place under the cap, taken once the lock is. */
-  admitted: Promise<void>
   /** Handed to start() or given back: either way no longer the reserver's. */
   used: boolean
 }
@@ -24,7 +22,8 @@ export class ActiveTurns {
   constructor(
     private readonly locks: TurnLocks,
     private readonly events: EventBus,
-    private readonly cap?: TurnCap,
+    /** How many turns one person may have running at once, across every process (none: no limit). */
+    private readonly turnsPerUser?: number,
   ) {
     events.subscribe('turn.abort', ({ conversation_id }) => this.#abortHere(conversation_id))
   }
@@ -35,25 +34,20 @@ export class ActiveTurns {
   }
 
   /**
-   * Takes the conversation's lock ahead of `start`, then the person's place under the cap, so that both round trips
-   * run beside the turn's reads. A reservation is handed to `start`, or given back with `unreserve`.
+   * Takes the conversation's lock and the person's place ahead of `start`, so that the round trip runs beside the
+   * turn's reads. A reservation is handed to `start`, or given back with `unreserve`.
    */
   reserve(conversationId: string, userId: string): Reservation {
-    const taken = this.#turns.has(conversationId) ? Promise.resolve(false) : this.locks.acquire(conversationId)
-    // Only under the lock: the cap's row is the conversation's, and another turn's must not be touched.
-    const admitted = taken.then((ok) => (ok ? this.cap?.admit(userId, conversationId) : undefined))
+    const taken = this.#turns.has(conversationId) ? Promise.resolve(false) : this.#take(conversationId, userId)
     taken.catch(() => {})
-    admitted.catch(() => {})
-    return { conversationId, taken, admitted, used: false }
+    return { conversationId, taken, used: false }
   }
 
   /** Gives back a reservation no turn used (the reads refused the caller, or nothing was to be answered). */
   async unreserve(reservation: Reservation): Promise<void> {
     if (reservation.used) return
     reservation.used = true
-    if (!(await reservation.taken.catch(() => false))) return
-    const placed = this.cap !== undefined && (await reservation.admitted.then(() => true, () => false))
-    await Promise.all([this.locks.release(reservation.conversationId), placed ? this.cap?.release(reservation.conversationId) : undefined])
+    if (await reservation.taken.catch(() => false)) await this.locks.release(reservation.conversationId)
   }
 
   /**
@@ -66,16 +60,8 @@ export class ActiveTurns {
       if (reserved.conversationId !== conversationId || reserved.used) throw new Error('a reservation serves one start of its own conversation')
       reserved.used = true
     }
-    if (this.#turns.has(conversationId) || !(await (reserved?.taken ?? this.locks.acquire(conversationId)))) {
+    if (this.#turns.has(conversationId) || !(await (reserved?.taken ?? this.#take(conversationId, userId)))) {
       throw new ApiError('conflict', 'A turn is already running in this conversation; wait for it or abort it.')
-    }
-    if (reserved || (userId && this.cap)) {
-      try {
-        await (reserved ? reserved.admitted : this.cap?.admit(userId!, conversationId))
-      } catch (error) {
-        await this.locks.release(conversationId)
-        throw error
-      }
     }
     const controller = new AbortController()
     this.#turns.set(conversationId, controller)
@@ -85,7 +71,7 @@ export class ActiveTurns {
   async finish(conversationId: string, controller: AbortController): Promise<void> {
     if (this.#turns.get(conversationId) !== controller) return
     this.#turns.delete(conversationId)
-    await Promise.all([this.locks.release(conversationId), this.cap?.release(conversationId)])
+    await this.locks.release(conversationId)
   }
 
   /** True when a turn was running, here or in another process, and was told to stop. */
@@ -99,6 +85,18 @@ export class ActiveTurns {
   /** Stops a turn of this process whose lock was lost to another process. */
   lost(conversationId: string): void {
     this.#turns.get(conversationId)?.abort(new Error('the turn lost its lock to another process'))
+  }
+
+  /** The conversation's lock and, for a person's turn, one of their places: false when a turn holds the lock. */
+  async #take(conversationId: string, userId?: string): Promise<boolean> {
+    if (!userId || this.turnsPerUser === undefined) return this.locks.acquire(conversationId)
+    const outcome = await this.locks.acquireWithPlace(conversationId, userId, this.turnsPerUser)
+    if (outcome === 'full') {
+      throw new ApiError('rate_limited', `You have ${this.turnsPerUser} answers being written at once, the most one person may; wait for one to finish or stop one.`, {
+        headers: { 'Retry-After': '5' },
+      })
+    }
+    return outcome === 'taken'
   }
 
   #abortHere(conversationId: string): boolean {

@@ -40,58 +40,48 @@ describe('ActiveTurns.reserve', () => {
 
   test('a reservation spent on a start that was refused cannot free the lock a later turn took', async () => {
     const locks = new MemoryTurnLocks()
-    // The person's cap refuses the first start, which gives the lock back itself.
-    const cap = { admit: async () => Promise.reject(Object.assign(new Error('full'), { code: 'rate_limited' })), release: async () => {} }
-    const capped = new ActiveTurns(locks, new MemoryBus(silentLogger), cap as never)
+    // The person's one place is taken, so their next start is refused; the lock of its conversation is not kept.
+    const capped = new ActiveTurns(locks, new MemoryBus(silentLogger), 1)
+    const busy = await capped.start('elsewhere', 'someone')
     const reservation = capped.reserve('c', 'someone')
-    await expect(capped.start('c', 'someone', reservation)).rejects.toThrow('full')
+    await expect(capped.start('c', 'someone', reservation)).rejects.toMatchObject({ code: 'rate_limited' })
     // Meanwhile another turn takes the conversation; giving back the spent reservation must leave it alone.
     const other = new ActiveTurns(locks, new MemoryBus(silentLogger))
     const running = await other.start('c')
     await capped.unreserve(reservation)
     expect(await locks.held('c')).toBe(true)
     await other.finish('c', running)
+    await capped.finish('elsewhere', busy)
   })
 
-  /** A cap that records whose places it holds, by conversation. */
-  const recordingCap = () => {
-    const places = new Map<string, string>()
-    return {
-      places,
-      admit: async (userId: string, conversationId: string) => void places.set(conversationId, userId),
-      release: async (conversationId: string) => void places.delete(conversationId),
-    }
-  }
-
-  test('a reservation takes the person’s place under the cap once it has the lock, and gives both back', async () => {
+  test('a reservation takes the person’s place with the lock, and gives both back', async () => {
     const locks = new MemoryTurnLocks()
-    const cap = recordingCap()
-    const turns = new ActiveTurns(locks, new MemoryBus(silentLogger), cap as never)
+    const turns = new ActiveTurns(locks, new MemoryBus(silentLogger), 1)
     const reservation = turns.reserve('c', 'someone')
-    await reservation.admitted
-    expect(cap.places.get('c')).toBe('someone')
+    expect(await reservation.taken).toBe(true)
+    expect(await locks.acquireWithPlace('probe', 'someone', 1)).toBe('full')
     await turns.unreserve(reservation)
-    expect(cap.places.size).toBe(0)
     expect(await locks.held('c')).toBe(false)
+    expect(await locks.acquireWithPlace('probe', 'someone', 1)).toBe('taken')
+    await locks.release('probe')
 
     // Handed to a turn, the place is the turn's until it finishes.
     const handed = turns.reserve('c', 'someone')
     const controller = await turns.start('c', 'someone', handed)
-    expect(cap.places.get('c')).toBe('someone')
+    expect(await locks.acquireWithPlace('probe', 'someone', 1)).toBe('full')
     await turns.finish('c', controller)
-    expect(cap.places.size).toBe(0)
+    expect(await locks.acquireWithPlace('probe', 'someone', 1)).toBe('taken')
   })
 
-  test('a reservation that did not get the lock never touches the cap’s row of the turn that holds it', async () => {
+  test('a reservation that did not get the lock never touches the place of the turn that holds it', async () => {
     const locks = new MemoryTurnLocks()
-    const cap = recordingCap()
-    const turns = new ActiveTurns(locks, new MemoryBus(silentLogger), cap as never)
+    const turns = new ActiveTurns(locks, new MemoryBus(silentLogger), 1)
     const running = await turns.start('c', 'first')
-    const late = new ActiveTurns(locks, new MemoryBus(silentLogger), cap as never).reserve('c', 'second')
+    const late = new ActiveTurns(locks, new MemoryBus(silentLogger), 1).reserve('c', 'second')
     expect(await late.taken).toBe(false)
-    await late.admitted
     await turns.unreserve(late)
-    expect(cap.places.get('c')).toBe('first')
+    expect(await locks.acquireWithPlace('probe', 'first', 1)).toBe('full')
+    expect(await locks.held('c')).toBe(true)
     await turns.finish('c', running)
   })
 
