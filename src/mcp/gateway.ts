@@ -150,7 +150,8 @@ export class Gateway {
       if (!(await this.#handOn(sessionId, messages))) await this.events.publish('mcp.answer', { session_id: sessionId, messages })
       return new Response(null, { status: 202 })
     }
-    const initialize = messages.some((message) => isInitializeRequest(message))
+    // By its method alone: the transport validates the message itself, and a full parse of every message costs.
+    const initialize = messages.some(isInitialize)
     if (initialize && sessionId !== null) return jsonRpcError(400, -32600, 'Invalid Request: this session is initialized already.')
     if (!initialize && sessionId === null) throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
     if (sessionId !== null) await this.#announceCancellations(sessionId, messages)
@@ -439,6 +440,10 @@ function isAnswer(message: unknown): boolean {
 
 function isToolCall(message: unknown): boolean {
   return (message as { method?: unknown } | null)?.method === 'tools/call'
+}
+
+function isInitialize(message: unknown): boolean {
+  return (message as { method?: unknown } | null)?.method === 'initialize'
 }
 
 /** An initialize whose host says it can be asked (elicitation). */

@@ -109,6 +109,31 @@ test('401 without credentials, 404 for an unknown server, 403 when no tool of it
   await client.close()
 })
 
+test('a browser host from any origin may call the gateway and read the session id and the challenge', async () => {
+  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'browser', version: '1' } } }
+  const origin = { origin: 'https://inspector.example', accept: 'application/json, text/event-stream' }
+  const opened = await p.call('POST', '/mcp/everything', { headers: origin, json: initialize })
+  expect(opened.status).toBe(200)
+  expect(opened.headers.get('mcp-session-id')).toBeTruthy()
+  expect(opened.headers.get('access-control-allow-origin')).toBe('*')
+  expect(opened.headers.get('access-control-expose-headers')?.split(',')).toEqual(['mcp-session-id', 'www-authenticate'])
+  // The security headers are there as well: the answer was added to, not replaced.
+  expect(opened.headers.get('x-content-type-options')).toBe('nosniff')
+  // A refusal too, or the browser would hide why from the host.
+  const refused = await p.call('POST', '/mcp/everything', { as: null, headers: { ...origin, authorization: 'Bearer sb_not-a-token' }, json: initialize })
+  expect(refused.status).toBe(401)
+  expect(refused.headers.get('access-control-allow-origin')).toBe('*')
+  expect(refused.headers.get('www-authenticate')).toContain('Bearer')
+  const preflight = await fetch(`${base}/mcp/everything`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://inspector.example', 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'authorization, mcp-session-id' },
+  })
+  expect(preflight.status).toBe(204)
+  expect(preflight.headers.get('access-control-allow-methods')).toContain('DELETE')
+  expect(preflight.headers.get('access-control-allow-headers')).toContain('mcp-session-id')
+  await p.call('DELETE', '/mcp/everything', { headers: { 'mcp-session-id': opened.headers.get('mcp-session-id')! } })
+})
+
 test('sessions live in the store: no standalone stream (405), a bad id is a 404, DELETE ends one, a second initialize is refused', async () => {
   const client = await connect(p.root)
   const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!
