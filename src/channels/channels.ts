@@ -23,7 +23,7 @@ import { Deliveries } from './deliveries.ts'
 import { splitMessage } from './split.ts'
 import { record, type Claim, type InboxRow, type OutboxRow } from './queue.ts'
 import { bridgeDriver } from './bridge.ts'
-import { backoff, ChannelWorker, type Outcome } from './worker.ts'
+import { ALONE_POLL_MS, backoff, ChannelWorker, SHARED_POLL_MS, type Outcome } from './worker.ts'
 import type { Job, Scheduler } from '../scheduler.ts'
 
 /** Who serves a platform the kernel drives itself (the bridge), where a plugin's name would be. */
@@ -56,6 +56,8 @@ export interface ChannelsOptions {
   internalSecret?: string
   /** Runs the queues' worker and the plugins' periodic rounds (mailboxes). */
   scheduler: Scheduler
+  /** Other processes queue work on the same store (PostgreSQL), which the worker polls for. */
+  shared?: boolean
   /** The largest attachment read as a document (SWITCHBOARD_DOCUMENT_MAX_BYTES, as for uploads). */
   documentMaxBytes: number
   /** Where link codes tried from the platforms are counted (the sign-in throttle's store, shared across processes). */
@@ -96,7 +98,7 @@ export class Channels {
       inbox: (row, claim) => this.deliveries.process(row, claim),
       outbox: (row, claim) => this.#send(row, claim),
       gaveUp: (table, row, error) => (table === 'channel_inbox' ? this.deliveries.gaveUp(row as InboxRow, error) : this.#gaveUp(row as OutboxRow, error)),
-    }, options.scheduler, options.metrics, options.tracing)
+    }, options.scheduler, options.metrics, options.tracing, options.shared === false ? ALONE_POLL_MS : SHARED_POLL_MS)
     // Bridged platforms are the kernel's own: their bot runs outside and speaks through /api/internal/bridge.
     this.#drivers.set('bridge', [{ driver: bridgeDriver(options.db, options.outbound, () => options.internalSecret) as ChannelDriver, plugin: KERNEL }])
   }

@@ -84,15 +84,27 @@ export function retryAt(db: Db, claim: Claim, at: Date, error: string, countAtte
   })
 }
 
-/** When the next pending row of either queue falls due (a leased one: when its lease runs out), for the worker's timer. */
+/**
+ * When the next pending row of either queue falls due (a leased one: when its lease runs out), for the worker's timer.
+ * Only the first pending row of each thread counts: the rows behind it are not due, however old, until it is
+ * finished, and whoever finishes it looks again; counting them would have the worker look again and again, in vain,
+ * for as long as the first one's turn runs.
+ */
 export async function nextDue(db: Db): Promise<Date | undefined> {
   const row = await sql<{ due: Date | string | null }>`
-    SELECT least(
-      (SELECT min(greatest(next_attempt_at, lease_until)) FROM channel_inbox WHERE status = 'pending'),
-      (SELECT min(greatest(next_attempt_at, lease_until)) FROM channel_outbox WHERE status = 'pending')
-    ) AS due`.execute(db)
+    SELECT least((${firstDue(sql.table('channel_inbox'))}), (${firstDue(sql.table('channel_outbox'))})) AS due`.execute(db)
   const due = row.rows[0]?.due
   return due ? new Date(due) : undefined
+}
+
+function firstDue(table: ReturnType<typeof sql.table>) {
+  return sql`
+    SELECT min(greatest(c.next_attempt_at, c.lease_until)) FROM ${table} AS c
+    WHERE c.status = 'pending' AND NOT EXISTS (
+      SELECT 1 FROM ${table} AS e
+      WHERE e.agent_id = c.agent_id AND e.platform = c.platform AND e.thread_key = c.thread_key AND e.status = 'pending'
+        AND (e.created_at, e.id) < (c.created_at, c.id)
+    )`
 }
 
 /**

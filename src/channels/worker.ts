@@ -26,8 +26,13 @@ export interface QueueHandlers {
 /** How long a claim holds before another process may take the row; renewed while the work runs. */
 const LEASE_MS = 90_000
 const RENEW_MS = 30_000
-/** Rows queued by other processes, and retries, are looked for at least this often. */
-const POLL_MS = 1_000
+/**
+ * Rows queued by other processes are looked for this often where processes share the store; alone on it (the
+ * embedded store), everything queued wakes the worker and every retry and lease is timed, so the poll is only a
+ * safety net, kept rare since each look holds up the process's requests on the embedded database.
+ */
+export const SHARED_POLL_MS = 1_000
+export const ALONE_POLL_MS = 30_000
 /** After this many tries a row is failed and kept, with its last error. */
 export const MAX_ATTEMPTS = 10
 /** Rows one process works on at once: a flood is shared with the other processes, not taken whole by one. */
@@ -46,7 +51,7 @@ export function backoff(base: number, attempts: number): number {
 /**
  * Works both channel queues in every process: takes due rows (any process may, none twice at once) and hands them
  * to the channel kernel, a bounded number at a time. Work queued here wakes it at once; other processes' work is
- * found by polling, and a retry is looked for when it falls due.
+ * found by polling, and a retry (or a lease running out) is looked for when it falls due.
  */
 export class ChannelWorker {
   #job: Job | undefined
@@ -63,11 +68,12 @@ export class ChannelWorker {
     private readonly scheduler: Scheduler,
     private readonly metrics: Metrics = new NoMetrics(),
     private readonly tracing: Tracing = Tracing.off(),
+    private readonly pollMs = SHARED_POLL_MS,
   ) {}
 
   start(): void {
     this.#stopped = false
-    this.#job ??= this.scheduler.every('channel queues', POLL_MS, () => this.#round(), { now: true })
+    this.#job ??= this.scheduler.every('channel queues', this.pollMs, () => this.#round(), { now: true })
   }
 
   /** Rows this process is working on now. */
@@ -87,9 +93,13 @@ export class ChannelWorker {
     if (!this.#stopped) this.#job?.wake()
   }
 
-  /** Claims what is due, then looks again when the next retry falls due, if that is sooner than the poll. */
+  /**
+   * Claims what is due, then looks again when the next retry falls due, if that is sooner than the poll. A worker
+   * with no room left has its next look asked for by the first of its rows to finish.
+   */
   async #round(): Promise<void> {
     await this.#claim()
+    if (this.#inFlight.size >= MAX_IN_FLIGHT) return
     const due = await nextDue(this.db).catch(() => undefined)
     if (due) this.#job?.wakeIn(due.getTime() - this.clock.now())
   }
