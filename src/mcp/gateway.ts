@@ -2,6 +2,7 @@ import { execute } from '../db/templates.ts'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import {
   CallToolRequestSchema,
   ElicitResultSchema,
@@ -13,6 +14,8 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  RELATED_TASK_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type Progress,
   ReadResourceRequestSchema,
   type JSONRPCMessage,
@@ -34,6 +37,13 @@ import type { toolVerdict } from './permissions.ts'
 
 /** A tool behind a person's yes: its server and name, and the rule that asks. */
 type Verdict = ReturnType<typeof toolVerdict> & { server: string; tool: string }
+
+/** What serving a request of one server needs: its provider, and the caller's rules for it. */
+interface Resolved {
+  provider: Provider
+  may: (item: string) => boolean
+  asking: (tool: string) => Verdict | undefined
+}
 import { errorResult, type Provider } from './providers.ts'
 import { split } from './aggregate.ts'
 
@@ -157,6 +167,7 @@ export class Gateway {
     if (sessionId !== null) await this.#announceCancellations(sessionId, messages)
     const id = sessionId ?? crypto.randomUUID()
     const askable = sessionId !== null && this.#sessions.get(sessionId.toLowerCase())?.elicitation === true
+    if (sessionId !== null && !askable && isDirectCall(body) && takesJson(request)) return this.#callDirect(request, actor, server, sessionId, body)
     // An event stream where something may be sent before the result: progress, or a question to an askable host.
     const json = !messages.some(wantsProgress) && !(askable && messages.some(isToolCall))
     const response = await (await this.#serverFor(actor, server, id, json, askable)).handleRequest(request, { parsedBody: body })
@@ -275,21 +286,7 @@ export class Gateway {
       }
     }
 
-    /** The provider and the caller's judge, afresh for each request. */
-    const resolve = async (): Promise<{ provider: Provider; may: (item: string) => boolean; asking: (tool: string) => Verdict | undefined }> => {
-      const judge = await this.catalog.judge(actor)
-      const behindYes = (server: string, tool: string) => {
-        const verdict = judge.verdict(server, tool)
-        return verdict.decision === 'approve' ? { server, tool, ...verdict } : undefined
-      }
-      // The aggregate judges each item by its own server's rules.
-      if (name === AGGREGATE) {
-        return { provider: await this.catalog.aggregate(actor), may: () => true, asking: (tool) => (split(tool) ? behindYes(...split(tool)!) : undefined) }
-      }
-      const provider = await this.catalog.provider(actor, name)
-      if (!provider || !judge.server(name)) throw new McpError(ErrorCode.InvalidRequest, `The MCP server ${name} is no longer available to you.`)
-      return { provider, may: (item) => judge(name, item), asking: (tool) => behindYes(name, tool) }
-    }
+    const resolve = () => this.#resolve(actor, name)
 
     /**
      * Asks the host's user whether the call may run (MCP elicitation), as a tool approval like any: recorded,
@@ -355,7 +352,7 @@ export class Gateway {
         }
       }
       // A tool hidden from the list is refused by name too.
-      if (!approved && !may(request.params.name)) return errorResult(`You may not use the tool ${request.params.name} on ${name}.`)
+      if (!approved && !may(request.params.name)) return toolRefused(request.params.name, name)
       // The host's progress token travels on: the upstream's progress notifications reach the host, in order and
       // all of them before the result.
       const token = request.params._meta?.progressToken
@@ -409,6 +406,45 @@ export class Gateway {
     return transport
   }
 
+  /** The provider and the caller's judge, afresh for each request. */
+  async #resolve(actor: Actor, name: string): Promise<Resolved> {
+    const judge = await this.catalog.judge(actor)
+    const behindYes = (server: string, tool: string) => {
+      const verdict = judge.verdict(server, tool)
+      return verdict.decision === 'approve' ? { server, tool, ...verdict } : undefined
+    }
+    // The aggregate judges each item by its own server's rules.
+    if (name === AGGREGATE) {
+      return { provider: await this.catalog.aggregate(actor), may: () => true, asking: (tool) => (split(tool) ? behindYes(...split(tool)!) : undefined) }
+    }
+    const provider = await this.catalog.provider(actor, name)
+    if (!provider || !judge.server(name)) throw new McpError(ErrorCode.InvalidRequest, `The MCP server ${name} is no longer available to you.`)
+    return { provider, may: (item) => judge(name, item), asking: (tool) => behindYes(name, tool) }
+  }
+
+  /**
+   * A tools/call on its own (not in a batch) of a session that is not asked anything, answered as the SDK's server
+   * answers it in JSON (the same result, the same JSON-RPC error) without making a server and a transport for it:
+   * those are most of what a call costs this process, and such calls most of what a host sends. Anything else goes
+   * through the SDK.
+   */
+  async #callDirect(request: Request, actor: Actor, name: string, sessionId: string, call: DirectCall): Promise<Response> {
+    const key = runningKey(sessionId, call.id)
+    const controller = new AbortController()
+    this.#running.set(key, controller)
+    try {
+      const { provider, may } = await this.#resolve(actor, name)
+      const tool = call.params.name
+      const signal = AbortSignal.any([request.signal, controller.signal])
+      const result = may(tool) ? await provider.callTool(actor, call.params, { signal }) : toolRefused(tool, name)
+      return jsonRpcAnswer({ result, jsonrpc: '2.0', id: call.id })
+    } catch (error) {
+      return jsonRpcAnswer({ jsonrpc: '2.0', id: call.id, error: asRpcError(error) })
+    } finally {
+      if (this.#running.get(key) === controller) this.#running.delete(key)
+    }
+  }
+
   /** Deletes sessions unseen for long, at most once a minute per process (on the way to opening a new one). */
   #sweep(): void {
     const now = Date.now()
@@ -458,4 +494,66 @@ function runningKey(sessionId: string, requestId: string | number): string {
 /** A JSON-RPC error answer, as the transport itself answers the requests it refuses. */
 function jsonRpcError(status: number, code: number, message: string): Response {
   return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status })
+}
+
+/** What a tools/call the gateway answers itself carries (see isDirectCall). */
+interface DirectCall {
+  id: string | number
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
+}
+
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params'])
+const CALL_KEYS = new Set(['name', 'arguments', '_meta'])
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+const onlyKeys = (value: Record<string, unknown>, allowed: Set<string>) => Object.keys(value).every((key) => allowed.has(key))
+
+/**
+ * A tools/call as hosts send it, and nothing the SDK would parse otherwise or treat specially: a request the SDK's
+ * schemas accept as they stand, with no progress asked for and no task. Checked by hand, since parsing it with the
+ * schemas is part of the cost saved; whatever does not pass goes to the SDK, which answers it as it does any.
+ */
+function isDirectCall(message: unknown): message is DirectCall {
+  if (!isObject(message) || message.jsonrpc !== '2.0' || message.method !== 'tools/call' || !onlyKeys(message, REQUEST_KEYS)) return false
+  if (!(typeof message.id === 'string' || Number.isSafeInteger(message.id))) return false
+  const params = message.params
+  if (!isObject(params) || !onlyKeys(params, CALL_KEYS) || typeof params.name !== 'string') return false
+  if (params.arguments !== undefined && !isObject(params.arguments)) return false
+  const meta = params._meta
+  return meta === undefined || (isObject(meta) && meta.progressToken === undefined && !(RELATED_TASK_META_KEY in meta))
+}
+
+/** The transport's own conditions on a request (what it accepts, what it is, the protocol it speaks), all met. */
+function takesJson(request: Request): boolean {
+  const accept = request.headers.get('accept')
+  const version = request.headers.get('mcp-protocol-version')
+  return (
+    accept !== null &&
+    accept.includes('application/json') &&
+    accept.includes('text/event-stream') &&
+    isJsonContentType(request.headers.get('content-type')) &&
+    (version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+  )
+}
+
+/** A JSON-RPC error as the SDK's protocol makes it from a handler's failure. */
+function asRpcError(error: unknown): { code: number; message: string; data?: unknown } {
+  const { code, message, data } = (error ?? {}) as { code?: unknown; message?: unknown; data?: unknown }
+  return {
+    code: Number.isSafeInteger(code) ? (code as number) : ErrorCode.InternalError,
+    message: typeof message === 'string' ? message : 'Internal error',
+    ...(data !== undefined ? { data } : {}),
+  }
+}
+
+function jsonRpcAnswer(body: object): Response {
+  return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } })
+}
+
+/** A tool the caller may not use: the call's result says so, as a tool's failure does. */
+function toolRefused(tool: string, server: string) {
+  return errorResult(`You may not use the tool ${tool} on ${server}.`)
 }
