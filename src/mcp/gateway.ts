@@ -88,7 +88,8 @@ type AskingExtra = Pick<RequestHandlerExtra<ServerRequest, ServerNotification>, 
 /**
  * The MCP gateway's sessions, served by any process: a session is a row in the store (whose it is, on which
  * server), and each HTTP request is served by a small MCP server of ours made for it, which offers what the caller
- * may use of one provider and forwards only that. Upstream connections are per user and server in each process and
+ * may use of one provider and forwards only that; a plain tool call, most of the traffic, is answered the same way
+ * without one (#callDirect). Upstream connections are per user and server in each process and
  * made on demand, so nothing of a session lives in one process's memory; a host's cancellation reaches the process
  * running the request over the event bus. The provider and the rules are looked up on every request (both cached
  * and flushed on write), so an edited server or permission applies to open sessions too.
