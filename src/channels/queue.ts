@@ -24,11 +24,7 @@ export async function claimNext<T extends QueueTable>(db: Db, table: T, now: Dat
     WHERE q.id = (
       SELECT c.id FROM ${sql.table(table)} AS c
       WHERE c.status = 'pending' AND c.next_attempt_at <= ${now} AND (c.lease_until IS NULL OR c.lease_until < ${now})
-        AND NOT EXISTS (
-          SELECT 1 FROM ${sql.table(table)} AS e
-          WHERE e.agent_id = c.agent_id AND e.platform = c.platform AND e.thread_key = c.thread_key AND e.status = 'pending'
-            AND (e.created_at, e.id) < (c.created_at, c.id)
-        )
+        AND ${firstOfThread(table)}
       ORDER BY c.next_attempt_at, c.created_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED
@@ -92,19 +88,22 @@ export function retryAt(db: Db, claim: Claim, at: Date, error: string, countAtte
  */
 export async function nextDue(db: Db): Promise<Date | undefined> {
   const row = await sql<{ due: Date | string | null }>`
-    SELECT least((${firstDue(sql.table('channel_inbox'))}), (${firstDue(sql.table('channel_outbox'))})) AS due`.execute(db)
+    SELECT least((${firstDue('channel_inbox')}), (${firstDue('channel_outbox')})) AS due`.execute(db)
   const due = row.rows[0]?.due
   return due ? new Date(due) : undefined
 }
 
-function firstDue(table: ReturnType<typeof sql.table>) {
-  return sql`
-    SELECT min(greatest(c.next_attempt_at, c.lease_until)) FROM ${table} AS c
-    WHERE c.status = 'pending' AND NOT EXISTS (
-      SELECT 1 FROM ${table} AS e
-      WHERE e.agent_id = c.agent_id AND e.platform = c.platform AND e.thread_key = c.thread_key AND e.status = 'pending'
-        AND (e.created_at, e.id) < (c.created_at, c.id)
-    )`
+function firstDue(table: QueueTable) {
+  return sql`SELECT min(greatest(c.next_attempt_at, c.lease_until)) FROM ${sql.table(table)} AS c WHERE c.status = 'pending' AND ${firstOfThread(table)}`
+}
+
+/** Row `c` is the first pending row of its thread: the one a thread's rows wait behind, whichever process takes it. */
+function firstOfThread(table: QueueTable) {
+  return sql`NOT EXISTS (
+    SELECT 1 FROM ${sql.table(table)} AS e
+    WHERE e.agent_id = c.agent_id AND e.platform = c.platform AND e.thread_key = c.thread_key AND e.status = 'pending'
+      AND (e.created_at, e.id) < (c.created_at, c.id)
+  )`
 }
 
 /**

@@ -34,6 +34,8 @@ import { LRUCache } from 'lru-cache'
 import type { McpCatalog } from './catalog.ts'
 import { maskSecrets, type Approvals } from '../approvals/approvals.ts'
 import type { toolVerdict } from './permissions.ts'
+import { errorResult, type Provider } from './providers.ts'
+import { split } from './aggregate.ts'
 
 /** A tool behind a person's yes: its server and name, and the rule that asks. */
 type Verdict = ReturnType<typeof toolVerdict> & { server: string; tool: string }
@@ -44,8 +46,6 @@ interface Resolved {
   may: (item: string) => boolean
   asking: (tool: string) => Verdict | undefined
 }
-import { errorResult, type Provider } from './providers.ts'
-import { split } from './aggregate.ts'
 
 /** The name a session of the aggregate `/mcp` goes by. */
 export const AGGREGATE = ''
