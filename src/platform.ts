@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { createAdminApp } from './admin/app.tsx'
 import { createApiClient } from './admin/api-client.ts'
 import { createWebChat, type WebChat } from './admin/chat/index.ts'
+import { AgentConfigs } from './agents/configs.ts'
 import { AgentSupervisor } from './agents/supervisor.ts'
 import { createApiApp } from './api/app.ts'
 import { createAuthApp } from './api/auth/index.ts'
@@ -171,7 +172,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const tools = new AgentTools(store.db, catalog, log, approvals)
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const voice = new Voice({ db: store.db, runners: plugins.runners, limits: config.voice, log, budgets })
-  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, settings, turns, agents, events, feed, writes, drain, voice })
+  const agentConfigs = new AgentConfigs(store.db, clock, events)
+  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, settings, turns, agents, agentConfigs, events, feed, writes, drain, voice })
   const channels = new Channels({
     db: store.db,
     voice,

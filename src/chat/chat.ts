@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
+import type { AgentConfigs } from '../agents/configs.ts'
 import type { AgentSupervisor } from '../agents/supervisor.ts'
 import type { Actor } from '../auth/actor.ts'
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
-import { AgentConfigRecord } from '../models/agent-config.ts'
 import { createRecord, getRecord } from '../models/records.ts'
 import { WebchatConversation, WebchatParticipant } from '../models/webchat.ts'
 import type { Writes } from '../events/writes.ts'
@@ -77,7 +77,7 @@ export class Chat {
   readonly #recentSpeakers = new LRUCache<string, Set<string>>({ max: 10_000, ttl: 60_000 })
 
   constructor(
-    private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; feed: ChatFeed; events: EventBus; writes: Writes; drain: Drain; settings: SystemSettings; voice?: Voice },
+    private readonly deps: TurnDeps & { turns: ActiveTurns; agents: AgentSupervisor; agentConfigs: AgentConfigs; feed: ChatFeed; events: EventBus; writes: Writes; drain: Drain; settings: SystemSettings; voice?: Voice },
   ) {
     deps.events.subscribe('chat.resume', ({ conversation_id, socket }) => this.#resend(conversation_id, socket))
     deps.events.subscribe('chat.participants', ({ conversation_id }) => {
@@ -123,7 +123,7 @@ export class Chat {
     }
     // Independent reads, so concurrent: every round trip here is time before the first token. The history is
     // read alongside; if the conversation turns out not to be the caller's, it is never used.
-    const agentRead = request.agent_id ? getRecord(db, actor, AgentConfigRecord, request.agent_id) : undefined
+    const agentRead = request.agent_id ? this.deps.agentConfigs.get(actor, request.agent_id) : undefined
     agentRead?.catch(() => {})
     // A new conversation has no documents yet.
     const documents = conversation_id ? documentContext(db, conversation_id) : Promise.resolve({ text: '', truncated: false })
@@ -143,7 +143,7 @@ export class Chat {
     if (existing && request.agent_id && request.agent_id.toLowerCase() !== agentId) {
       throw new ApiError('validation_error', 'This conversation talks to another agent.', { errors: [{ path: 'agent_id', message: 'not the conversation’s agent' }] })
     }
-    const { record: agent } = await (agentRead ?? getRecord(db, actor, AgentConfigRecord, agentId))
+    const agent = await (agentRead ?? this.deps.agentConfigs.get(actor, agentId))
     // `shared` is computed with the record (more than one participant).
     const shared = (existing?.record as { shared?: boolean } | undefined)?.shared === true
     const answers = !shared || mentions(text, agent.name)
@@ -206,7 +206,7 @@ export class Chat {
     drain.refuse('turns')
     const { record: conversation } = await getRecord(db, actor, WebchatConversation, request.conversation_id.toLowerCase())
     if (!conversation.agent_id) throw new ApiError('conflict', 'This conversation has no agent any more (it was deleted).')
-    const { record: agent } = await getRecord(db, actor, AgentConfigRecord, conversation.agent_id)
+    const agent = await this.deps.agentConfigs.get(actor, conversation.agent_id)
     if (!agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
     if (door === 'web' && agent.channels.webchat?.enabled === false) {
       throw new ApiError('conflict', `${agent.name} does not take conversations in the web chat (its web chat channel is switched off).`)
@@ -245,7 +245,7 @@ export class Chat {
     if (this.deps.drain.draining) return false
     const [{ record: conversation }, earlier] = await Promise.all([getRecord(db, actor, WebchatConversation, conversationId), history(db, conversationId)])
     if (!conversation.agent_id) return false
-    const { record: agent } = await getRecord(db, actor, AgentConfigRecord, conversation.agent_id)
+    const agent = await this.deps.agentConfigs.get(actor, conversation.agent_id)
     if (!agent.enabled) return false
     const refused = await this.deps.budgets.refusal(actor)
     if (refused) {

@@ -63,11 +63,13 @@ export class CacheFlusher {
 /**
  * The caches writes make stale, whatever door the write came through: a write that changes who may do what (roles,
  * memberships, ACLs, MCP rules) drops identities, ACLs and MCP rules; a person's ways in, identities; a global
- * secret, what plugins read of theirs; a runner's models, the registry's cache; a budget, the budgets read.
+ * secret, what plugins read of theirs; a runner's models, the registry's cache; a budget, the budgets read; an
+ * agent, the agents turns read.
  */
 export function flushAfterWrites(writes: Writes, caches: CacheFlusher): void {
   writes.on((write) => {
     if (write.type === 'record' && write.model.affectsAccess) return caches.flush('identities', 'acl', 'mcp')
+    if (write.type === 'record' && write.model.table === 'agent_configs') return caches.flush('agents')
     if (write.type === 'record' && write.model.table === 'budgets') return caches.flush('budgets')
     if (write.type === 'record' && write.model.table === 'system_config') return caches.flush('system-settings')
     if (write.type === 'credentials') return caches.flush('identities')

@@ -260,7 +260,7 @@ clusterTest('a reload on one process reloads the agent on every process', async 
   )
 })
 
-clusterTest('an agent disabled on one process stops on every process', async (c) => {
+clusterTest('an agent disabled on one process stops on every process, and takes no turn there from that moment', async (c) => {
   const [a, b] = c.processes
   const made = await c.call(a!.api, 'POST', '/api/v1/AgentConfigRecord', { json: { name: `scale-out-${crypto.randomUUID().slice(0, 8)}` } })
   expect(made.status).toBe(201)
@@ -268,9 +268,15 @@ clusterTest('an agent disabled on one process stops on every process', async (c)
   // Live on B (an agent made after boot starts where it is first reloaded or talked to).
   expect((await c.call(b!.api, 'POST', `/api/agents/${id}/reload`)).status).toBe(200)
   expect((await liveAgents(c, b!.api)).some((i) => i.agent_id === id)).toBe(true)
+  // A turn on B, so B holds the agent as turns read it.
+  expect((await c.call(b!.api, 'POST', '/api/chat', { json: { agent_id: id, text: 'hello' } })).status).toBe(200)
 
   const disabled = await c.call(a!.api, 'PATCH', `/api/v1/AgentConfigRecord/${id}`, { json: { enabled: false } })
   expect(disabled.status).toBe(200)
+  // The very next turn on B, no pause: the write answered once every process had dropped its copy.
+  const refused = await c.call(b!.api, 'POST', '/api/chat', { json: { agent_id: id, text: 'still there?' } })
+  expect(refused.status).toBe(409)
+  expectProblem(refused, 409, 'conflict')
   // Today B's instance stays until someone reloads it there.
   await until(async () => !(await liveAgents(c, b!.api)).some((i) => i.agent_id === id), {
     what: 'the disabled agent to vanish from process B’s live agents',

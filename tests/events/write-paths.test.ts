@@ -52,16 +52,19 @@ const runsThere = (agentId: string) => listener.services.agents.list().some((i) 
  */
 async function heardOf(write: () => Promise<void>): Promise<typeof heard> {
   // Markers on both sides: what earlier writes caused is heard before the first, what `write` caused before the second.
-  const from = (await marked()) + 1
+  const from = (await marked()).end + 1
   await write()
-  return heard.slice(from, await marked())
+  return heard.slice(from, (await marked()).start)
 }
 
-/** Writes a marker agent and waits until the listener hears it; answers where it is in what was heard. */
-async function marked(): Promise<number> {
+/** Writes a marker agent and waits until the listener hears it; answers where what it caused starts and ends in what was heard. */
+async function marked(): Promise<{ start: number; end: number }> {
   const marker = (await api('POST', '/api/v1/AgentConfigRecord', { name: `marker-${crypto.randomUUID().slice(0, 8)}`, runner: 'echo' })).body.id
   await until(() => heard.some((h) => h.agent === marker), { what: 'a marker write to reach the other process' })
-  return heard.findIndex((h) => h.agent === marker)
+  const end = heard.findIndex((h) => h.agent === marker)
+  // An agent's write drops every process's copy of the agents before the change is announced.
+  expect(heard[end - 1]).toEqual({ caches: ['agents'] })
+  return { start: end - 1, end }
 }
 
 test('an agent written through the API, the console and a plugin’s tool is followed the same way everywhere', async () => {
@@ -96,8 +99,8 @@ test('an agent written through the API, the console and a plugin’s tool is fol
   // The API switches it off, the console on again, the tool off.
   for (const [door, write] of Object.entries(doors)) {
     const during = await heardOf(write)
-    // One change announced, no cache named: a turn reads the agent's configuration afresh.
-    expect(during, door).toEqual([{ agent }])
+    // The agents turns read dropped everywhere, then one change announced.
+    expect(during, door).toEqual([{ caches: ['agents'] }, { agent }])
     expect(runsThere(agent), door).toBe(door === 'console')
     const stored = await request(listener, root.token, 'GET', `/api/v1/AgentConfigRecord/${agent}`)
     expect(stored.body.description, door).toBe(`by ${door === 'api' ? 'the API' : door === 'console' ? 'the console' : 'a tool'}`)
