@@ -14,7 +14,7 @@ import type { ActiveTurns, Reservation } from './active-turns.ts'
 import { LRUCache } from 'lru-cache'
 import { TtlCache } from '../cache.ts'
 import { systemClock } from '../clock.ts'
-import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, type ConversationFilter, type ConversationSummary } from './conversations.ts'
+import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, turnConversation, type ConversationFilter, type ConversationSummary } from './conversations.ts'
 import { titleOf } from './title.ts'
 import type { ChatEvent, FeedEvent } from './events.ts'
 import type { ChatFeed } from './feed.ts'
@@ -129,12 +129,12 @@ export class Chat {
     const documents = conversation_id ? documentContext(db, conversation_id) : Promise.resolve({ text: '', truncated: false })
     documents.catch(() => {})
     const [existing, earlier, sender, attachments] = await Promise.all([
-      conversation_id ? getRecord(db, actor, WebchatConversation, conversation_id) : undefined,
+      conversation_id ? turnConversation(db, actor, conversation_id) : undefined,
       conversation_id ? history(db, conversation_id) : [],
       displayName(db, actor.userId),
       conversation_id && (request.attachments?.length || request.voice_clip_id) ? attachmentsOf(db, actor, conversation_id, request.attachments ?? [], request.voice_clip_id) : [],
     ])
-    const agentId = existing ? existing.record.agent_id : request.agent_id
+    const agentId = existing ? existing.agent_id : request.agent_id
     if (!agentId && !existing) throw new ApiError('validation_error', 'Name the agent to start a conversation with.', { errors: [{ path: 'agent_id', message: 'needed without conversation_id' }] })
     if (!agentId) throw new ApiError('validation_error', 'This conversation has no agent any more (it was deleted).', { errors: [{ path: 'conversation_id', message: 'no agent' }] })
     if (!existing && door === 'web' && !hasRole(actor, 'admin') && whoStarts(await this.deps.settings.get('chat.who_starts_conversations'), agentId.toLowerCase()) === 'admins') {
@@ -144,8 +144,7 @@ export class Chat {
       throw new ApiError('validation_error', 'This conversation talks to another agent.', { errors: [{ path: 'agent_id', message: 'not the conversation’s agent' }] })
     }
     const agent = await (agentRead ?? this.deps.agentConfigs.get(actor, agentId))
-    // `shared` is computed with the record (more than one participant).
-    const shared = (existing?.record as { shared?: boolean } | undefined)?.shared === true
+    const shared = existing?.shared === true
     const answers = !shared || mentions(text, agent.name)
     if (answers && !agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
     if (door === 'web' && agent.channels.webchat?.enabled === false) {
@@ -155,7 +154,7 @@ export class Chat {
     const notices = answers ? await admitted : []
 
     const conversation =
-      existing?.record ?? (await this.deps.writes.run(actor, (scope) => createRecord(scope, WebchatConversation, WebchatConversation.create.parse({ agent_id: agent.id, title: titleOf(text) })))).record
+      existing ?? (await this.deps.writes.run(actor, (scope) => createRecord(scope, WebchatConversation, WebchatConversation.create.parse({ agent_id: agent.id, title: titleOf(text) })))).record
     const said: Extract<FeedEvent, { type: 'user_message' }> = {
       type: 'user_message',
       message_id: Bun.randomUUIDv7(),
@@ -204,7 +203,7 @@ export class Chat {
   async regenerate(actor: Actor, request: { conversation_id: string; text?: string }, door: Door = 'web'): Promise<StartedTurn> {
     const { db, turns, budgets, drain, feed } = this.deps
     drain.refuse('turns')
-    const { record: conversation } = await getRecord(db, actor, WebchatConversation, request.conversation_id.toLowerCase())
+    const conversation = await turnConversation(db, actor, request.conversation_id.toLowerCase())
     if (!conversation.agent_id) throw new ApiError('conflict', 'This conversation has no agent any more (it was deleted).')
     const agent = await this.deps.agentConfigs.get(actor, conversation.agent_id)
     if (!agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
@@ -243,7 +242,7 @@ export class Chat {
     const { db, turns, feed, log } = this.deps
     // Another process's turn end asks again.
     if (this.deps.drain.draining) return false
-    const [{ record: conversation }, earlier] = await Promise.all([getRecord(db, actor, WebchatConversation, conversationId), history(db, conversationId)])
+    const [conversation, earlier] = await Promise.all([turnConversation(db, actor, conversationId), history(db, conversationId)])
     if (!conversation.agent_id) return false
     const agent = await this.deps.agentConfigs.get(actor, conversation.agent_id)
     if (!agent.enabled) return false

@@ -4,9 +4,30 @@ import type { Executor } from '../db/schema.ts'
 import { companyScoped, scoped } from '../db/scoped.ts'
 import { runTemplate, slot } from '../db/templates.ts'
 import { ApiError } from '../errors.ts'
+import { getFields } from '../models/records.ts'
 import { CompanyUser } from '../models/company.ts'
 import { WebchatConversation, WebchatDocument, WebchatParticipant } from '../models/webchat.ts'
 import type { Attachment } from './events.ts'
+
+/** What a turn reads of its conversation. */
+export interface TurnConversation {
+  id: string
+  company_id: string
+  agent_id: string | null
+  title: string
+  context_prompt: string
+  /** More than one person takes part. */
+  shared: boolean
+}
+
+/**
+ * The conversation as a turn reads it, where the caller takes part (else not found): without its cost and plan,
+ * which the API adds to the record and a turn never uses, and whose sum over every turn's usage grows with the
+ * conversation.
+ */
+export async function turnConversation(db: Executor, actor: Actor, id: string): Promise<TurnConversation> {
+  return (await getFields(db, actor, WebchatConversation, id, ['id', 'company_id', 'agent_id', 'title', 'context_prompt', 'shared'])) as TurnConversation
+}
 
 /** One line of a person's conversation list: their pin and unread count, and whether others take part. */
 export interface ConversationSummary {

@@ -1,32 +1,28 @@
 import { beforeAll, expect, test } from 'bun:test'
-import type { KyselyPlugin } from 'kysely'
 import { AgentConfigs } from '../../src/agents/configs.ts'
+import type { Actor } from '../../src/auth/actor.ts'
 import { ApiError } from '../../src/errors.ts'
 import { chatTurn, startChatTurn } from '../helpers/chat.ts'
 import { usePlatform, type Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
+import { recordingDb, type Recorded } from '../helpers/recording-db.ts'
 
 const p = usePlatform()
-
-/** The agent_configs statements sent through the counting store. */
-let agentReads = 0
-const counting: KyselyPlugin = {
-  transformQuery: (args) => {
-    if (JSON.stringify(args.node).includes('"agent_configs"')) agentReads++
-    return args.node
-  },
-  transformResult: async (args) => args.result,
-}
 
 let admin: Principal
 let member: Principal
 let stranger: Principal
+/** The member and the stranger as the kernel knows callers. */
+let memberActor: Actor
+let strangerActor: Actor
 
 beforeAll(async () => {
   const company = await p().createCompany()
   admin = await p().createUser({ companyId: company, role: 'admin' })
   member = await p().createUser({ companyId: company, role: 'member' })
   stranger = await p().createUser({ companyId: await p().createCompany(), role: 'owner' })
+  memberActor = { userId: member.userId, companyId: member.companyId, role: 'member', isSuperadmin: false }
+  strangerActor = { userId: stranger.userId, companyId: stranger.companyId, role: 'owner', isSuperadmin: false }
 })
 
 async function newAgent(name = `agent-${crypto.randomUUID().slice(0, 8)}`): Promise<string> {
@@ -35,35 +31,36 @@ async function newAgent(name = `agent-${crypto.randomUUID().slice(0, 8)}`): Prom
   return made.body.id
 }
 
-function configs(): AgentConfigs {
+/** A cache of its own on a store that counts what it is asked. */
+function configs(): { cache: AgentConfigs; recorded: Recorded } {
   const { db, clock, events } = p().services
-  return new AgentConfigs(db.withPlugin(counting), clock, events)
+  const recording = recordingDb(db)
+  return { cache: new AgentConfigs(recording.db, clock, events), recorded: recording.recorded }
 }
 
 test('an agent is read once for every turn after it, not once per turn', async () => {
   const id = await newAgent()
-  const cache = configs()
-  const before = agentReads
-  for (let i = 0; i < 5; i++) expect((await cache.get(member, id)).id).toBe(id)
-  expect(agentReads - before).toBe(1)
+  const { cache, recorded } = configs()
+  for (let i = 0; i < 5; i++) expect((await cache.get(memberActor, id)).id).toBe(id)
+  expect(recorded.executed).toBe(1)
 })
 
 test('a write of the agent through the API is what the very next read returns', async () => {
   const id = await newAgent('before-the-edit')
-  const cache = configs()
-  expect((await cache.get(member, id)).name).toBe('before-the-edit')
+  const { cache } = configs()
+  expect((await cache.get(memberActor, id)).name).toBe('before-the-edit')
   const edited = await p().call('PATCH', `/api/v1/AgentConfigRecord/${id}`, { as: admin, json: { name: 'after-the-edit', personality: 'Brief.' } })
   expect(edited.status).toBe(200)
-  expect(await cache.get(member, id)).toMatchObject({ name: 'after-the-edit', personality: 'Brief.' })
+  expect(await cache.get(memberActor, id)).toMatchObject({ name: 'after-the-edit', personality: 'Brief.' })
   expect((await p().call('DELETE', `/api/v1/AgentConfigRecord/${id}`, { as: admin })).status).toBe(204)
-  await expect(cache.get(member, id)).rejects.toThrow(ApiError)
+  await expect(cache.get(memberActor, id)).rejects.toThrow(ApiError)
 })
 
 test('another company’s agent is not found, even while its own company’s callers have it cached', async () => {
   const id = await newAgent()
-  const cache = configs()
-  await cache.get(member, id)
-  const refused = await cache.get(stranger, id).catch((error: unknown) => error)
+  const { cache } = configs()
+  await cache.get(memberActor, id)
+  const refused = await cache.get(strangerActor, id).catch((error: unknown) => error)
   expect(refused).toBeInstanceOf(ApiError)
   expect((refused as ApiError).code).toBe('not_found')
   // The same through the chat: no turn with another company's agent, whatever this process holds.
