@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
-import { sql, type KyselyPlugin } from 'kysely'
+import { sql } from 'kysely'
 import { ChannelWorker } from '../../src/channels/worker.ts'
 import type { InboxRow } from '../../src/channels/queue.ts'
 import { systemClock } from '../../src/clock.ts'
-import type { Db } from '../../src/db/schema.ts'
 import type { Store } from '../../src/db/connect.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { Scheduler } from '../../src/scheduler.ts'
 import { freshStore } from '../helpers/database.ts'
+import { recordingDb, type Recorded } from '../helpers/recording-db.ts'
 import { until } from '../helpers/until.ts'
 
 // The queues' worker looks for work when it is woken, when a retry or a lease falls due, and on its poll: never in a
@@ -15,15 +15,8 @@ import { until } from '../helpers/until.ts'
 let store: Store
 let companyId: string
 let agentId: string
-/** Every statement the worker sends, counted. */
-let statements = 0
-const counting: KyselyPlugin = {
-  transformQuery: (args) => {
-    statements++
-    return args.node
-  },
-  transformResult: async (args) => args.result,
-}
+/** What the running worker sent, on a store that counts it. */
+let recorded: Recorded = { executed: 0, compiled: [] }
 let running: { worker: ChannelWorker; scheduler: Scheduler; finish: () => void } | undefined
 
 beforeAll(async () => {
@@ -59,7 +52,9 @@ function startWorker(pollMs: number) {
   let finish = () => {}
   const finished = new Promise<void>((resolve) => (finish = resolve))
   const scheduler = new Scheduler(silentLogger)
-  const db = store.db.withPlugin(counting) as Db
+  const recording = recordingDb(store.db)
+  recorded = recording.recorded
+  const db = recording.db
   const handlers = {
     inbox: async (row: InboxRow) => {
       taken.push(row.id)
@@ -77,9 +72,9 @@ function startWorker(pollMs: number) {
 
 /** The statements the worker sends over `ms`. */
 async function statementsOver(ms: number): Promise<number> {
-  const before = statements
+  const before = recorded.executed
   await Bun.sleep(ms)
-  return statements - before
+  return recorded.executed - before
 }
 
 test('a message waiting behind one still being answered is not looked for again and again', async () => {
