@@ -4,7 +4,7 @@ import type { AgentSupervisor } from '../agents/supervisor.ts'
 import type { Actor } from '../auth/actor.ts'
 import { ApiError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
-import { createRecord, getRecord } from '../models/records.ts'
+import { createRecord } from '../models/records.ts'
 import { WebchatConversation, WebchatParticipant } from '../models/webchat.ts'
 import type { Writes } from '../events/writes.ts'
 import type { Drain } from '../lifecycle/drain.ts'
@@ -14,7 +14,7 @@ import type { ActiveTurns, Reservation } from './active-turns.ts'
 import { LRUCache } from 'lru-cache'
 import { TtlCache } from '../cache.ts'
 import { systemClock } from '../clock.ts'
-import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, turnConversation, type ConversationFilter, type ConversationSummary } from './conversations.ts'
+import { attachmentsOf, colleagues, displayName, listConversations, markRead, nameUntitled, participantIds, chatConversation, type ConversationFilter, type ConversationSummary } from './conversations.ts'
 import { titleOf } from './title.ts'
 import type { ChatEvent, FeedEvent } from './events.ts'
 import type { ChatFeed } from './feed.ts'
@@ -129,7 +129,7 @@ export class Chat {
     const documents = conversation_id ? documentContext(db, conversation_id) : Promise.resolve({ text: '', truncated: false })
     documents.catch(() => {})
     const [existing, earlier, sender, attachments] = await Promise.all([
-      conversation_id ? turnConversation(db, actor, conversation_id) : undefined,
+      conversation_id ? chatConversation(db, actor, conversation_id) : undefined,
       conversation_id ? history(db, conversation_id) : [],
       displayName(db, actor.userId),
       conversation_id && (request.attachments?.length || request.voice_clip_id) ? attachmentsOf(db, actor, conversation_id, request.attachments ?? [], request.voice_clip_id) : [],
@@ -203,7 +203,7 @@ export class Chat {
   async regenerate(actor: Actor, request: { conversation_id: string; text?: string }, door: Door = 'web'): Promise<StartedTurn> {
     const { db, turns, budgets, drain, feed } = this.deps
     drain.refuse('turns')
-    const conversation = await turnConversation(db, actor, request.conversation_id.toLowerCase())
+    const conversation = await chatConversation(db, actor, request.conversation_id.toLowerCase())
     if (!conversation.agent_id) throw new ApiError('conflict', 'This conversation has no agent any more (it was deleted).')
     const agent = await this.deps.agentConfigs.get(actor, conversation.agent_id)
     if (!agent.enabled) throw new ApiError('conflict', `The agent ${agent.name} is disabled.`)
@@ -242,7 +242,7 @@ export class Chat {
     const { db, turns, feed, log } = this.deps
     // Another process's turn end asks again.
     if (this.deps.drain.draining) return false
-    const [conversation, earlier] = await Promise.all([turnConversation(db, actor, conversationId), history(db, conversationId)])
+    const [conversation, earlier] = await Promise.all([chatConversation(db, actor, conversationId), history(db, conversationId)])
     if (!conversation.agent_id) return false
     const agent = await this.deps.agentConfigs.get(actor, conversation.agent_id)
     if (!agent.enabled) return false
@@ -337,8 +337,8 @@ export class Chat {
   /** Stops the conversation's running turn; true when one was running. Only a participant may, or learn of it. */
   async abort(actor: Actor, conversationId: string): Promise<boolean> {
     // The id as stored (lower case): turns, locks and events know a conversation by it.
-    const { record } = await getRecord(this.deps.db, actor, WebchatConversation, conversationId.toLowerCase())
-    return this.deps.turns.abort(record.id)
+    const { id } = await chatConversation(this.deps.db, actor, conversationId.toLowerCase())
+    return this.deps.turns.abort(id)
   }
 
   /** The caller's conversations, pinned first, with their unread counts. */
@@ -390,7 +390,7 @@ export class Chat {
 
   /** Tells the other participants that the caller is typing; repeated notices within a short while are dropped. */
   async typing(actor: Actor, conversationId: string): Promise<void> {
-    const { record } = await getRecord(this.deps.db, actor, WebchatConversation, conversationId.toLowerCase())
+    const record = await chatConversation(this.deps.db, actor, conversationId.toLowerCase())
     const key = `${actor.userId}:${record.id}`
     const now = Date.now()
     if (now - (this.#typedAt.get(key) ?? 0) < TYPING_INTERVAL_MS) return

@@ -9,8 +9,8 @@ import { CompanyUser } from '../models/company.ts'
 import { WebchatConversation, WebchatDocument, WebchatParticipant } from '../models/webchat.ts'
 import type { Attachment } from './events.ts'
 
-/** What a turn reads of its conversation. */
-export interface TurnConversation {
+/** What the chat reads of a conversation for a turn, a typing notice or a stop. */
+export interface ChatConversation {
   id: string
   company_id: string
   agent_id: string | null
@@ -21,12 +21,12 @@ export interface TurnConversation {
 }
 
 /**
- * The conversation as a turn reads it, where the caller takes part (else not found): without its cost and plan,
- * which the API adds to the record and a turn never uses, and whose sum over every turn's usage grows with the
+ * The conversation as the chat reads it, where the caller takes part (else not found): without its cost and plan,
+ * which the API adds to the record and the chat never uses, and whose sum over every turn's usage grows with the
  * conversation.
  */
-export async function turnConversation(db: Executor, actor: Actor, id: string): Promise<TurnConversation> {
-  return (await getFields(db, actor, WebchatConversation, id, ['id', 'company_id', 'agent_id', 'title', 'context_prompt', 'shared'])) as TurnConversation
+export async function chatConversation(db: Executor, actor: Actor, id: string): Promise<ChatConversation> {
+  return (await getFields(db, actor, WebchatConversation, id, ['id', 'company_id', 'agent_id', 'title', 'context_prompt', 'shared'])) as ChatConversation
 }
 
 /** One line of a person's conversation list: their pin and unread count, and whether others take part. */
