@@ -4,7 +4,7 @@ import type { Executor } from '../db/schema.ts'
 import { companyScoped, scoped } from '../db/scoped.ts'
 import { runTemplate, slot } from '../db/templates.ts'
 import { ApiError } from '../errors.ts'
-import { getFields } from '../models/records.ts'
+import { getRecordFields } from '../models/records.ts'
 import { CompanyUser } from '../models/company.ts'
 import { WebchatConversation, WebchatDocument, WebchatParticipant } from '../models/webchat.ts'
 import type { Attachment } from './events.ts'
@@ -26,7 +26,7 @@ export interface ChatConversation {
  * conversation.
  */
 export async function chatConversation(db: Executor, actor: Actor, id: string): Promise<ChatConversation> {
-  return (await getFields(db, actor, WebchatConversation, id, ['id', 'company_id', 'agent_id', 'title', 'context_prompt', 'shared'])) as ChatConversation
+  return (await getRecordFields(db, actor, WebchatConversation, id, ['id', 'company_id', 'agent_id', 'title', 'context_prompt', 'shared'])) as ChatConversation
 }
 
 /** One line of a person's conversation list: their pin and unread count, and whether others take part. */

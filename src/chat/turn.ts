@@ -24,7 +24,7 @@ export type TurnAgent = Pick<
 
 export interface Turn {
   actor: Actor
-  /** Read from the store for this turn: model and timeout changes apply without a reload. */
+  /** As stored when the turn began (agents are cached until any write of one): model and timeout changes apply without a reload. */
   agent: TurnAgent
   conversation: { id: string; context_prompt: string }
   /** The conversation so far, read while the agent and conversation were; empty for a new conversation. */

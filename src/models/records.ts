@@ -139,14 +139,19 @@ export async function getRecord<T extends TableName>(
 }
 
 /**
- * Some fields of one record (columns or computed), as getRecord reads it whole: for a hot path that reads a few
- * fields of a record whose computed ones cost more than it needs (a conversation's cost sums all its usage).
+ * Some fields of one record, as getRecord reads it whole: for a hot path that reads a few fields of a record whose
+ * computed ones cost more than it needs (a conversation's cost sums all its usage). Only fields a response shows
+ * (columns and computed ones): never a stored secret.
  */
-export async function getFields<T extends TableName, const F extends string>(db: Executor, actor: Actor, model: Model<T>, id: string, fields: readonly F[]): Promise<Record<F, unknown>> {
+export async function getRecordFields<T extends TableName, const F extends string>(db: Executor, actor: Actor, model: Model<T>, id: string, fields: readonly F[]): Promise<Record<F, unknown>> {
   const [row] = await runTemplate(
     db,
     `get|${model.name}|${shapeOf(actor)}|${fields.join(',')}`,
-    () => byId(db, standInActor(actor), model, slot(2), fields),
+    () => {
+      const unshown = fields.filter((name) => !model.columns.includes(name) && !Object.hasOwn(model.computed ?? {}, name))
+      if (unshown.length > 0) throw new Error(`${model.name} shows no field ${unshown.join(', ')}`)
+      return byId(db, standInActor(actor), model, slot(2), fields)
+    },
     [actor.userId, actor.companyId, id],
     'keyed',
   )

@@ -2,6 +2,7 @@ import { beforeAll, expect, test } from 'bun:test'
 import { AgentConfigs } from '../../src/agents/configs.ts'
 import type { Actor } from '../../src/auth/actor.ts'
 import { ApiError } from '../../src/errors.ts'
+import { AgentConfigRecord } from '../../src/models/agent-config.ts'
 import { chatTurn, startChatTurn } from '../helpers/chat.ts'
 import { usePlatform, type Principal } from '../helpers/platform.ts'
 import { expectProblem } from '../helpers/problem.ts'
@@ -54,6 +55,21 @@ test('a write of the agent through the API is what the very next read returns', 
   expect(await cache.get(memberActor, id)).toMatchObject({ name: 'after-the-edit', personality: 'Brief.' })
   expect((await p().call('DELETE', `/api/v1/AgentConfigRecord/${id}`, { as: admin })).status).toBe(204)
   await expect(cache.get(memberActor, id)).rejects.toThrow(ApiError)
+})
+
+test('an agent’s scope is its company alone, which is what the cache is keyed by: no rule narrows it to some of its people', () => {
+  expect(AgentConfigRecord.tenantColumn).toBe('company_id')
+  expect(AgentConfigRecord.recordRule).toBeUndefined()
+})
+
+test('a reload after a change behind the API’s back is what the next read returns', async () => {
+  const id = await newAgent('written-by-hand')
+  const { cache } = configs()
+  expect((await cache.get(memberActor, id)).timeout_seconds).toBe(900)
+  await p().services.db.updateTable('agent_configs').set({ timeout_seconds: 5 }).where('id', '=', id).execute()
+  expect((await cache.get(memberActor, id)).timeout_seconds).toBe(900)
+  expect((await p().call('POST', `/api/agents/${id}/reload`, { as: admin })).status).toBe(200)
+  expect((await cache.get(memberActor, id)).timeout_seconds).toBe(5)
 })
 
 test('another company’s agent is not found, even while its own company’s callers have it cached', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { compileErrors, validate } from '@readme/openapi-parser'
 import { deflateSync } from 'node:zlib'
+import { AgentConfigs } from '../../src/agents/configs.ts'
 import { AVATAR_PATH, mountAvatars } from '../../src/api/avatars/index.ts'
 import { apiThrottle } from '../../src/throttle/api.ts'
 import { callOperation, judgeWithoutCredentials, operationsOf, type OpenApiDocument } from '../helpers/openapi.ts'
@@ -329,6 +330,18 @@ describe('an agent’s picture', () => {
     expect((await p().call('DELETE', agentPath(id))).status).toBe(204)
     expect((await p().call('GET', `/api/v1/AgentConfigRecord/${id}`)).body.avatar).toBeNull()
     expect((await fetchFile(second.body.avatar)).status).toBe(404)
+  })
+
+  test('a new picture and its removal are what the next read of the agent for a turn sees, though it was cached', async () => {
+    const id = await newAgent()
+    const { db, clock, events } = p().services
+    const agents = new AgentConfigs(db, clock, events)
+    const root = { userId: p().root.userId, companyId: p().root.companyId, role: 'owner', isSuperadmin: true } as const
+    expect((await agents.get(root, id)).avatar).toBeNull()
+    const put = await putFor(id, GIF)
+    expect((await agents.get(root, id)).avatar).toBe(put.body.avatar)
+    expect((await p().call('DELETE', agentPath(id))).status).toBe(204)
+    expect((await agents.get(root, id)).avatar).toBeNull()
   })
 
   test('the avatar is not a field anyone writes: a PATCH cannot point it elsewhere', async () => {

@@ -3,9 +3,10 @@ import type { Actor } from '../../src/auth/actor.ts'
 import type { Store } from '../../src/db/connect.ts'
 import { AgentConfigRecord } from '../../src/models/agent-config.ts'
 import { Company } from '../../src/models/company.ts'
+import { User } from '../../src/models/user.ts'
 import type { Model } from '../../src/models/define.ts'
 import { parseListQuery } from '../../src/models/list-query.ts'
-import { createRecord, deleteRecord, getRecord, listRecords, patchRecord, replaceRecord } from '../../src/models/records.ts'
+import { createRecord, deleteRecord, getRecord, getRecordFields, listRecords, patchRecord, replaceRecord } from '../../src/models/records.ts'
 import { WebchatConversation, WebchatMessage } from '../../src/models/webchat.ts'
 import type { WriteScope, Written } from '../../src/events/writes.ts'
 import { freshStore } from '../helpers/database.ts'
@@ -86,6 +87,14 @@ describe('tenant isolation through the scoped query builder', () => {
         .values({ id: Bun.randomUUIDv7(), company_id: alice.companyId!, conversation_id: bobsConversation.record.id as string, role: 'user', text: 'x', sender_id: null, agent_id: null, attachments: '[]' })
         .execute(),
     ).rejects.toMatchObject({ code: '23503' })
+  })
+
+  test('some fields of a record are read as the whole one is, in the actor’s company only, and never a field no response shows', async () => {
+    const { record } = await createRecord(scope(bob), AgentConfigRecord, AgentConfigRecord.create.parse({ name: 'fielded' }))
+    const id = record.id as string
+    expect(await getRecordFields(store.db, bob, AgentConfigRecord, id, ['name', 'enabled'])).toEqual({ name: 'fielded', enabled: true })
+    await expect(getRecordFields(store.db, alice, AgentConfigRecord, id, ['name'])).rejects.toMatchObject({ code: 'not_found' })
+    await expect(getRecordFields(store.db, bob, User, bob.userId, ['username', 'password_hash'])).rejects.toThrow('User shows no field password_hash')
   })
 
   test('companies: members see their own, a superadmin sees all', async () => {

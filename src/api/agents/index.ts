@@ -66,6 +66,8 @@ export function mountAgents(app: OpenAPIHono<ApiEnv>): void {
     const actor = await services.access.authorize(c.var.actor, AgentConfigRecord, 'update')
     // Reading it through the scoped builder: another company's agent is a 404 like any record.
     const { record } = await getRecord(services.db, actor, AgentConfigRecord, c.req.valid('param').id.toLowerCase())
+    // The admin's lever after a change made behind the API's back: turns everywhere read the agent afresh too.
+    await services.caches.flush('agents')
     const instance = await services.agents.reload(String(record.id), record.enabled === true)
     return c.json({ instance: instance ? describe(instance) : null }, 200)
   }, malformedIdIsNotFound(AgentConfigRecord.name))

@@ -22,14 +22,14 @@ export function mountAvatars(app: OpenAPIHono<ApiEnv>, apiRate: MiddlewareHandle
   app.use('/api/agents/:id/avatar', apiRate)
   app.openapi(putAvatarRoute, uploadAvatar(MAX_AVATAR_BYTES, mine))
   app.openapi(deleteAvatarRoute, async (c) => {
-    await removeAvatar(c.var.services.db, requireActor(c.var.actor), await mine(c))
+    await removeAvatar(c.var.services, requireActor(c.var.actor), await mine(c))
     return c.body(null, 204)
   })
   app.openapi(putAgentAvatarRoute, uploadAvatar(MAX_AVATAR_BYTES, editableAgent), malformedIdIsNotFound(AgentConfigRecord.name))
   app.openapi(
     deleteAgentAvatarRoute,
     async (c) => {
-      await removeAvatar(c.var.services.db, requireActor(c.var.actor), await editableAgent(c))
+      await removeAvatar(c.var.services, requireActor(c.var.actor), await editableAgent(c))
       return c.body(null, 204)
     },
     malformedIdIsNotFound(AgentConfigRecord.name),

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Actor } from '../../auth/actor.ts'
 import type { Db, Executor } from '../../db/schema.ts'
+import type { CacheFlusher } from '../../events/caches.ts'
 import { scoped } from '../../db/scoped.ts'
 import { AgentConfigRecord } from '../../models/agent-config.ts'
 import { User } from '../../models/user.ts'
@@ -40,7 +41,13 @@ function ownedBy(owner: AvatarOwner) {
  * updated first, so concurrent uploads for one owner take turns on its lock and the last one stands whole. The
  * id is random rather than a UUIDv7, whose time part would make the next picture's address guessable.
  */
-export async function replaceAvatar(db: Db, actor: Actor, owner: AvatarOwner, mediaType: AvatarMediaType, bytes: Uint8Array): Promise<string> {
+/** Where avatars are kept: the store, and the caches a changed agent makes stale. */
+export interface AvatarStore {
+  db: Db
+  caches: CacheFlusher
+}
+
+export async function replaceAvatar({ db, caches }: AvatarStore, actor: Actor, owner: AvatarOwner, mediaType: AvatarMediaType, bytes: Uint8Array): Promise<string> {
   const id = crypto.randomUUID()
   const path = avatarPath(id, mediaType)
   const [column, ownerId] = ownedBy(owner)
@@ -49,16 +56,23 @@ export async function replaceAvatar(db: Db, actor: Actor, owner: AvatarOwner, me
     await tx.deleteFrom('user_avatars').where(column, '=', ownerId).execute()
     await tx.insertInto('user_avatars').values({ id, [column]: ownerId, media_type: mediaType, bytes }).execute()
   })
+  await changed(caches, owner)
   return path
 }
 
 /** No picture any more: the stored one is deleted, and (for a person) an http(s) address set by an edit is cleared too. */
-export async function removeAvatar(db: Db, actor: Actor, owner: AvatarOwner): Promise<void> {
+export async function removeAvatar({ db, caches }: AvatarStore, actor: Actor, owner: AvatarOwner): Promise<void> {
   const [column, ownerId] = ownedBy(owner)
   await db.transaction().execute(async (tx) => {
     await setAvatar(tx, actor, owner, null)
     await tx.deleteFrom('user_avatars').where(column, '=', ownerId).execute()
   })
+  await changed(caches, owner)
+}
+
+/** An agent's record changed outside the records layer: every process drops its copy, as after any other write of it. */
+async function changed(caches: CacheFlusher, owner: AvatarOwner): Promise<void> {
+  if ('agent' in owner) await caches.flush('agents')
 }
 
 /** The stored picture a file name under /static/avatars/ names, or undefined (also for a name of the wrong form). */

@@ -56,7 +56,7 @@ export function uploadAvatar(maxBytes: number, ownerOf: (c: Context<ApiEnv>) => 
     if (size.width < 1 || size.height < 1 || size.width > MAX_AVATAR_SIDE || size.height > MAX_AVATAR_SIDE) {
       throw invalidPicture(`The picture is ${size.width}×${size.height} pixels; an avatar may be at most ${MAX_AVATAR_SIDE}×${MAX_AVATAR_SIDE}.`)
     }
-    const avatar = await replaceAvatar(c.var.services.db, actor, owner, mediaType, bytes)
+    const avatar = await replaceAvatar(c.var.services, actor, owner, mediaType, bytes)
     return c.json({ avatar }, 200)
   }
 }
