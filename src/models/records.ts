@@ -131,11 +131,16 @@ export async function getRecord<T extends TableName>(
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<Versioned<RecordOf<T>>> {
-  const [row] = options.forUpdate
-    ? [await byId(db, actor, model, id).forUpdate(model.table).executeTakeFirst()]
-    : await runTemplate(db, `get|${model.name}|${shapeOf(actor)}`, () => byId(db, standInActor(actor), model, slot(2)), [actor.userId, actor.companyId, id], 'keyed')
+  const row = options.forUpdate ? await byId(db, actor, model, id).forUpdate(model.table).executeTakeFirst() : await keyedById(db, actor, model, id)
   if (!row) throw notFound(model, id)
   return split<T>(row)
+}
+
+/** One record (or some of its fields) as the actor reads it, on the keyed lane: compiled once per model, caller's shape and fields. */
+async function keyedById(db: Executor, actor: Actor, model: Model, id: string, fields?: readonly string[]): Promise<Record<string, unknown> | undefined> {
+  const key = `get|${model.name}|${shapeOf(actor)}${fields ? `|${fields.join(',')}` : ''}`
+  const [row] = await runTemplate(db, key, () => byId(db, standInActor(actor), model, slot(2), fields), [actor.userId, actor.companyId, id], 'keyed')
+  return row
 }
 
 /**
@@ -144,17 +149,9 @@ export async function getRecord<T extends TableName>(
  * (columns and computed ones): never a stored secret.
  */
 export async function getRecordFields<T extends TableName, const F extends string>(db: Executor, actor: Actor, model: Model<T>, id: string, fields: readonly F[]): Promise<Record<F, unknown>> {
-  const [row] = await runTemplate(
-    db,
-    `get|${model.name}|${shapeOf(actor)}|${fields.join(',')}`,
-    () => {
-      const unshown = fields.filter((name) => !model.columns.includes(name) && !Object.hasOwn(model.computed ?? {}, name))
-      if (unshown.length > 0) throw new Error(`${model.name} shows no field ${unshown.join(', ')}`)
-      return byId(db, standInActor(actor), model, slot(2), fields)
-    },
-    [actor.userId, actor.companyId, id],
-    'keyed',
-  )
+  const unshown = fields.filter((name) => !model.columns.includes(name) && !Object.hasOwn(model.computed ?? {}, name))
+  if (unshown.length > 0) throw new Error(`${model.name} shows no field ${unshown.join(', ')}`)
+  const row = await keyedById(db, actor, model, id, fields)
   if (!row) throw notFound(model, id)
   return split<T>(row).record as Record<F, unknown>
 }

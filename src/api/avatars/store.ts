@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import type { Actor } from '../../auth/actor.ts'
 import type { Db, Executor } from '../../db/schema.ts'
-import type { CacheFlusher } from '../../events/caches.ts'
 import { scoped } from '../../db/scoped.ts'
+import type { CacheFlusher } from '../../events/caches.ts'
 import { AgentConfigRecord } from '../../models/agent-config.ts'
 import { User } from '../../models/user.ts'
 import { AVATAR_EXTENSIONS, type AvatarMediaType } from './image.ts'
@@ -36,17 +36,17 @@ function ownedBy(owner: AvatarOwner) {
   return 'user' in owner ? (['user_id', owner.user] as const) : (['agent_id', owner.agent] as const)
 }
 
-/**
- * Stores the picture as the owner's avatar in place of any earlier one and points its record at it. The record is
- * updated first, so concurrent uploads for one owner take turns on its lock and the last one stands whole. The
- * id is random rather than a UUIDv7, whose time part would make the next picture's address guessable.
- */
 /** Where avatars are kept: the store, and the caches a changed agent makes stale. */
 export interface AvatarStore {
   db: Db
   caches: CacheFlusher
 }
 
+/**
+ * Stores the picture as the owner's avatar in place of any earlier one and points its record at it. The record is
+ * updated first, so concurrent uploads for one owner take turns on its lock and the last one stands whole. The
+ * id is random rather than a UUIDv7, whose time part would make the next picture's address guessable.
+ */
 export async function replaceAvatar({ db, caches }: AvatarStore, actor: Actor, owner: AvatarOwner, mediaType: AvatarMediaType, bytes: Uint8Array): Promise<string> {
   const id = crypto.randomUUID()
   const path = avatarPath(id, mediaType)
