@@ -1,8 +1,10 @@
 import { sql } from 'kysely'
 import type { Executor } from '../db/schema.ts'
 
-// Verifying against this when there is no such user makes a wrong username cost as long as a wrong password.
-const DUMMY_HASH = await Bun.password.hash('no such user, no such password')
+// Verifying against this when there is no such user makes a wrong username cost as long as a wrong password. Hashed
+// on Bun's thread pool from the module's loading on, not awaited there: a top-level await held every module that
+// imports this one, the whole platform, for the hash's 200 ms at each start.
+const dummyHash = Bun.password.hash('no such user, no such password')
 
 /**
  * The user whose username or email is `login` (any case), and whether they have signed in from `address` before.
@@ -23,7 +25,7 @@ export type LoginCandidate = NonNullable<Awaited<ReturnType<typeof findLoginUser
 
 /** The user as shown to them if `password` is theirs, else undefined; as slow for no user as for a wrong password. */
 export async function verifyPassword(user: LoginCandidate | undefined, password: string) {
-  const ok = await Bun.password.verify(password, user?.password_hash ?? DUMMY_HASH)
+  const ok = await Bun.password.verify(password, user?.password_hash ?? (await dummyHash))
   if (!user?.password_hash || !ok) return undefined
   const { password_hash: _, known_address: __, deactivated_at: deactivated, ...shown } = user
   return { ...shown, deactivated: deactivated !== null }
