@@ -28,6 +28,9 @@ test('a fresh data directory opens migrated and empty, and a restart keeps what 
     // One database: the templates that only CREATE DATABASE reads are not copied into every data directory.
     const databases = await sql<{ datname: string }>`SELECT datname FROM pg_database`.execute(store.db)
     expect(databases.rows.map((r) => r.datname)).toEqual(['postgres'])
+    // Not PostgreSQL's 128 MB, which the embedded server zeroes at each start.
+    const buffers = await sql<{ shared_buffers: string }>`SHOW shared_buffers`.execute(store.db)
+    expect(buffers.rows).toEqual([{ shared_buffers: '32MB' }])
     const recorded = await sql<{ version: string }>`SELECT version FROM schema_migrations ORDER BY version`.execute(store.db)
     expect(recorded.rows.map((r) => r.version)).toEqual(readMigrations().map((m) => m.version))
     // The template is schema only: the first start must still create the superadmin, the company, the demo agent.

@@ -1,6 +1,5 @@
-import { PGlite } from '@electric-sql/pglite'
 import postgres from 'postgres'
-import { openPostgres, wrapPglite, type Store } from '../../src/db/connect.ts'
+import { openPglite, openPostgres, wrapPglite, type Store } from '../../src/db/connect.ts'
 import { migrate } from '../../src/db/migrate.ts'
 import { migratedTemplate } from '../../src/db/pgdata-template.ts'
 
@@ -66,7 +65,7 @@ export async function createPostgresDatabase(): Promise<TestDatabase> {
 
 /** A fresh database with no migrations applied, for tests of the migrations themselves; close() discards it. */
 export async function emptyStore(): Promise<Store> {
-  if (!TEST_DATABASE_URL) return wrapPglite(new PGlite())
+  if (!TEST_DATABASE_URL) return wrapPglite(await openPglite())
   const database = await createPostgresDatabase()
   const store = openTestStore(database)
   return {
@@ -92,7 +91,5 @@ export async function freshStore(): Promise<Store> {
       },
     }
   }
-  const pglite = new PGlite({ loadDataDir: await migratedSnapshot() })
-  await pglite.waitReady
-  return wrapPglite(pglite)
+  return wrapPglite(await openPglite({ loadDataDir: await migratedSnapshot() }))
 }
