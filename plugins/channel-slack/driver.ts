@@ -1,12 +1,4 @@
-import {
-  LogLevel,
-  WebAPIHTTPError,
-  WebAPIPlatformError,
-  WebAPIRateLimitedError,
-  WebAPIRequestError,
-  WebClient,
-  type Logger as SlackLogger,
-} from '@slack/web-api'
+import type { LogLevel, Logger as SlackLogger, WebClient } from '@slack/web-api'
 import { ChannelSendError, type ChannelDriver, type ChannelEndpoint, type ChannelTarget, type Logger } from '../../src/plugin-host/sdk.ts'
 
 /** Slack advises keeping a message's text under 4,000 characters; it truncates far longer ones. */
@@ -81,17 +73,22 @@ export function slackDriver(api: SlackApi): ChannelDriver<'slack'> {
   }
 }
 
+// Slack's Web API client, loaded when a Slack channel first sends: most deployments have none, and it took 35-40 ms of
+// each start. Its errors exist only once it is loaded.
+let slack: typeof import('@slack/web-api') | undefined
+
 async function clientOf(api: SlackApi, endpoint: ChannelEndpoint<'slack'>): Promise<WebClient> {
   const name = endpoint.settings.bot_token_secret
   const token = await endpoint.secret(name)
   if (!token) throw new ChannelSendError(`The Slack bot token ${name} is not in the vault.`, false)
+  slack ??= await import('@slack/web-api')
   // The kernel retries with backoff and keeps the message meanwhile, so the client must fail at once, 429s included.
-  return new WebClient(token, {
+  return new slack.WebClient(token, {
     slackApiUrl: api.baseUrl(),
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
     timeout: 30_000,
-    logger: slackLogger(api.log),
+    logger: slackLogger(api.log, slack.LogLevel.DEBUG),
   })
 }
 
@@ -109,6 +106,8 @@ function escaped(text: string): string {
 
 /** Whether trying again may help: a rate limit or an outage may pass, a bad token or a missing channel will not. */
 function channelError(error: unknown): unknown {
+  if (!slack) return error
+  const { WebAPIHTTPError, WebAPIPlatformError, WebAPIRateLimitedError, WebAPIRequestError } = slack
   if (error instanceof WebAPIRateLimitedError) {
     return new ChannelSendError(`Slack rate-limited the call and asks to wait ${error.retryAfter} s.`, true, error.retryAfter * 1000)
   }
@@ -119,7 +118,7 @@ function channelError(error: unknown): unknown {
 }
 
 /** The Web API client's own log lines, into the plugin's log; its info lines (a rate limit hit) are debug here, as the kernel reports failures. */
-function slackLogger(log: Logger): SlackLogger {
+function slackLogger(log: Logger, level: LogLevel): SlackLogger {
   const line = (write: (message: string) => void) => (...parts: unknown[]) => write(parts.map(String).join(' '))
   return {
     debug: line(log.debug),
@@ -127,7 +126,7 @@ function slackLogger(log: Logger): SlackLogger {
     warn: line(log.warn),
     error: line(log.error),
     setLevel() {},
-    getLevel: () => LogLevel.DEBUG,
+    getLevel: () => level,
     setName() {},
   }
 }

@@ -1,4 +1,4 @@
-import { Api, GrammyError, HttpError } from 'grammy'
+import type { Api } from 'grammy'
 import { ChannelSendError, type ChannelEndpoint, type PluginContext } from '../../src/plugin-host/sdk.ts'
 
 const DEFAULT_API_ROOT = 'https://api.telegram.org'
@@ -16,9 +16,19 @@ export async function botToken(endpoint: ChannelEndpoint<'telegram'>): Promise<s
   return token
 }
 
+// grammY, loaded when a Telegram bot is first called: most deployments have none, and it took 30-35 ms of each
+// start. Its errors exist only once it is loaded.
+let grammy: typeof import('grammy') | undefined
+
+/** grammY's module, loaded on first use. */
+export async function grammyModule(): Promise<typeof import('grammy')> {
+  return (grammy ??= await import('grammy'))
+}
+
 /** A Bot API client for the agent's bot, read afresh so a changed token or API root counts at once. */
 export async function botApi(context: PluginContext, endpoint: ChannelEndpoint<'telegram'>, timeoutSeconds = 30): Promise<Api> {
-  return new Api(await botToken(endpoint), { apiRoot: apiRoot(context), timeoutSeconds })
+  const token = await botToken(endpoint)
+  return new (await grammyModule()).Api(token, { apiRoot: apiRoot(context), timeoutSeconds })
 }
 
 /**
@@ -27,7 +37,7 @@ export async function botApi(context: PluginContext, endpoint: ChannelEndpoint<'
  */
 export function sendError(error: unknown): ChannelSendError {
   if (error instanceof ChannelSendError) return error
-  if (error instanceof GrammyError) {
+  if (grammy && error instanceof grammy.GrammyError) {
     const message = `Telegram refused ${error.method}: ${error.error_code} ${error.description}`
     if (error.error_code === 429) {
       const seconds = error.parameters.retry_after
@@ -35,7 +45,7 @@ export function sendError(error: unknown): ChannelSendError {
     }
     return new ChannelSendError(message, error.error_code >= 500)
   }
-  if (error instanceof HttpError) {
+  if (grammy && error instanceof grammy.HttpError) {
     const cause = error.error instanceof Error ? `: ${error.error.message}` : ''
     return new ChannelSendError(withoutToken(`${error.message}${cause}`), true)
   }
@@ -49,6 +59,6 @@ function withoutToken(text: string): string {
 
 /** A failure as one sentence, for the console and the log. */
 export function described(error: unknown): string {
-  if (error instanceof GrammyError || error instanceof HttpError || error instanceof ChannelSendError) return sendError(error).message
+  if (error instanceof ChannelSendError || (grammy && (error instanceof grammy.GrammyError || error instanceof grammy.HttpError))) return sendError(error).message
   return withoutToken(error instanceof Error ? error.message : String(error))
 }

@@ -1,7 +1,6 @@
-import { InputFile } from 'grammy'
 import type { WebhookInfo } from 'grammy/types'
 import { ChannelSendError, type ChannelDriver, type ChannelTarget, type PluginContext, type WebhookReport } from '../../src/plugin-host/sdk.ts'
-import { botApi, described, sendError } from './bot-api.ts'
+import { botApi, described, grammyModule, sendError } from './bot-api.ts'
 import { telegramTarget, type TelegramTarget } from './update.ts'
 import { webhookPath, webhookUrl } from './webhook-url.ts'
 
@@ -55,6 +54,7 @@ export function telegramDriver(context: PluginContext): ChannelDriver<'telegram'
     async sendVoice(endpoint, stored, voice) {
       const to = target(stored)
       const api = await botApi(context, endpoint, 60)
+      const { InputFile } = await grammyModule()
       const duration = voice.durationMs === undefined ? {} : { duration: Math.max(1, Math.round(voice.durationMs / 1000)) }
       try {
         // OGG/Opus is what Telegram shows as a voice note (with its waveform), not as a file.

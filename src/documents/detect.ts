@@ -1,4 +1,3 @@
-import { fileTypeFromBuffer } from 'file-type'
 import { DocumentError, unsupportedDocument } from './errors.ts'
 import { CSV, DOCX, PDF, TXT, XLSX, type DocumentMediaType } from './media-types.ts'
 import { decodeText, tableShape } from './plain-text.ts'
@@ -71,6 +70,7 @@ const TEXT_FORMATS = new Set(['xml', 'ics', 'vcf', 'vtt'])
  */
 export async function detectDocumentType(bytes: Uint8Array, filename = ''): Promise<DocumentMediaType> {
   if (bytes.length === 0) throw new DocumentError('unreadable', 'The file is empty.')
+  const { fileTypeFromBuffer } = await import('file-type')
   const sniffed = await fileTypeFromBuffer(bytes)
   if (sniffed && !TEXT_FORMATS.has(sniffed.ext)) {
     const type = BINARY_TYPES[sniffed.mime]

@@ -1,4 +1,3 @@
-import { fileTypeFromBuffer } from 'file-type'
 import { describeBytes } from '../documents/sizes.ts'
 
 /** What a voice note may be, by the container its bytes are in, and the media type it is kept and served as. */
@@ -52,6 +51,7 @@ export interface Recording {
 
 /** The media type a voice note's bytes are, or undefined when they are not audio in a container we take. */
 export async function audioType(bytes: Uint8Array): Promise<string | undefined> {
+  const { fileTypeFromBuffer } = await import('file-type')
   const type = await fileTypeFromBuffer(bytes)
   return type ? CONTAINERS[type.ext] : undefined
 }

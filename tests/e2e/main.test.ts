@@ -1,5 +1,5 @@
 import { afterAll, afterEach, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPostgresDatabase, databaseEnv, TEST_DATABASE_URL } from '../helpers/database.ts'
@@ -162,6 +162,51 @@ test('killed with SIGKILL and started again at once on the same data directory, 
     await parent.exited
   }
 }, 60_000)
+
+// Libraries only some deployments use load when first used: each took from 5 to 40 ms of every start.
+const LOADED_WHEN_USED = [
+  '@anthropic-ai/sdk',
+  'openai',
+  '@slack/web-api',
+  'grammy',
+  'nodemailer',
+  'imapflow',
+  'mailparser',
+  'unpdf',
+  'mammoth',
+  'exceljs',
+  'file-type',
+  'music-metadata',
+  'prom-client',
+  '@opentelemetry/sdk-trace',
+  '@opentelemetry/exporter-trace-otlp-http',
+]
+const RECORD_LOADS = join(import.meta.dir, '..', 'fixtures', 'start-up', 'record-loads.ts')
+
+/** What of `packages` a process loaded, run with the recorder preloaded. */
+function recorded(env: Record<string, string>): { env: Record<string, string>; loaded: () => string[] } {
+  const file = join(mkdtempSync(join(tmpdir(), 'switchboard-loads-')), 'loaded')
+  const loaded = () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [])
+  return { env: { ...env, RECORD_LOADS_TO: file, RECORD_LOADS_OF: LOADED_WHEN_USED.map((name) => name.replace(/[/.]/g, '\\$&')).join('|') }, loaded }
+}
+
+test('a start loads none of the libraries that only some deployments use, until they are used', async () => {
+  const { env, loaded } = recorded({ SWITCHBOARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'switchboard-loads-')) })
+  const server = await start(spawnMain(env, [process.execPath, '--preload', RECORD_LOADS, MAIN])).catch((error: Error) => error)
+  // Named here first: the recorder loads a CommonJS module as it would an ES one, which may fail the start as well.
+  expect(loaded()).toEqual([])
+  if (server instanceof Error) throw server
+  running.add(server)
+  expect((await fetch(`${server.api}/api/docs`)).status).toBe(200)
+  expect(await stop(server)).toBe(0)
+  expect(loaded()).toEqual([])
+
+  // The recorder sees a load when there is one.
+  const probe = recorded({})
+  const child = Bun.spawn([process.execPath, '--preload', RECORD_LOADS, '-e', "await import('grammy')"], { env: { PATH: process.env.PATH ?? '', ...probe.env } })
+  expect(await child.exited).toBe(0)
+  expect(probe.loaded().some((path) => path.includes('/node_modules/grammy/'))).toBe(true)
+})
 
 test('bad configuration stops start-up with one message naming every bad variable', async () => {
   const child = spawnMain({ SWITCHBOARD_API_PORT: 'http', SWITCHBOARD_SESSION_MAX_DAYS: 'forever' })
