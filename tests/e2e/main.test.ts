@@ -169,6 +169,8 @@ const LOADED_WHEN_USED = [
   'openai',
   '@slack/web-api',
   'grammy',
+  'openid-client',
+  'jose',
   'nodemailer',
   'imapflow',
   'mailparser',

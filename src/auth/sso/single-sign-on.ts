@@ -1,5 +1,5 @@
-import * as jose from 'jose'
-import * as oidc from 'openid-client'
+import type * as jose from 'jose'
+import type * as oidc from 'openid-client'
 import type { Clock } from '../../clock.ts'
 import type { Transaction } from 'kysely'
 import type { Database, Db, Row } from '../../db/schema.ts'
@@ -37,6 +37,13 @@ type Provider = Row<'identity_providers'>
  * JWKS, issuer, audience, nonce, expiry). Every request to a provider goes through the outbound-address policy, as
  * the issuer is a tenant's setting.
  */
+// openid-client and jose load when single sign-on is first used: most deployments have no identity provider, and
+// importing them took about 18 ms of every start.
+const libraries = async () => {
+  const [oidc, jose] = await Promise.all([import('openid-client'), import('jose')])
+  return { oidc, jose }
+}
+
 export class SingleSignOn {
   readonly #configs = new Map<string, { config: oidc.Configuration; keys: ReturnType<typeof jose.createRemoteJWKSet>; at: number }>()
 
@@ -81,6 +88,7 @@ export class SingleSignOn {
     if (cached && this.deps.clock.now() - cached.at < DISCOVERY_TTL_MS) return cached
     const issuer = new URL(provider.issuer)
     if (issuer.protocol === 'http:' && !this.deps.allowHttp) throw new SignInFailed('sso_provider', `the issuer ${provider.issuer} is not https (SWITCHBOARD_OIDC_ALLOW_HTTP allows it for development)`)
+    const { oidc, jose } = await libraries()
     const options: oidc.DiscoveryRequestOptions = {
       [oidc.customFetch]: (url, init) => this.deps.outbound.fetch(url, init as RequestInit),
       ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
@@ -104,6 +112,7 @@ export class SingleSignOn {
   async start(slug: string, redirect: string): Promise<{ url: URL; cookie: string }> {
     const provider = await this.#provider(slug)
     const { config } = await this.#config(provider)
+    const { oidc } = await libraries()
     const flow: Flow = {
       provider: provider.id,
       state: oidc.randomState(),
@@ -133,6 +142,7 @@ export class SingleSignOn {
     try {
       const { config } = await this.#config(provider)
       if (!config.serverMetadata().end_session_endpoint) return undefined
+      const { oidc } = await libraries()
       return oidc.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: after })
     } catch (error) {
       this.deps.log.warn('the identity provider’s session could not be ended', { provider: providerId, error: String(error) })
@@ -152,6 +162,7 @@ export class SingleSignOn {
       if (callback.searchParams.get('state') !== flow.state) throw new SignInFailed('sso_state', 'the state the provider sent back is not the one this browser started with')
       if (callback.searchParams.get('error') === 'access_denied') throw new SignInFailed('sso_denied', 'the person declined at the provider')
       const { config, keys } = await this.#config(provider)
+      const { oidc, jose } = await libraries()
       // The callback as the provider was told to call it: the configured public address, not whatever Host came in.
       const expected = new URL(this.redirectUri(provider.slug))
       expected.search = callback.search
