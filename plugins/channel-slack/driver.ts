@@ -73,8 +73,8 @@ export function slackDriver(api: SlackApi): ChannelDriver<'slack'> {
   }
 }
 
-// Slack's Web API client, loaded when a Slack channel first sends: most deployments have none, and it took 35-40 ms of
-// each start. Its errors exist only once it is loaded.
+// Slack's Web API client, loaded when Slack is first called: most deployments have no Slack channel, and it took
+// 35-40 ms of each start. Its errors exist only once it is loaded.
 let slack: typeof import('@slack/web-api') | undefined
 
 async function clientOf(api: SlackApi, endpoint: ChannelEndpoint<'slack'>): Promise<WebClient> {

@@ -45,6 +45,7 @@ async function judgeImage(content: string): Promise<{ mediaType: ArtifactMediaTy
   const bytes = new Uint8Array(Buffer.from(packed, 'base64'))
   if (bytes.length === 0) throw invalid('the image is empty')
   if (bytes.length > MAX_IMAGE_BYTES) throw tooLarge(MAX_IMAGE_BYTES, 'image')
+  // Loaded with the first file judged rather than at start-up.
   const { fileTypeFromBuffer } = await import('file-type')
   const sniffed = await fileTypeFromBuffer(bytes)
   const mime = sniffed?.mime === 'image/apng' ? 'image/png' : sniffed?.mime

@@ -86,14 +86,14 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
 }
 
-// PGlite's server keeps PostgreSQL's default of 128 MB of shared buffers, which its WebAssembly runtime zeroes as it
-// starts: about 200 ms of each start and 100 MiB of resident memory, for a cache the operating system's page cache
-// backs anyway (a buffer missed is a file read from it). 32 MB holds a small deployment's working set; a larger one
-// belongs on PostgreSQL.
+// PGlite's server keeps PostgreSQL's default of 128 MB of shared buffers, all of which its WebAssembly runtime
+// touches as it starts: about 100 ms of each opening and 90 MiB of resident memory more than 32 MB, for a cache the
+// operating system's page cache backs anyway (a buffer missed is a file read from it). 32 MB holds a small
+// deployment's working set; a larger one belongs on PostgreSQL.
 const EMBEDDED_SHARED_BUFFERS = '32MB'
 
 /** A PGlite server as the platform runs it, in `options.dataDir` or, without one, in memory; answers once ready. */
-export async function openPglite(options: PGliteOptions = {}): Promise<PGlite> {
+export async function openPglite(options: Omit<PGliteOptions, 'startParams'> = {}): Promise<PGlite> {
   const pglite = new PGlite({ ...options, startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`] })
   await pglite.waitReady
   return pglite

@@ -70,6 +70,7 @@ const TEXT_FORMATS = new Set(['xml', 'ics', 'vcf', 'vtt'])
  */
 export async function detectDocumentType(bytes: Uint8Array, filename = ''): Promise<DocumentMediaType> {
   if (bytes.length === 0) throw new DocumentError('unreadable', 'The file is empty.')
+  // Loaded with the first file judged rather than at start-up.
   const { fileTypeFromBuffer } = await import('file-type')
   const sniffed = await fileTypeFromBuffer(bytes)
   if (sniffed && !TEXT_FORMATS.has(sniffed.ext)) {

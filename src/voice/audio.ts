@@ -51,6 +51,7 @@ export interface Recording {
 
 /** The media type a voice note's bytes are, or undefined when they are not audio in a container we take. */
 export async function audioType(bytes: Uint8Array): Promise<string | undefined> {
+  // Loaded with the first file judged rather than at start-up.
   const { fileTypeFromBuffer } = await import('file-type')
   const type = await fileTypeFromBuffer(bytes)
   return type ? CONTAINERS[type.ext] : undefined

@@ -1,4 +1,3 @@
-
 /** The pictures an avatar may be, by media type, with the extension its address gets. */
 export const AVATAR_EXTENSIONS = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' } as const
 export type AvatarMediaType = keyof typeof AVATAR_EXTENSIONS
@@ -17,6 +16,7 @@ export interface Dimensions {
  * of the four. An animated PNG is a PNG to every browser and is kept as one.
  */
 export async function sniffAvatarType(bytes: Uint8Array): Promise<AvatarMediaType | undefined> {
+  // Loaded with the first file judged rather than at start-up.
   const { fileTypeFromBuffer } = await import('file-type')
   const sniffed = await fileTypeFromBuffer(bytes)
   if (!sniffed) return undefined

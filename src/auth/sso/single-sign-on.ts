@@ -31,19 +31,20 @@ export class SignInFailed extends Error {
 
 type Provider = Row<'identity_providers'>
 
+let loaded: Promise<{ oidc: typeof import('openid-client'); jose: typeof import('jose') }> | undefined
+
+/**
+ * openid-client and jose, loaded when single sign-on is first used: most deployments have no identity provider, and
+ * importing them took about 18 ms of every start.
+ */
+const libraries = () => (loaded ??= Promise.all([import('openid-client'), import('jose')]).then(([oidc, jose]) => ({ oidc, jose })))
+
 /**
  * Sign-in through the identity providers companies configure: OpenID Connect's authorization code flow with PKCE,
  * through openid-client (discovery, the token request, and the ID token's checks: signature by the provider's
  * JWKS, issuer, audience, nonce, expiry). Every request to a provider goes through the outbound-address policy, as
  * the issuer is a tenant's setting.
  */
-// openid-client and jose load when single sign-on is first used: most deployments have no identity provider, and
-// importing them took about 18 ms of every start.
-const libraries = async () => {
-  const [oidc, jose] = await Promise.all([import('openid-client'), import('jose')])
-  return { oidc, jose }
-}
-
 export class SingleSignOn {
   readonly #configs = new Map<string, { config: oidc.Configuration; keys: ReturnType<typeof jose.createRemoteJWKSet>; at: number }>()
 
@@ -88,12 +89,12 @@ export class SingleSignOn {
     if (cached && this.deps.clock.now() - cached.at < DISCOVERY_TTL_MS) return cached
     const issuer = new URL(provider.issuer)
     if (issuer.protocol === 'http:' && !this.deps.allowHttp) throw new SignInFailed('sso_provider', `the issuer ${provider.issuer} is not https (SWITCHBOARD_OIDC_ALLOW_HTTP allows it for development)`)
-    const { oidc, jose } = await libraries()
-    const options: oidc.DiscoveryRequestOptions = {
-      [oidc.customFetch]: (url, init) => this.deps.outbound.fetch(url, init as RequestInit),
-      ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
-    }
     try {
+      const { oidc, jose } = await libraries()
+      const options: oidc.DiscoveryRequestOptions = {
+        [oidc.customFetch]: (url, init) => this.deps.outbound.fetch(url, init as RequestInit),
+        ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
+      }
       // client_secret_basic is what OpenID Connect assumes when a client says nothing else.
       const config = await oidc.discovery(issuer, provider.client_id, undefined, secret ? oidc.ClientSecretBasic(secret) : oidc.None(), options)
       const jwksUri = config.serverMetadata().jwks_uri
