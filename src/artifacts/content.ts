@@ -1,5 +1,6 @@
 import type { ArtifactMediaType } from '../db/schema.ts'
 import { ApiError } from '../errors.ts'
+import { sniffFileType } from '../documents/sniff.ts'
 
 /** What an artifact may be, as a tool or a script names it, and the media type each is stored and served as. */
 export const TEXT_KINDS = {
@@ -45,9 +46,7 @@ async function judgeImage(content: string): Promise<{ mediaType: ArtifactMediaTy
   const bytes = new Uint8Array(Buffer.from(packed, 'base64'))
   if (bytes.length === 0) throw invalid('the image is empty')
   if (bytes.length > MAX_IMAGE_BYTES) throw tooLarge(MAX_IMAGE_BYTES, 'image')
-  // Loaded with the first file judged rather than at start-up.
-  const { fileTypeFromBuffer } = await import('file-type')
-  const sniffed = await fileTypeFromBuffer(bytes)
+  const sniffed = await sniffFileType(bytes)
   const mime = sniffed?.mime === 'image/apng' ? 'image/png' : sniffed?.mime
   if (mime && IMAGE_TYPES.has(mime as ArtifactMediaType)) return { mediaType: mime as ArtifactMediaType, bytes }
   const what = sniffed ? `${sniffed.ext.toUpperCase()} (${sniffed.mime})` : 'not a picture format that could be recognised'

@@ -1,6 +1,7 @@
 import { DocumentError, unsupportedDocument } from './errors.ts'
 import { CSV, DOCX, PDF, TXT, XLSX, type DocumentMediaType } from './media-types.ts'
 import { decodeText, tableShape } from './plain-text.ts'
+import { sniffFileType } from './sniff.ts'
 import { describeBytes } from './sizes.ts'
 import { zipEntries, type ZipEntry } from './zip-entries.ts'
 
@@ -70,9 +71,7 @@ const TEXT_FORMATS = new Set(['xml', 'ics', 'vcf', 'vtt'])
  */
 export async function detectDocumentType(bytes: Uint8Array, filename = ''): Promise<DocumentMediaType> {
   if (bytes.length === 0) throw new DocumentError('unreadable', 'The file is empty.')
-  // Loaded with the first file judged rather than at start-up.
-  const { fileTypeFromBuffer } = await import('file-type')
-  const sniffed = await fileTypeFromBuffer(bytes)
+  const sniffed = await sniffFileType(bytes)
   if (sniffed && !TEXT_FORMATS.has(sniffed.ext)) {
     const type = BINARY_TYPES[sniffed.mime]
     if (type === PDF) return type

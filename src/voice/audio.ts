@@ -1,4 +1,5 @@
 import { describeBytes } from '../documents/sizes.ts'
+import { sniffFileType } from '../documents/sniff.ts'
 
 /** What a voice note may be, by the container its bytes are in, and the media type it is kept and served as. */
 const CONTAINERS: Record<string, string> = {
@@ -51,9 +52,7 @@ export interface Recording {
 
 /** The media type a voice note's bytes are, or undefined when they are not audio in a container we take. */
 export async function audioType(bytes: Uint8Array): Promise<string | undefined> {
-  // Loaded with the first file judged rather than at start-up.
-  const { fileTypeFromBuffer } = await import('file-type')
-  const type = await fileTypeFromBuffer(bytes)
+  const type = await sniffFileType(bytes)
   return type ? CONTAINERS[type.ext] : undefined
 }
 

@@ -1,3 +1,5 @@
+import { sniffFileType } from '../../documents/sniff.ts'
+
 /** The pictures an avatar may be, by media type, with the extension its address gets. */
 export const AVATAR_EXTENSIONS = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' } as const
 export type AvatarMediaType = keyof typeof AVATAR_EXTENSIONS
@@ -16,9 +18,7 @@ export interface Dimensions {
  * of the four. An animated PNG is a PNG to every browser and is kept as one.
  */
 export async function sniffAvatarType(bytes: Uint8Array): Promise<AvatarMediaType | undefined> {
-  // Loaded with the first file judged rather than at start-up.
-  const { fileTypeFromBuffer } = await import('file-type')
-  const sniffed = await fileTypeFromBuffer(bytes)
+  const sniffed = await sniffFileType(bytes)
   if (!sniffed) return undefined
   if (sniffed.mime === 'image/apng') return 'image/png'
   return sniffed.mime in AVATAR_EXTENSIONS ? (sniffed.mime as AvatarMediaType) : undefined
