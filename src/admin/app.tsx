@@ -36,6 +36,7 @@ import { PageRefusal } from './console/routes.tsx'
 import type { WebChat } from './chat/index.ts'
 import { Alert } from './components/feedback.tsx'
 import { standing } from './components/layout.tsx'
+import { RememberedRouter } from '../http/remembered-router.ts'
 
 const STATIC_DIR = join(import.meta.dir, '..', '..', 'static')
 const packageDir = (name: string) => dirname(Bun.fileURLToPath(import.meta.resolve(`${name}/package.json`)))
@@ -57,7 +58,7 @@ declare module 'hono' {
  * §4); the composition root hands them over, so the console never reaches into the api layer itself.
  */
 export function createAdminApp(services: Services, api: ApiClient, signIn: readonly Hono<any>[], chat: WebChat): Hono<AdminEnv> {
-  const app = new Hono<AdminEnv>()
+  const app = new Hono<AdminEnv>({ router: new RememberedRouter() })
   const apiBaseUrl = services.config.baseUrl
   app.use(streamLargeBodies())
   app.use(securityHeaders(PAGE_POLICY, { pages: true }))
