@@ -130,9 +130,11 @@ export class Gateway {
 
   /**
    * Serves one HTTP request of the gateway for `actor` on `server`: an initialize opens a session; any other request
-   * must name a session of this user on this server in this company, or is answered 404 (the host starts over).
+   * must name a session of this user on this server in this company, or is answered 404 (the host starts over). A
+   * named server is judged once, first: 404 when there is none, 403 when the caller may not use it.
    */
   async handle(request: Request, actor: Actor, server: string): Promise<Response> {
+    const admitted = server === AGGREGATE ? undefined : await this.#admit(actor, server)
     const sessionId = request.headers.get('mcp-session-id')
     if (sessionId !== null && !(await this.#owns(sessionId, actor, server))) throw new ApiError('not_found', 'No such MCP session; initialize a new one.')
     if (sessionId === null && request.method !== 'POST') throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
@@ -168,10 +170,10 @@ export class Gateway {
     if (sessionId !== null) await this.#announceCancellations(sessionId, messages)
     const id = sessionId ?? crypto.randomUUID()
     const askable = sessionId !== null && this.#sessions.get(sessionId.toLowerCase())?.elicitation === true
-    if (sessionId !== null && !askable && isDirectCall(body) && takesJson(request)) return this.#callDirect(request, actor, server, sessionId, body)
+    if (sessionId !== null && !askable && isDirectCall(body) && takesJson(request)) return this.#callDirect(request, actor, server, sessionId, body, admitted)
     // An event stream where something may be sent before the result: progress, or a question to an askable host.
     const json = !messages.some(wantsProgress) && !(askable && messages.some(isToolCall))
-    const response = await (await this.#serverFor(actor, server, id, json, askable)).handleRequest(request, { parsedBody: body })
+    const response = await (await this.#serverFor(actor, server, id, json, askable, admitted)).handleRequest(request, { parsedBody: body })
     // Recorded once the initialize succeeded (one refused for its headers leaves nothing behind), and before the
     // host learns the id.
     if (initialize && response.ok) {
@@ -263,7 +265,7 @@ export class Gateway {
    * the answer is one JSON body (the transport allows either); a request that asks for progress is answered as an
    * event stream instead, since only a stream carries the notifications before the result.
    */
-  async #serverFor(actor: Actor, name: string, sessionId: string, json: boolean, askable: boolean): Promise<WebStandardStreamableHTTPServerTransport> {
+  async #serverFor(actor: Actor, name: string, sessionId: string, json: boolean, askable: boolean, admitted: Resolved | undefined): Promise<WebStandardStreamableHTTPServerTransport> {
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: json })
     const mcp = new Server(
       { name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' },
@@ -287,7 +289,7 @@ export class Gateway {
       }
     }
 
-    const resolve = () => this.#resolve(actor, name)
+    const resolve = async () => admitted ?? this.#aggregate(actor)
 
     /**
      * Asks the host's user whether the call may run (MCP elicitation), as a tool approval like any: recorded,
@@ -407,20 +409,18 @@ export class Gateway {
     return transport
   }
 
-  /** The provider and the caller's judge, afresh for each request. */
-  async #resolve(actor: Actor, name: string): Promise<Resolved> {
-    const judge = await this.catalog.judge(actor)
-    const behindYes = (server: string, tool: string) => {
-      const verdict = judge.verdict(server, tool)
-      return verdict.decision === 'approve' ? { server, tool, ...verdict } : undefined
-    }
-    // The aggregate judges each item by its own server's rules.
-    if (name === AGGREGATE) {
-      return { provider: await this.catalog.aggregate(actor), may: () => true, asking: (tool) => (split(tool) ? behindYes(...split(tool)!) : undefined) }
-    }
-    const provider = await this.catalog.provider(actor, name)
-    if (!provider || !judge.server(name)) throw new McpError(ErrorCode.InvalidRequest, `The MCP server ${name} is no longer available to you.`)
-    return { provider, may: (item) => judge(name, item), asking: (tool) => behindYes(name, tool) }
+  /** A named server the caller may use, with their judge; the HTTP error that says why not otherwise. */
+  async #admit(actor: Actor, name: string): Promise<Resolved> {
+    const [provider, judge] = await Promise.all([this.catalog.provider(actor, name), this.catalog.judge(actor)])
+    if (!provider) throw new ApiError('not_found', `There is no MCP server ${name}.`)
+    if (!judge.server(name)) throw new ApiError('forbidden', `You may not use the MCP server ${name}.`)
+    return resolved(provider, name, judge)
+  }
+
+  /** Every server the caller may use as one provider, made afresh for each request; it judges each item by its own server's rules. */
+  async #aggregate(actor: Actor): Promise<Resolved> {
+    const [provider, judge] = await Promise.all([this.catalog.aggregate(actor), this.catalog.judge(actor)])
+    return { provider, may: () => true, asking: (tool) => (split(tool) ? behindYes(judge, ...split(tool)!) : undefined) }
   }
 
   /**
@@ -429,12 +429,12 @@ export class Gateway {
    * those are most of what a call costs this process, and such calls most of what a host sends. Anything else goes
    * through the SDK.
    */
-  async #callDirect(request: Request, actor: Actor, name: string, sessionId: string, call: DirectCall): Promise<Response> {
+  async #callDirect(request: Request, actor: Actor, name: string, sessionId: string, call: DirectCall, admitted: Resolved | undefined): Promise<Response> {
     const key = runningKey(sessionId, call.id)
     const controller = new AbortController()
     this.#running.set(key, controller)
     try {
-      const { provider, may } = await this.#resolve(actor, name)
+      const { provider, may } = admitted ?? (await this.#aggregate(actor))
       const tool = call.params.name
       const signal = AbortSignal.any([request.signal, controller.signal])
       const result = may(tool) ? await provider.callTool(actor, call.params, { signal }) : toolRefused(tool, name)
@@ -457,6 +457,19 @@ export class Gateway {
       .then((swept) => (swept.length > 0 ? this.caches.flush('mcp-sessions') : undefined))
       .catch(() => {})
   }
+}
+
+type CallerJudge = Awaited<ReturnType<McpCatalog['judge']>>
+
+/** A named server's provider, judged by the caller's permissions there. */
+function resolved(provider: Provider, name: string, judge: CallerJudge): Resolved {
+  return { provider, may: (item) => judge(name, item), asking: (tool) => behindYes(judge, name, tool) }
+}
+
+/** The rule that lets the tool run after a person's yes, if that is what the caller's permissions say of it. */
+function behindYes(judge: CallerJudge, server: string, tool: string): Verdict | undefined {
+  const verdict = judge.verdict(server, tool)
+  return verdict.decision === 'approve' ? { server, tool, ...verdict } : undefined
 }
 
 /** Whether a JSON-RPC message asks to hear its progress (a `progressToken` in its `_meta`). */

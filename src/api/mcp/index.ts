@@ -4,7 +4,6 @@ import { cors } from 'hono/cors'
 import { requireActor } from '../../auth/access.ts'
 import { hasRole } from '../../auth/actor.ts'
 import type { ApiEnv } from '../../http/env.ts'
-import { ApiError } from '../../errors.ts'
 import type { Services } from '../../services.ts'
 import { throttle } from '../../throttle/middleware.ts'
 import { AGGREGATE } from '../../mcp/gateway.ts'
@@ -19,7 +18,7 @@ import { breakersRoute, documentGateway } from './routes.ts'
 export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
   documentGateway(app)
 
-  const { config, throttles, clock, catalog, gateway } = services
+  const { config, throttles, clock, gateway } = services
   // Browser-based hosts call the gateway from their own origin with a bearer token (never a cookie: no credentials
   // mode), and must read the session id and the OAuth challenge.
   const exposed = ['mcp-session-id', 'www-authenticate']
@@ -44,17 +43,8 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
   // A token bucket per user and server: one busy host cannot starve an upstream for everyone else.
   const bucket = throttle('mcp', throttles.mcp, config.mcpRate, clock, (c) => `${c.get('actor')?.userId}:${serverOf(c)}`, services.metrics)
 
-  const handle = async (c: Context<ApiEnv>) => {
-    const actor = requireActor(c.var.actor)
-    const name = serverOf(c)
-    if (name !== AGGREGATE) {
-      const [provider, judge] = await Promise.all([catalog.provider(actor, name), catalog.judge(actor)])
-      if (!provider) throw new ApiError('not_found', `There is no MCP server ${name}.`)
-      if (!judge.server(name)) throw new ApiError('forbidden', `You may not use the MCP server ${name}.`)
-    }
-
-    return gateway.handle(c.req.raw, actor, name)
-  }
+  // The gateway answers 404 for a server that does not exist and 403 for one the caller may not use.
+  const handle = (c: Context<ApiEnv>) => gateway.handle(c.req.raw, requireActor(c.var.actor), serverOf(c))
 
   for (const path of ['/mcp', '/mcp/:server']) {
     app.on(['GET', 'POST', 'DELETE'], path, async (c, next) => {
