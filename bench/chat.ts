@@ -1,7 +1,7 @@
 /**
  * Chat turn latency benchmark: time to first token and total time of a streamed answer through POST /api/chat,
  * against the same answer fetched straight from the provider, in the same run. A hand-run benchmark, not a test.
- * Target: Switchboard adds at most 2 ms at p50. "Streamed" is when the whole answer has reached the client
+ * Target: Switchboard adds at most 1 ms at p50. "Streamed" is when the whole answer has reached the client
  * (stream_end); "stored" is when Switchboard has also committed it to the conversation (the final message event),
  * which the provider has no counterpart of, so the direct path's figure is the same for both.
  *
@@ -9,7 +9,10 @@
  * fixed answer of 20 chunks with no delay, so what is measured is Switchboard's own work: authentication, the
  * agent and conversation reads, storing both messages, the history, the model lookup, the runner's request and
  * the NDJSON stream. Switchboard runs in its own process (bench/crud-server.ts switchboard) on PostgreSQL, with
- * the openai runner pointed at the fake. Requests are sequential and alternate between the two paths.
+ * the openai runner pointed at the fake. A third path, `floor`, is the least any server of a turn adds on this
+ * machine (bench/crud-server.ts chat-floor: one round trip of reads, the OpenAI SDK, NDJSON out; in a process of its
+ * own too): the target is only reachable where the floor is well under it. Requests are sequential and rotate
+ * between the three paths.
  *
  * Run:  node_modules/.bin/bun bench/chat.ts
  * Environment (defaults in brackets): BENCH_DATABASE_URL, BENCH_POOL [10] as in bench/harness.ts;
@@ -78,6 +81,7 @@ await withDatabase(`chat turns, ${TURNS} per path`, async (env) => {
     return { token, agentId: id }
   })
   const server = await startServer({ label: 'switchboard', mode: 'switchboard', header: '' }, serverEnv)
+  const floorServer = await startServer({ label: 'floor', mode: 'chat-floor', args: [seeded.agentId, fake.url], header: '' }, serverEnv)
   let conversationId: string | undefined
 
   const direct = async (): Promise<Timing> => {
@@ -89,6 +93,16 @@ await withDatabase(`chat turns, ${TURNS} per path`, async (env) => {
     })
     const done = (line: string) => line === 'data: [DONE]'
     return timed(start, response, '\n\n', { isToken: (line) => line.includes('"content":"word'), isStreamed: done, isStored: done })
+  }
+  const viaFloor = async (): Promise<Timing> => {
+    const start = performance.now()
+    const response = await fetch(`${floorServer.base}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hi' }) })
+    await expectStatus(response, 200, 'a turn of the floor')
+    return timed(start, response, '\n', {
+      isToken: (line) => line.startsWith('{"type":"stream"'),
+      isStreamed: (line) => line === '{"type":"stream_end"}',
+      isStored: (line) => line.startsWith('{"type":"message"'),
+    })
   }
   const viaSwitchboard = async (): Promise<Timing> => {
     const start = performance.now()
@@ -110,12 +124,13 @@ await withDatabase(`chat turns, ${TURNS} per path`, async (env) => {
   }
 
   try {
-    const results = { direct: [] as Timing[], switchboard: [] as Timing[] }
+    const results = { direct: [] as Timing[], floor: [] as Timing[], switchboard: [] as Timing[] }
     for (let i = 0; i < WARMUP + TURNS; i++) {
-      const [a, b] = [await direct(), await viaSwitchboard()]
+      const [a, b, c] = [await direct(), await viaFloor(), await viaSwitchboard()]
       if (i >= WARMUP) {
         results.direct.push(a)
-        results.switchboard.push(b)
+        results.floor.push(b)
+        results.switchboard.push(c)
       }
     }
     const row = (cells: string[]) => cells.map((c, i) => c.padEnd(i === 0 ? 13 : 10)).join(' ').trimEnd()
@@ -128,18 +143,22 @@ await withDatabase(`chat turns, ${TURNS} per path`, async (env) => {
     const added = (moment: keyof Timing) => percentile(results.switchboard.map((t) => t[moment]), 50) - percentile(results.direct.map((t) => t[moment]), 50)
     const [ttft, streamed, stored] = [added('firstToken'), added('streamed'), added('stored')]
     console.log()
-    const p50 = (path: 'direct' | 'switchboard', moment: keyof Timing) => percentile(results[path].map((t) => t[moment]), 50)
+    const p50 = (path: keyof typeof results, moment: keyof Timing) => percentile(results[path].map((t) => t[moment]), 50)
     const verdict = (name: string, moment: keyof Timing, added: number, judged: boolean) => {
       const [via, direct] = [p50('switchboard', moment), p50('direct', moment)]
       const line = `${name}: switchboard ${via.toFixed(2)} ms − direct ${direct.toFixed(2)} ms = ${added.toFixed(2)} ms added at p50 (ratio ${(via / direct).toFixed(2)}×, same run)`
       console.log(judged ? `${line}; target ≤ ${TARGET_MS} ms: ${added <= TARGET_MS ? 'met' : 'not met'}` : line)
       recordFigure({ bench: 'chat', path: `${name} (p50)`, figure: via, baseline: direct, unit: 'ms', ratio: `+${added.toFixed(2)} ms`, target: judged ? `≤ +${TARGET_MS} ms` : '', met: judged ? added <= TARGET_MS : null })
     }
+    const floor = p50('floor', 'firstToken') - p50('direct', 'firstToken')
+    console.log(`floor: a bare server of a turn adds ${floor.toFixed(2)} ms to the first token at p50 on this machine (the least any can)`)
+    recordFigure({ bench: 'chat', path: 'floor: first token of a bare server (p50)', figure: p50('floor', 'firstToken'), baseline: p50('direct', 'firstToken'), unit: 'ms', ratio: `+${floor.toFixed(2)} ms`, target: '', met: null })
     verdict('first token', 'firstToken', ttft, true)
     verdict('whole answer streamed', 'streamed', streamed, true)
     verdict('stored', 'stored', stored, false)
   } finally {
     await server.stop()
+    await floorServer.stop()
     fake.stop()
   }
 })

@@ -5,6 +5,7 @@
  *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts switchboard
  *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts open
  *   DATABASE_URL=postgres://… BENCH_POOL=10 bun bench/crud-server.ts baseline <company-id> <token-sha256>
+ *   DATABASE_URL=postgres://… bun bench/crud-server.ts chat-floor <agent-id> <provider-url>
  *
  * `switchboard` is the api app built as src/main.ts builds it, configured by the SWITCHBOARD_* environment.
  * `open` is the same platform with the same CRUD routes and error handler, but none of the api app's middleware
@@ -13,8 +14,10 @@
  * still goes through the tenant-scoped builder.
  * `baseline` answers the two benchmarked requests with Bun.serve and postgres.js alone: it checks the bearer
  * token, runs the SQL the api runs, and returns the same JSON.
+ * `chat-floor` is the least a chat turn can be (bench/chat.ts): see chatFloor.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
+import OpenAI from 'openai'
 import postgres from 'postgres'
 import type { ApiEnv } from '../src/http/env.ts'
 import { mountCrud } from '../src/api/crud/index.ts'
@@ -121,14 +124,71 @@ function baseline(pool: number, companyId: string, tokenHash: string) {
   })
 }
 
-const [mode, companyId, tokenHash] = process.argv.slice(2)
+/**
+ * The least a chat turn can add over its provider on this machine, whatever serves it: per POST /api/chat, one
+ * PostgreSQL round trip for what a turn must read before it asks the model (the agent and the conversation so far,
+ * pipelined on one connection), the streamed request through the OpenAI SDK, and each piece out as an NDJSON line as
+ * it arrives. No sign-in, no lock, nothing stored, no feed.
+ */
+function chatFloor(agentId: string, providerUrl: string) {
+  const url = process.env.DATABASE_URL
+  if (!url) throw new Error('DATABASE_URL is not set')
+  const sql = postgres(url, { max: 1 })
+  const openai = new OpenAI({ baseURL: providerUrl, apiKey: 'bench', maxRetries: 0 })
+  const encoder = new TextEncoder()
+  const line = (event: Record<string, unknown>) => encoder.encode(`${JSON.stringify(event)}\n`)
+  return Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: IDLE_TIMEOUT_SECONDS,
+    routes: {
+      '/api/chat': {
+        async POST(req) {
+          const { text, conversation_id: conversationId = crypto.randomUUID() } = (await req.json()) as { text: string; conversation_id?: string }
+          const [[agent], earlier] = await Promise.all([
+            sql.unsafe('SELECT personality FROM agent_configs WHERE id = $1', [agentId], { prepare: true }),
+            sql.unsafe('SELECT role, text FROM webchat_messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 50', [conversationId], { prepare: true }),
+          ])
+          const messages = [
+            ...(agent?.personality ? [{ role: 'system' as const, content: String(agent.personality) }] : []),
+            ...earlier.reverse().map((m) => ({ role: m.role === 'agent' ? ('assistant' as const) : ('user' as const), content: String(m.text) })),
+            { role: 'user' as const, content: text },
+          ]
+          const chunks = await openai.chat.completions.create({ model: 'bench-model', stream: true, messages })
+          return new Response(
+            new ReadableStream<Uint8Array>({
+              async start(controller) {
+                controller.enqueue(line({ type: 'conversation', conversation_id: conversationId }))
+                let answer = ''
+                for await (const chunk of chunks) {
+                  const piece = chunk.choices[0]?.delta?.content
+                  if (!piece) continue
+                  answer += piece
+                  controller.enqueue(line({ type: 'stream', text: piece }))
+                }
+                controller.enqueue(line({ type: 'stream_end' }))
+                controller.enqueue(line({ type: 'message', text: answer }))
+                controller.close()
+              },
+            }),
+            { headers: { 'content-type': 'application/x-ndjson' } },
+          )
+        },
+      },
+    },
+    fetch: () => Response.json({ detail: 'Not found.' }, { status: 404 }),
+  })
+}
+
+const [mode, ...args] = process.argv.slice(2)
 const pool = Number(process.env.BENCH_POOL ?? 10)
 let server: Bun.Server<undefined>
 if (mode === 'switchboard') server = await switchboard(pool)
 else if (mode === 'open') server = await open(pool)
-else if (mode === 'baseline' && companyId && tokenHash) server = baseline(pool, companyId, tokenHash)
+else if (mode === 'baseline' && args.length === 2) server = baseline(pool, args[0]!, args[1]!)
+else if (mode === 'chat-floor' && args.length === 2) server = chatFloor(args[0]!, args[1]!)
 else {
-  console.error('usage: bun bench/crud-server.ts switchboard | open | baseline <company-id> <token-sha256>')
+  console.error('usage: bun bench/crud-server.ts switchboard | open | baseline <company-id> <token-sha256> | chat-floor <agent-id> <provider-url>')
   process.exit(2)
 }
 // Ends cleanly when the benchmark stops it, so a CPU profile asked for (BENCH_CPU_PROF_DIR) is written.
