@@ -136,7 +136,8 @@ export class Gateway {
   async handle(request: Request, actor: Actor, server: string): Promise<Response> {
     const admitted = server === AGGREGATE ? undefined : await this.#admit(actor, server)
     const sessionId = request.headers.get('mcp-session-id')
-    if (sessionId !== null && !(await this.#owns(sessionId, actor, server))) throw new ApiError('not_found', 'No such MCP session; initialize a new one.')
+    const session = sessionId === null ? undefined : await this.#session(sessionId, actor, server)
+    if (sessionId !== null && !session) throw new ApiError('not_found', 'No such MCP session; initialize a new one.')
     if (sessionId === null && request.method !== 'POST') throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
     if (request.method === 'DELETE') {
       await this.db.deleteFrom('mcp_sessions').where('id', '=', sessionId).execute()
@@ -158,7 +159,7 @@ export class Gateway {
       // Only a host that can be asked has anything to answer (another's answers are taken and dropped), and an
       // answer to a one-box form is small: nothing else is carried to the other processes (a large one would be a
       // row of the bus's).
-      if (this.#sessions.get(sessionId.toLowerCase())?.elicitation !== true) return new Response(null, { status: 202 })
+      if (session?.elicitation !== true) return new Response(null, { status: 202 })
       if (messages.length > ANSWERS_MAX || JSON.stringify(messages).length > ANSWER_BYTES_MAX) return jsonRpcError(413, -32600, 'Invalid Request: these answers are larger than any question of this gateway asks for.')
       if (!(await this.#handOn(sessionId, messages))) await this.events.publish('mcp.answer', { session_id: sessionId, messages })
       return new Response(null, { status: 202 })
@@ -167,9 +168,9 @@ export class Gateway {
     const initialize = messages.some(isInitialize)
     if (initialize && sessionId !== null) return jsonRpcError(400, -32600, 'Invalid Request: this session is initialized already.')
     if (!initialize && sessionId === null) throw new ApiError('bad_request', 'Start with an initialize request (POST), then send its Mcp-Session-Id.')
-    if (sessionId !== null) await this.#announceCancellations(sessionId, messages)
+    if (sessionId !== null && messages.some(isCancellation)) await this.#announceCancellations(sessionId, messages)
     const id = sessionId ?? crypto.randomUUID()
-    const askable = sessionId !== null && this.#sessions.get(sessionId.toLowerCase())?.elicitation === true
+    const askable = session?.elicitation === true
     if (sessionId !== null && !askable && isDirectCall(body) && takesJson(request)) return this.#callDirect(request, actor, server, sessionId, body, admitted)
     // An event stream where something may be sent before the result: progress, or a question to an askable host.
     const json = !messages.some(wantsProgress) && !(askable && messages.some(isToolCall))
@@ -204,28 +205,28 @@ export class Gateway {
     this.#running.clear()
   }
 
-  /** Whether the session exists and is this user's on this server in this company; its last use is noted. */
-  async #owns(id: string, actor: Actor, server: string): Promise<boolean> {
-    if (!isUuid(id)) return false
+  /** The session, if it exists and is this user's on this server in this company; its last use is noted. */
+  async #session(id: string, actor: Actor, server: string): Promise<SessionOwner | undefined> {
     const key = id.toLowerCase()
     let owner = this.#sessions.get(key)
     if (!owner) {
+      if (!isUuid(id)) return undefined
       const row = await this.db
         .selectFrom('mcp_sessions')
         .select(['user_id', 'company_id', 'server', 'elicitation', sql<boolean>`last_seen_at < now() - ${TOUCH_AFTER}::interval`.as('stale')])
         .where('id', '=', key)
         .executeTakeFirst()
-      if (!row) return false
+      if (!row) return undefined
       owner = { user_id: row.user_id, company_id: row.company_id, server: row.server, elicitation: row.elicitation, touchedAt: row.stale ? 0 : Date.now() }
       this.#sessions.set(key, owner)
     }
-    if (owner.user_id !== actor.userId || owner.company_id !== actor.companyId || owner.server !== server) return false
+    if (owner.user_id !== actor.userId || owner.company_id !== actor.companyId || owner.server !== server) return undefined
     if (Date.now() - owner.touchedAt >= TOUCH_AFTER_MS) {
       owner.touchedAt = Date.now()
       // Not awaited, so on the direct path (see #sweep).
       void execute(this.db, this.db.updateTable('mcp_sessions').set({ last_seen_at: sql`now()` }).where('id', '=', key), 'keyed').catch(() => {})
     }
-    return true
+    return owner
   }
 
   /** A new session: the user's least recently used ones beyond the cap are closed, and long-idle ones swept. */
@@ -250,8 +251,8 @@ export class Gateway {
   async #announceCancellations(sessionId: string, messages: unknown[]): Promise<void> {
     let announced = 0
     for (const message of messages) {
-      const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } }
-      if (m?.method !== 'notifications/cancelled') continue
+      if (!isCancellation(message)) continue
+      const m = message as { params?: { requestId?: unknown; reason?: unknown } }
       const requestId = m.params?.requestId
       const valid = typeof requestId === 'number' || (typeof requestId === 'string' && requestId.length <= REQUEST_ID_MAX)
       if (!valid || announced++ >= CANCELS_PER_REQUEST) continue
@@ -486,6 +487,10 @@ const ANSWER_BYTES_MAX = 16 * 1024
 function isAnswer(message: unknown): boolean {
   const m = message as { method?: unknown; id?: unknown; result?: unknown; error?: unknown } | null
   return m !== null && typeof m === 'object' && m.method === undefined && (typeof m.id === 'string' || typeof m.id === 'number') && ('result' in m || 'error' in m)
+}
+
+function isCancellation(message: unknown): boolean {
+  return (message as { method?: unknown } | null)?.method === 'notifications/cancelled'
 }
 
 function isToolCall(message: unknown): boolean {
