@@ -1,10 +1,11 @@
-import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js'
+import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
 import { sql } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import type { OutboundFetch } from '../net/outbound.ts'
 import type { Vault } from '../vault/vault.ts'
+import { clientSdk, type ClientSdk } from './sdk.ts'
 import type { ServerDefinition } from './upstreams.ts'
 
 export type ConnectionStatus = 'connected' | 'expired' | 'not_connected'
@@ -22,6 +23,11 @@ interface Kept {
 
 /** A token this close to its end is refreshed before a connection is made with it. */
 const REFRESH_AHEAD_MS = 60_000
+
+/** The SDK's OAuth flow (discovery, registration, the code's exchange, a refresh), loaded with its client side. */
+async function auth(...args: Parameters<ClientSdk['auth']>): ReturnType<ClientSdk['auth']> {
+  return (await clientSdk()).auth(...args)
+}
 
 /** Why a server's tools cannot be used until the person (re)connects: its message is for them. */
 export class ConnectionRequired extends Error {

@@ -1,7 +1,6 @@
 import { execute } from '../db/templates.ts'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import {
   CallToolRequestSchema,
@@ -36,6 +35,7 @@ import { maskSecrets, type Approvals } from '../approvals/approvals.ts'
 import type { toolVerdict } from './permissions.ts'
 import { errorResult, type Provider } from './providers.ts'
 import { split } from './aggregate.ts'
+import { serverSdk } from './sdk.ts'
 
 /** A tool behind a person's yes: its server and name, and the rule that asks. */
 type Verdict = ReturnType<typeof toolVerdict> & { server: string; tool: string }
@@ -267,6 +267,7 @@ export class Gateway {
    * event stream instead, since only a stream carries the notifications before the result.
    */
   async #serverFor(actor: Actor, name: string, sessionId: string, json: boolean, askable: boolean, admitted: Resolved | undefined): Promise<WebStandardStreamableHTTPServerTransport> {
+    const { Server, WebStandardStreamableHTTPServerTransport, AjvJsonSchemaValidator } = await serverSdk()
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: json })
     const mcp = new Server(
       { name: name === AGGREGATE ? 'switchboard' : `switchboard/${name}`, version: '0.1.0' },

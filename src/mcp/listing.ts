@@ -1,10 +1,9 @@
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import { OutboundRefused } from '../net/outbound.ts'
 import { BreakerOpen, type BreakerState } from './breaker.ts'
 import type { Provider, ToolUser } from './providers.ts'
 import { UpstreamSetupError, type Upstreams } from './upstreams.ts'
+import { loadedClientSdk } from './sdk.ts'
 
 /** A server's tool list as the catalogue shows it, or why there is none. */
 export type ToolListing = { ok: true; tools: Tool[] } | { ok: false; error: string }
@@ -63,8 +62,9 @@ export function shortReason(error: unknown, timeoutMs = LISTING_TIMEOUT_MS): str
   // Messages the platform wrote itself.
   if (error instanceof BreakerOpen) return error.message
   if (error instanceof OutboundRefused || error instanceof UpstreamSetupError) return sentence(error.message)
-  if (error instanceof UnauthorizedError) return 'The server asks for authorization the platform does not have (HTTP 401); check its headers.'
-  if (error instanceof StreamableHTTPError) {
+  const sdk = loadedClientSdk()
+  if (sdk && error instanceof sdk.UnauthorizedError) return 'The server asks for authorization the platform does not have (HTTP 401); check its headers.'
+  if (sdk && error instanceof sdk.StreamableHTTPError) {
     return error.code === undefined || error.code < 100 ? 'The server’s answer was not an MCP response.' : `The server answered HTTP ${error.code}.`
   }
   if (error instanceof McpError) {

@@ -1,8 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js'
 import { ConnectionRequired, type McpConnections } from './connections.ts'
 import type { Clock } from '../clock.ts'
@@ -17,6 +14,7 @@ import type { SecretRef, Vault } from '../vault/vault.ts'
 import { Breaker, type BreakerStatus, type Outcome } from './breaker.ts'
 import type { Sandbox } from './sandbox.ts'
 import { VAULT_SOCKET_INSIDE, type VaultSocket } from '../vault/socket.ts'
+import { clientSdk, loadedClientSdk } from './sdk.ts'
 
 /** A program of the platform's catalogue (model McpCommand), as a stdio server runs it. */
 export type ProgramDefinition = Pick<McpCommand, 'name' | 'command' | 'args' | 'env' | 'variables' | 'network' | 'enabled'>
@@ -72,16 +70,17 @@ export interface BreakerReport extends BreakerStatus {
 const CONNECTION_MAX_AGE_MS = 12 * 60 * 60 * 1000
 const VAULT_TOKEN_TTL_MS = 2 * CONNECTION_MAX_AGE_MS
 
+/** The upstream refused the person's sign-in, and refreshing it did not help. */
+function isUnauthorized(error: unknown): boolean {
+  const sdk = loadedClientSdk()
+  return (sdk !== undefined && error instanceof sdk.UnauthorizedError) || error instanceof OAuthError
+}
+
 /**
  * What a failed request says of the upstream. An error response is the upstream answering; a timeout is a failure
  * of the upstream but not of the connection; anything else (closed connection, transport error, a spawn or
  * initialize that failed) is a dead connection.
  */
-/** The upstream refused the person's sign-in, and refreshing it did not help. */
-function isUnauthorized(error: unknown): boolean {
-  return error instanceof UnauthorizedError || error instanceof OAuthError
-}
-
 function classify(error: unknown): 'answered' | 'timeout' | 'dead' {
   if (!(error instanceof McpError)) return 'dead'
   if (error.code === ErrorCode.ConnectionClosed) return 'dead'
@@ -310,6 +309,7 @@ export class Upstreams {
   }
 
   async #connect(user: UpstreamUser, server: ServerDefinition, connection: Connection): Promise<Client> {
+    const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await clientSdk()
     const client = new Client({ name: 'switchboard-gateway', version: '0.1.0' })
     if (server.transport === 'stdio') {
       const program = server.program

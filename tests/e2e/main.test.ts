@@ -185,6 +185,9 @@ const LOADED_WHEN_USED = [
   '@opentelemetry/resources',
   '@opentelemetry/core',
   '@opentelemetry/context-async-hooks',
+  // The MCP SDK's client side, and the JSON Schema compiler its client and server share.
+  '@modelcontextprotocol/sdk/dist/esm/client',
+  'ajv',
 ]
 // Loaded by every start, after the process has re-executed itself (src/boot/clean-environ.ts): seen, it shows that
 // the recorder ran in the process that serves.
