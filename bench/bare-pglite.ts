@@ -1,23 +1,26 @@
 /**
- * The floor of a start on the embedded database, for bench/first-start.ts: the platform's own way of making its
- * database (the migrated template copied into `<data directory>/pgdata` when it holds none, then PGlite opened on
- * it as the platform opens it) and one statement, then a port that answers; none of the platform. What no start
- * on PGlite can take less than on the machine it runs on.
+ * The floor of a start on the embedded database, for bench/first-start.ts: Bun, the migrated template unpacked into
+ * `<data directory>/pgdata` when it holds no database yet, PGlite opened on it with the platform's settings, one
+ * statement, then a port that answers. It loads PGlite and nothing of the platform (bench/first-start.ts finds the
+ * template): what no start on PGlite can take less than on the machine it runs on.
  *
- *   bun bench/bare-pglite.ts <data directory>
+ *   bun bench/bare-pglite.ts <template .tar> <data directory>
  */
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { openPglite } from '../src/db/connect.ts'
-import { restoreTemplate } from '../src/db/pgdata-template.ts'
+import { PGlite } from '@electric-sql/pglite'
 
-const dataDir = process.argv[2]
-if (!dataDir) {
-  console.error('usage: bun bench/bare-pglite.ts <data directory>')
+const [template, dataDir] = process.argv.slice(2)
+if (!template || !dataDir) {
+  console.error('usage: bun bench/bare-pglite.ts <template .tar> <data directory>')
   process.exit(2)
 }
 const pgdata = join(dataDir, 'pgdata')
-await restoreTemplate(pgdata)
-const pglite = await openPglite({ dataDir: pgdata })
+// As src/db/pgdata-template.ts restores it (without its move into place, which costs a rename).
+if (!existsSync(join(pgdata, 'PG_VERSION'))) await new Bun.Archive(await Bun.file(template).bytes()).extract(pgdata)
+// As src/db/connect.ts opens it.
+const pglite = new PGlite({ dataDir: pgdata, startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'] })
+await pglite.waitReady
 await pglite.query('SELECT 1')
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('{}') })
 // The line bench/first-start.ts waits for, as src/main.ts prints it.

@@ -81,7 +81,11 @@ await withDatabase(`chat turns, ${TURNS} per path`, async (env) => {
     return { token, agentId: id }
   })
   const server = await startServer({ label: 'switchboard', mode: 'switchboard', header: '' }, serverEnv)
-  const floorServer = await startServer({ label: 'floor', mode: 'chat-floor', args: [seeded.agentId, fake.url], header: '' }, serverEnv)
+  const floorServer = await startServer({ label: 'floor', mode: 'chat-floor', args: [seeded.agentId, fake.url], header: '' }, serverEnv).catch(async (error: unknown) => {
+    await server.stop()
+    fake.stop()
+    throw error
+  })
   let conversationId: string | undefined
 
   const direct = async (): Promise<Timing> => {
@@ -96,7 +100,9 @@ await withDatabase(`chat turns, ${TURNS} per path`, async (env) => {
   }
   const viaFloor = async (): Promise<Timing> => {
     const start = performance.now()
-    const response = await fetch(`${floorServer.base}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hi' }) })
+    // The platform's conversation, so that the floor reads the same history and sends the provider the same request.
+    const body = JSON.stringify({ text: 'hi', ...(conversationId ? { conversation_id: conversationId } : {}) })
+    const response = await fetch(`${floorServer.base}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
     await expectStatus(response, 200, 'a turn of the floor')
     return timed(start, response, '\n', {
       isToken: (line) => line.startsWith('{"type":"stream"'),

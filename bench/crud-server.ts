@@ -17,7 +17,6 @@
  * `chat-floor` is the least a chat turn can be (bench/chat.ts): see chatFloor.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
-import OpenAI from 'openai'
 import postgres from 'postgres'
 import type { ApiEnv } from '../src/http/env.ts'
 import { mountCrud } from '../src/api/crud/index.ts'
@@ -130,10 +129,15 @@ function baseline(pool: number, companyId: string, tokenHash: string) {
  * pipelined on one connection), the streamed request through the OpenAI SDK, and each piece out as an NDJSON line as
  * it arrives. No sign-in, no lock, nothing stored, no feed.
  */
-function chatFloor(agentId: string, providerUrl: string) {
+// The history a turn sends the model, as src/chat/messages.ts reads it.
+const HISTORY = `SELECT role, text FROM webchat_messages WHERE conversation_id = $1 AND status = 'complete' AND role <> 'system'
+  AND superseded_at IS NULL ORDER BY id DESC LIMIT 50`
+
+async function chatFloor(agentId: string, providerUrl: string) {
   const url = process.env.DATABASE_URL
   if (!url) throw new Error('DATABASE_URL is not set')
   const sql = postgres(url, { max: 1 })
+  const { default: OpenAI } = await import('openai')
   const openai = new OpenAI({ baseURL: providerUrl, apiKey: 'bench', maxRetries: 0 })
   const encoder = new TextEncoder()
   const line = (event: Record<string, unknown>) => encoder.encode(`${JSON.stringify(event)}\n`)
@@ -147,7 +151,7 @@ function chatFloor(agentId: string, providerUrl: string) {
           const { text, conversation_id: conversationId = crypto.randomUUID() } = (await req.json()) as { text: string; conversation_id?: string }
           const [[agent], earlier] = await Promise.all([
             sql.unsafe('SELECT personality FROM agent_configs WHERE id = $1', [agentId], { prepare: true }),
-            sql.unsafe('SELECT role, text FROM webchat_messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 50', [conversationId], { prepare: true }),
+            sql.unsafe(HISTORY, [conversationId], { prepare: true }),
           ])
           const messages = [
             ...(agent?.personality ? [{ role: 'system' as const, content: String(agent.personality) }] : []),
@@ -186,7 +190,7 @@ let server: Bun.Server<undefined>
 if (mode === 'switchboard') server = await switchboard(pool)
 else if (mode === 'open') server = await open(pool)
 else if (mode === 'baseline' && args.length === 2) server = baseline(pool, args[0]!, args[1]!)
-else if (mode === 'chat-floor' && args.length === 2) server = chatFloor(args[0]!, args[1]!)
+else if (mode === 'chat-floor' && args.length === 2) server = await chatFloor(args[0]!, args[1]!)
 else {
   console.error('usage: bun bench/crud-server.ts switchboard | open | baseline <company-id> <token-sha256> | chat-floor <agent-id> <provider-url>')
   process.exit(2)

@@ -51,7 +51,7 @@ import { createNotFoundHandler } from './not-found.ts'
 /** The api app (port 8000): REST API, docs, and later the MCP gateway and plugin routers. */
 export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const { config } = services
-  const app = createRouter()
+  const app = createRouter({ serves: true })
 
   app.use(streamLargeBodies())
   if (services.tracing.enabled) app.use(requestSpans(services.tracing))

@@ -6,6 +6,8 @@ import { LRUCache } from 'lru-cache'
 
 /** Answers kept; a path a client makes up costs one entry, which the least recently used one makes room for. */
 const REMEMBERED_PATHS = 2_000
+/** Longer paths are routed afresh each time: no route of ours comes near, and the bound on entries then bounds bytes. */
+const REMEMBERED_PATH_LENGTH = 256
 
 /**
  * Hono's router, with its answer for each method and path kept. The api's routes defeat the regular-expression
@@ -25,6 +27,7 @@ export class RememberedRouter<T> implements Router<T> {
   }
 
   match(method: string, path: string): Result<T> {
+    if (path.length > REMEMBERED_PATH_LENGTH) return this.#router.match(method, path)
     const key = `${method} ${path}`
     let answer = this.#answers.get(key)
     if (answer === undefined) {

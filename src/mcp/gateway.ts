@@ -63,9 +63,6 @@ const SWEEP_EVERY_MS = 60_000
 const CANCELS_PER_REQUEST = 16
 const REQUEST_ID_MAX = 128
 
-/** What a request to the gateway is: a session's, or the initialize that opens one. */
-export type Admission = { kind: 'open' } | { kind: 'session'; id: string } | { kind: 'refused'; response: Response }
-
 /** Whose a session is, as its row says (which never changes), and when this process last noted its use. */
 interface SessionOwner {
   user_id: string
@@ -207,6 +204,8 @@ export class Gateway {
 
   /** The session, if it exists and is this user's on this server in this company; its last use is noted. */
   async #session(id: string, actor: Actor, server: string): Promise<SessionOwner | undefined> {
+    // Only a uuid can be one (its form is checked below, before the store is asked): nothing longer is lower-cased.
+    if (id.length !== 36) return undefined
     const key = id.toLowerCase()
     let owner = this.#sessions.get(key)
     if (!owner) {

@@ -23,7 +23,7 @@ export interface ClientSdk {
 let loading: Promise<ClientSdk> | undefined
 let loaded: ClientSdk | undefined
 
-/** Loaded when an upstream is first reached or signed in to; a failed load is tried again next time. */
+/** Loaded when an upstream is first reached or signed in to. A failed load is not kept: the next use asks again. */
 export function clientSdk(): Promise<ClientSdk> {
   loading ??= Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
@@ -62,7 +62,7 @@ export interface ServerSdk {
 
 let serving: Promise<ServerSdk> | undefined
 
-/** Loaded when the gateway first needs the SDK's server (a session's initialize, a listing); tried again after a failure. */
+/** Loaded when the gateway first needs the SDK's server (a session's initialize, a listing); a failed load is not kept. */
 export function serverSdk(): Promise<ServerSdk> {
   serving ??= Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),

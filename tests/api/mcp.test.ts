@@ -109,6 +109,30 @@ test('401 without credentials, 404 for an unknown server, 403 when no tool of it
   await client.close()
 })
 
+test('an open session is judged again at each request: 403 once the caller may no longer use the server, 404 once it is gone', async () => {
+  const erin = await p.createUser()
+  const program = await p.store.db.selectFrom('mcp_commands').select('id').where('name', '=', EVERYTHING_PROGRAM.name).executeTakeFirstOrThrow()
+  // A server of this test's own, so that deleting it leaves the other tests theirs.
+  const server = await p.call('POST', '/api/v1/McpServer', { json: { name: 'passing', transport: 'stdio', command_id: program.id } })
+  expect(server.status).toBe(201)
+  expect((await p.call('POST', '/api/v1/McpPermission', { json: { server: 'passing', tool: '*', effect: 'allow' } })).status).toBe(201)
+  const client = await connect(erin, 'passing')
+  const headers = { 'mcp-session-id': (client.transport as StreamableHTTPClientTransport).sessionId!, accept: 'application/json, text/event-stream' }
+  const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { message: 'still mine?' } } }
+  const answered = await p.call('POST', '/mcp/passing', { as: erin, headers, json: call })
+  expect(answered.status).toBe(200)
+  expect(answered.body).toMatchObject({ id: 7, result: { content: [{ text: 'Echo: still mine?' }] } })
+
+  expect((await p.call('POST', '/api/v1/McpPermission', { json: { user_id: erin.userId, server: 'passing', tool: '*', effect: 'deny' } })).status).toBe(201)
+  // A lone call, which the gateway answers itself, and the same call in a batch, which the SDK's server answers.
+  expectProblem(await p.call('POST', '/mcp/passing', { as: erin, headers, json: call }), 403, 'forbidden')
+  expectProblem(await p.call('POST', '/mcp/passing', { as: erin, headers, json: [call] }), 403, 'forbidden')
+
+  expect((await p.call('DELETE', `/api/v1/McpServer/${server.body.id}`)).status).toBe(204)
+  expectProblem(await p.call('POST', '/mcp/passing', { as: erin, headers, json: call }), 404, 'not_found')
+  await client.close()
+})
+
 test('a browser host from any origin may call the gateway and read the session id and the challenge', async () => {
   const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'browser', version: '1' } } }
   const origin = { origin: 'https://inspector.example', accept: 'application/json, text/event-stream' }

@@ -40,13 +40,19 @@ test('a route cannot be added once requests are routed, as with the router of ho
   expect(() => hono.get('/late', (c) => c.text('too late'))).toThrow()
 })
 
-test('made-up paths cannot make it keep more than its bound', async () => {
+test('made-up paths cannot make it keep more than its bound, in entries or in bytes', async () => {
   const { hono, router } = app()
   for (let i = 0; i < 2_500; i++) await hono.request(`/things/made-up-${i}`)
   expect(router.size).toBe(2_000)
   expect(await (await hono.request('/things/made-up-0')).json()).toEqual({ route: 'one', id: 'made-up-0' })
+  // A long path is routed all the same, and not kept.
+  const fresh = app()
+  const long = 'x'.repeat(5_000)
+  expect(await (await fresh.hono.request(`/things/${long}`)).json()).toEqual({ route: 'one', id: long })
+  expect(fresh.router.size).toBe(0)
 })
 
-test('the api app routes through it', () => {
-  expect(createRouter().router).toBeInstanceOf(RememberedRouter)
+test('the app that serves the api routes through it; an app mounted into it does not need to', () => {
+  expect(createRouter({ serves: true }).router).toBeInstanceOf(RememberedRouter)
+  expect(createRouter().router).not.toBeInstanceOf(RememberedRouter)
 })
