@@ -103,6 +103,22 @@ test('the transport’s rules hold for a lone tools/call: what it accepts, what 
   expect(odd.status).toBeLessThan(500)
 })
 
+test('a host that hangs up on a lone tools/call has it cancelled upstream', async () => {
+  const id = await session('flaky')
+  const [calls, cancelled] = [lines('slow-calls'), lines('slow-cancelled')]
+  const hangUp = new AbortController()
+  const slow = fetch(`${p.base}/mcp/flaky`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${p.root.token}`, 'content-type': 'application/json', accept: ACCEPT, 'mcp-session-id': id, 'mcp-protocol-version': VERSION },
+    body: JSON.stringify(call(42, 'slow', { ms: 30_000 })),
+    signal: hangUp.signal,
+  }).catch((error: Error) => error)
+  await until(() => lines('slow-calls') > calls, { what: 'the call to be running upstream' })
+  hangUp.abort()
+  expect(await slow).toBeInstanceOf(Error)
+  await until(() => lines('slow-cancelled') > cancelled, { what: 'the upstream to hear the call cancelled' })
+})
+
 test('a host’s cancellation stops a lone tools/call at once and reaches the upstream', async () => {
   const id = await session('flaky')
   const [calls, cancelled] = [lines('slow-calls'), lines('slow-cancelled')]
