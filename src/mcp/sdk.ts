@@ -20,39 +20,6 @@ export interface ClientSdk {
   auth: typeof auth
 }
 
-let loading: Promise<ClientSdk> | undefined
-let loaded: ClientSdk | undefined
-
-/** Loaded when an upstream is first reached or signed in to. A failed load is not kept: the next use asks again. */
-export function clientSdk(): Promise<ClientSdk> {
-  loading ??= Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/stdio.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-    import('@modelcontextprotocol/sdk/client/auth.js'),
-  ]).then(
-    ([index, stdio, http, signIn]) =>
-      (loaded = {
-        Client: index.Client,
-        StdioClientTransport: stdio.StdioClientTransport,
-        StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
-        StreamableHTTPError: http.StreamableHTTPError,
-        UnauthorizedError: signIn.UnauthorizedError,
-        auth: signIn.auth,
-      }),
-    (error: unknown) => {
-      loading = undefined
-      throw error
-    },
-  )
-  return loading
-}
-
-/** The client side once loaded, for telling its errors apart: none of them can exist before. */
-export function loadedClientSdk(): ClientSdk | undefined {
-  return loaded
-}
-
 /** The MCP SDK's server side, which the gateway answers what it does not answer itself with. */
 export interface ServerSdk {
   Server: typeof Server
@@ -60,20 +27,36 @@ export interface ServerSdk {
   AjvJsonSchemaValidator: typeof AjvJsonSchemaValidator
 }
 
-let serving: Promise<ServerSdk> | undefined
+let client: Promise<ClientSdk> | undefined
+let clientLoaded: ClientSdk | undefined
+let server: Promise<ServerSdk> | undefined
 
-/** Loaded when the gateway first needs the SDK's server (a session's initialize, a listing); a failed load is not kept. */
-export function serverSdk(): Promise<ServerSdk> {
-  serving ??= Promise.all([
+/** Loaded when an upstream is first reached or signed in to. */
+export const clientSdk = () =>
+  (client ??= Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/client/auth.js'),
+  ]).then(
+    ([index, stdio, http, signIn]) =>
+      (clientLoaded = {
+        Client: index.Client,
+        StdioClientTransport: stdio.StdioClientTransport,
+        StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+        StreamableHTTPError: http.StreamableHTTPError,
+        UnauthorizedError: signIn.UnauthorizedError,
+        auth: signIn.auth,
+      }),
+  ))
+
+/** The client side once loaded, for telling its errors apart: none of them can exist before. */
+export const loadedClientSdk = (): ClientSdk | undefined => clientLoaded
+
+/** Loaded when the gateway first needs the SDK's server (a session's initialize, a listing). */
+export const serverSdk = () =>
+  (server ??= Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
     import('@modelcontextprotocol/sdk/validation/ajv'),
-  ]).then(
-    ([index, http, ajv]) => ({ Server: index.Server, WebStandardStreamableHTTPServerTransport: http.WebStandardStreamableHTTPServerTransport, AjvJsonSchemaValidator: ajv.AjvJsonSchemaValidator }),
-    (error: unknown) => {
-      serving = undefined
-      throw error
-    },
-  )
-  return serving
-}
+  ]).then(([index, http, ajv]) => ({ Server: index.Server, WebStandardStreamableHTTPServerTransport: http.WebStandardStreamableHTTPServerTransport, AjvJsonSchemaValidator: ajv.AjvJsonSchemaValidator })))
