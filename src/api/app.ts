@@ -92,7 +92,7 @@ export function createApiApp(services: Services): OpenAPIHono<ApiEnv> {
   const apiRate = apiThrottle(services)
   app.use('/api/v1/*', apiRate)
   // Chat writes store messages and start turns: a socket or script sending in a loop is held to the same bucket.
-  app.use('/api/chat', apiRate)
+  // A pattern ending in `/*` also names the bare path (`/api/chat`), so one use() covers both.
   app.use('/api/chat/*', apiRate)
   app.use('/api/approvals/*', apiRate)
   app.use(`${SCIM_BASE}/*`, apiRate, scimErrors)

@@ -157,6 +157,14 @@ test('a browser host from any origin may call the gateway and read the session i
   expect(preflight.headers.get('access-control-allow-methods')).toContain('DELETE')
   expect(preflight.headers.get('access-control-allow-headers')).toContain('mcp-session-id')
   await p.call('DELETE', '/mcp/everything', { headers: { 'mcp-session-id': opened.headers.get('mcp-session-id')! } })
+  // The aggregate gateway answers browsers as well.
+  const aggregate = await p.call('POST', '/mcp', { headers: origin, json: initialize })
+  expect(aggregate.status).toBe(200)
+  expect(aggregate.headers.get('access-control-allow-origin')).toBe('*')
+  const aggregatePreflight = await fetch(`${base}/mcp`, { method: 'OPTIONS', headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST' } })
+  expect(aggregatePreflight.status).toBe(204)
+  expect(aggregatePreflight.headers.get('access-control-allow-methods')).toContain('POST')
+  await p.call('DELETE', '/mcp', { headers: { 'mcp-session-id': aggregate.headers.get('mcp-session-id')! } })
 })
 
 test('sessions live in the store: no standalone stream (405), a bad id is a 404, DELETE ends one, a second initialize is refused', async () => {

@@ -49,6 +49,19 @@ test('chat writes share the user’s bucket: typing in a loop is refused once it
   clock.advance(10_000)
 })
 
+test('a chat turn and an artifact write each take one token, not one per pattern that names their path', async () => {
+  // hono's `/api/chat/*` matches `/api/chat` too: a second use() for the bare path charged these requests twice.
+  const user = await p().createUser()
+  const remaining = (response: Response) => response.headers.get('ratelimit')
+  const turn = await p().call('POST', '/api/chat', { json: { text: 'hi' }, as: user })
+  expectProblem(turn, 422, 'validation_error')
+  expect(remaining(turn)).toBe('"api";r=4;t=2')
+  const artifact = await p().call('POST', '/api/artifacts', { json: {}, as: user })
+  expectProblem(artifact, 422, 'validation_error')
+  expect(remaining(artifact)).toBe('"api";r=3;t=4')
+  clock.advance(10_000)
+})
+
 test('the docs are not throttled', async () => {
   for (let i = 0; i < 8; i++) expect((await p().call('GET', '/api/openapi.json', { as: null, address: '192.0.2.20' })).status).toBe(200)
 })

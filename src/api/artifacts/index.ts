@@ -19,7 +19,7 @@ function withEtag(c: Context<ApiEnv>, { version }: Versioned<ArtifactRecord>): v
  * model's ACL for its verb; the service answers 404 for an artifact that is not the caller's.
  */
 export function mountArtifacts(app: OpenAPIHono<ApiEnv>, apiRate: MiddlewareHandler): void {
-  app.use('/api/artifacts', apiRate)
+  // `/api/artifacts/*` names `/api/artifacts` too.
   app.use('/api/artifacts/*', apiRate)
   const hook = malformedIdIsNotFound(Artifact.name)
 

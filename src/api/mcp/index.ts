@@ -37,7 +37,7 @@ export function mountMcp(app: OpenAPIHono<ApiEnv>, services: Services): void {
     c.res.headers.set('access-control-allow-origin', '*')
     c.res.headers.set('access-control-expose-headers', exposed.join(','))
   }
-  app.use('/mcp', open)
+  // `/mcp/*` names `/mcp` too.
   app.use('/mcp/*', open)
   const serverOf = (c: Context<ApiEnv>) => c.req.param('server') ?? AGGREGATE
   // A token bucket per user and server: one busy host cannot starve an upstream for everyone else.
