@@ -143,6 +143,9 @@ test('a browser host from any origin may call the gateway and read the session i
   expect(opened.headers.get('access-control-expose-headers')?.split(',')).toEqual(['mcp-session-id', 'www-authenticate'])
   // The security headers are there as well: the answer was added to, not replaced.
   expect(opened.headers.get('x-content-type-options')).toBe('nosniff')
+  // So is the bucket's state, which a host paces itself by.
+  expect(opened.headers.get('ratelimit-policy')).toMatch(/^"mcp";q=\d+;w=\d+$/)
+  expect(opened.headers.get('ratelimit')).toMatch(/^"mcp";r=\d+;t=\d+$/)
   expect(opened.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
   // A refusal too, or the browser would hide why from the host.
   const refused = await p.call('POST', '/mcp/everything', { as: null, headers: { ...origin, authorization: 'Bearer sb_not-a-token' }, json: initialize })
