@@ -13,8 +13,8 @@ export interface Logger {
 
 /**
  * Fields whose values never reach the log, wherever they sit in a line's fields (down to three levels): whatever
- * names a password, a token, a key or a secret, and the headers that carry them. Enforced by pino's redaction, so a
- * careless `log.error('…', { body })` cannot leak one.
+ * names a password, a token, a key or a secret, and the headers that carry them. Enforced by the logger itself
+ * (redacted, below), so a careless `log.error('…', { body })` cannot leak one.
  */
 export const REDACTED_FIELDS = [
   'password',
@@ -39,15 +39,35 @@ export const REDACTED_FIELDS = [
   'x-api-key',
 ]
 
-const REDACT_PATHS = REDACTED_FIELDS.flatMap((field) => {
-  const key = /^[A-Za-z_$][\w$]*$/.test(field) ? field : `["${field}"]`
-  const at = (prefix: string) => (key.startsWith('[') ? `${prefix.replace(/\.$/, '')}${key}` : `${prefix}${key}`)
-  return [key, at('*.'), at('*.*.'), at('*.*.*.')]
-})
+const SECRET_FIELDS = new Set(REDACTED_FIELDS)
+const CENSOR = '[redacted]'
+/** How deep a secret is looked for: a field of a field of a field of a line's fields. */
+const REDACT_DEPTH = 3
+
+/**
+ * `fields` with the value of every secret-bearing field censored, down to REDACT_DEPTH levels, in arrays as in
+ * objects; the caller's objects are copied where something is censored, never changed. By hand rather than with
+ * pino's redact option: its wildcard paths (`*.*.*.password`) took about 100 µs of every line, so of every request
+ * (one log line each); this takes about one.
+ */
+export function redacted<T>(fields: T, depth = 0): T {
+  if (typeof fields !== 'object' || fields === null || ArrayBuffer.isView(fields)) return fields
+  let copy: Record<string, unknown> | undefined
+  const source = fields as Record<string, unknown>
+  for (const key of Object.keys(source)) {
+    const value = source[key]
+    const kept = SECRET_FIELDS.has(key) ? CENSOR : depth < REDACT_DEPTH ? redacted(value, depth + 1) : value
+    if (kept === value) continue
+    copy ??= (Array.isArray(source) ? [...source] : { ...source }) as Record<string, unknown>
+    copy[key] = kept
+  }
+  return (copy ?? fields) as T
+}
 
 /**
  * One JSON line per event on stderr, so stdout stays for what a person starting the server should read: pino, with
- * the platform's field names (`time`, `level`, `message`) and every secret-bearing field redacted.
+ * the platform's field names (`time`, `level`, `message`) and every secret-bearing field redacted (a child's
+ * bindings too).
  */
 export function createLogger(minimum: Level | 'silent' = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
   return wrap(
@@ -57,8 +77,7 @@ export function createLogger(minimum: Level | 'silent' = 'info', write: (line: s
         base: undefined,
         messageKey: 'message',
         timestamp: pino.stdTimeFunctions.isoTime,
-        formatters: { level: (label) => ({ level: label }) },
-        redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+        formatters: { level: (label) => ({ level: label }), log: (fields) => redacted(fields) },
       },
       { write },
     ),
@@ -71,7 +90,8 @@ function wrap(log: pino.Logger): Logger {
     info: (message, fields) => log.info(fields ?? {}, message),
     warn: (message, fields) => log.warn(fields ?? {}, message),
     error: (message, fields) => log.error(fields ?? {}, message),
-    child: (bindings) => wrap(log.child(bindings)),
+    // pino formats a child's bindings once, without the log formatter.
+    child: (bindings) => wrap(log.child(redacted(bindings))),
   }
 }
 

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { createLogger, REDACTED_FIELDS } from '../src/logger.ts'
+import { createLogger, REDACTED_FIELDS, redacted } from '../src/logger.ts'
 
 function capture(level?: Parameters<typeof createLogger>[0]) {
   const lines: string[] = []
@@ -20,6 +20,30 @@ test('every secret-bearing field is redacted, at the top and nested, whatever th
   expect(line).not.toContain('leak')
   expect(line).toContain('[redacted]')
   expect(JSON.parse(line).body.deeper.password).toBe('[redacted]')
+})
+
+test('secrets in arrays and in a child logger’s bindings are redacted too; the caller’s objects are left as they were', () => {
+  const { log, lines } = capture()
+  const fields = { calls: [{ tool: 'fetch', headers: { authorization: 'Bearer leak-1' } }], user: { name: 'ann', token: 'leak-2' } }
+  log.child({ api_key: 'leak-3', plugin: 'p' }).info('calls', fields)
+  const line = JSON.parse(lines.join(''))
+  expect(line).toMatchObject({ api_key: '[redacted]', plugin: 'p', calls: [{ tool: 'fetch', headers: { authorization: '[redacted]' } }], user: { name: 'ann', token: '[redacted]' } })
+  expect(fields.calls[0]!.headers.authorization).toBe('Bearer leak-1')
+  expect(fields.user.token).toBe('leak-2')
+})
+
+test('redacted copies only what holds a secret, and leaves bytes and what has none alone', () => {
+  const clean = { a: { b: [1, 2] } }
+  expect(redacted(clean)).toBe(clean)
+  const bytes = new Uint8Array(3)
+  const mixed = { clean, bytes, login: { password: 'x' } }
+  const out = redacted(mixed)
+  expect(out).not.toBe(mixed)
+  expect(out.clean).toBe(clean)
+  expect(out.bytes).toBe(bytes)
+  expect(out.login).toEqual({ password: '[redacted]' })
+  // Three levels below the line's own fields, as far as the redaction reaches.
+  expect(redacted({ a: { b: { c: { token: 'x' } } } })).toEqual({ a: { b: { c: { token: '[redacted]' } } } })
 })
 
 test('a child logger carries its bindings; levels below the minimum and a silent logger write nothing', () => {
