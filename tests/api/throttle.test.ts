@@ -52,7 +52,7 @@ test('chat writes share the user’s bucket: typing in a loop is refused once it
 test('a chat turn and an artifact write each take one token, not one per pattern that names their path', async () => {
   // hono's `/api/chat/*` matches `/api/chat` too: a second use() for the bare path charged these requests twice.
   const user = await p().createUser()
-  const remaining = (response: Response) => response.headers.get('ratelimit')
+  const remaining = (reply: { headers: Headers }) => reply.headers.get('ratelimit')
   const turn = await p().call('POST', '/api/chat', { json: { text: 'hi' }, as: user })
   expectProblem(turn, 422, 'validation_error')
   expect(remaining(turn)).toBe('"api";r=4;t=2')
