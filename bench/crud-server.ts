@@ -24,8 +24,8 @@ import { apiDefaultHook, renderProblems } from '../src/api/hooks.ts'
 import type { Actor } from '../src/auth/actor.ts'
 import { loadConfig } from '../src/config.ts'
 import { openPostgres } from '../src/db/connect.ts'
-import { silentLogger } from '../src/logger.ts'
 import { createPlatform } from '../src/platform.ts'
+import { benchLogger } from './logger.ts'
 
 // As src/main.ts: Bun's longest idle timeout, so only wrk decides when a connection closes.
 const IDLE_TIMEOUT_SECONDS = 255
@@ -33,7 +33,7 @@ const IDLE_TIMEOUT_SECONDS = 255
 async function switchboard(pool: number) {
   const config = loadConfig()
   if (!config.databaseUrl) throw new Error('DATABASE_URL is not set')
-  const { api } = await createPlatform(config, openPostgres(config.databaseUrl, pool), silentLogger)
+  const { api } = await createPlatform(config, openPostgres(config.databaseUrl, pool), benchLogger())
   return Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: api.fetch, idleTimeout: IDLE_TIMEOUT_SECONDS })
 }
 
@@ -41,7 +41,7 @@ async function switchboard(pool: number) {
 async function open(pool: number) {
   const config = loadConfig()
   if (!config.databaseUrl) throw new Error('DATABASE_URL is not set')
-  const { services } = await createPlatform(config, openPostgres(config.databaseUrl, pool), silentLogger)
+  const { services } = await createPlatform(config, openPostgres(config.databaseUrl, pool), benchLogger())
   const superadmin = await services.db
     .selectFrom('users as u')
     .innerJoin('company_users as m', 'm.user_id', 'u.id')

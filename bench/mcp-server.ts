@@ -7,10 +7,12 @@
  */
 import { join } from 'node:path'
 import { startTestPlatform } from '../tests/helpers/platform.ts'
+import { systemClock } from '../src/clock.ts'
+import { benchLogger } from './logger.ts'
 
 const EVERYTHING = join(import.meta.dir, '..', 'node_modules', '.bin', 'mcp-server-everything')
 
-const p = await startTestPlatform({ SWITCHBOARD_MCP_RATE_BURST: '1000000000', SWITCHBOARD_MCP_RATE_PER_SECOND: '1000000000' })
+const p = await startTestPlatform({ SWITCHBOARD_MCP_RATE_BURST: '1000000000', SWITCHBOARD_MCP_RATE_PER_SECOND: '1000000000' }, systemClock, undefined, benchLogger())
 const post = async (path: string, json: Record<string, unknown>) => {
   const reply = await p.call('POST', path, { json })
   if (reply.status !== 201) throw new Error(`POST ${path} failed: ${reply.status} ${JSON.stringify(reply.body)}`)

@@ -64,12 +64,46 @@ export function redacted<T>(fields: T, depth = 0): T {
   return (copy ?? fields) as T
 }
 
+/** The most text held back before it is written at once. */
+const BATCH_BYTES = 64 * 1024
+
+/**
+ * `write`, given the lines of one turn of the event loop together once the turn is over: a request's log line then
+ * costs no write of its own, and none before its answer goes out (the request log makes the line as the answer passes
+ * back through the middleware, before the server sends it). What is held is written at once past BATCH_BYTES, and
+ * when the process exits; a line said while it exits is written straight away.
+ */
+export function batchedLines(write: (text: string) => void): ((line: string) => void) & { flush(): void } {
+  let held = ''
+  let pending: ReturnType<typeof setImmediate> | undefined
+  let exiting = false
+  const flush = () => {
+    if (pending) clearImmediate(pending)
+    pending = undefined
+    if (!held) return
+    const text = held
+    held = ''
+    write(text)
+  }
+  process.once('exit', () => {
+    exiting = true
+    flush()
+  })
+  const line = (text: string) => {
+    if (exiting) return write(text)
+    held += text
+    if (held.length >= BATCH_BYTES) flush()
+    else pending ??= setImmediate(flush)
+  }
+  return Object.assign(line, { flush })
+}
+
 /**
  * One JSON line per event on stderr, so stdout stays for what a person starting the server should read: pino, with
  * the platform's field names (`time`, `level`, `message`) and every secret-bearing field redacted (a child's
  * bindings too).
  */
-export function createLogger(minimum: Level | 'silent' = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export function createLogger(minimum: Level | 'silent' = 'info', write: (line: string) => void = batchedLines((text) => process.stderr.write(text))): Logger {
   return wrap(
     pino(
       {

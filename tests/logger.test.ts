@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { createLogger, REDACTED_FIELDS, redacted } from '../src/logger.ts'
+import { batchedLines, createLogger, REDACTED_FIELDS, redacted } from '../src/logger.ts'
 
 function capture(level?: Parameters<typeof createLogger>[0]) {
   const lines: string[] = []
@@ -54,4 +54,24 @@ test('a child logger carries its bindings; levels below the minimum and a silent
   const silent = capture('silent')
   silent.log.error('nothing')
   expect(silent.lines).toEqual([])
+})
+
+test('lines said in one turn of the event loop are written together, in order, once the turn is over', async () => {
+  const writes: string[] = []
+  const line = batchedLines((text) => writes.push(text))
+  line('one\n')
+  line('two\n')
+  expect(writes).toEqual([])
+  await new Promise((resolve) => setImmediate(resolve))
+  expect(writes).toEqual(['one\ntwo\n'])
+  line('three\n')
+  line.flush()
+  expect(writes).toEqual(['one\ntwo\n', 'three\n'])
+  // A burst larger than the batch is written as it fills, not held.
+  const big = 'x'.repeat(40 * 1024)
+  line(big)
+  line(big)
+  expect(writes.at(-1)).toBe(big + big)
+  await new Promise((resolve) => setImmediate(resolve))
+  expect(writes).toHaveLength(3)
 })
