@@ -12,7 +12,12 @@ import type { Metrics } from '../metrics/metrics.ts'
  */
 export function throttle(name: string, store: BucketStore, rate: Rate, clock: Clock, keyOf: (c: Context) => string, metrics?: Metrics): MiddlewareHandler {
   const policy = `"${name}";q=${rate.burst};w=${Math.ceil(rate.burst / rate.perSecond)}`
+  // A request that two patterns put under this bucket (a plugin's route under /api/plugins/<name>/* that also uses
+  // context.throttle) takes one token, not one per pattern.
+  const counted = new WeakSet<Context>()
   return async (c, next) => {
+    if (counted.has(c)) return next()
+    counted.add(c)
     const take = await store.take(`${name}:${keyOf(c)}`, rate, clock.now())
     const state = `"${name}";r=${take.remaining};t=${take.reset}`
     if (!take.allowed) {
