@@ -58,10 +58,20 @@ export function redacted<T>(fields: T, depth = 0): T {
     const value = source[key]
     const kept = SECRET_FIELDS.has(key) ? CENSOR : depth < REDACT_DEPTH ? redacted(value, depth + 1) : value
     if (kept === value) continue
-    copy ??= (Array.isArray(source) ? [...source] : { ...source }) as Record<string, unknown>
-    copy[key] = kept
+    copy ??= copyOf(source)
+    Object.defineProperty(copy, key, { value: kept, enumerable: true, writable: true, configurable: true })
   }
   return (copy ?? fields) as T
+}
+
+/**
+ * A shallow copy that serializes as the original would: an array as an array; anything but a plain object keeps its
+ * prototype and every own property, hidden ones too (an Error's message and stack, a toJSON that leaves fields out).
+ */
+function copyOf(source: Record<string, unknown>): Record<string, unknown> {
+  if (Array.isArray(source)) return [...source] as unknown as Record<string, unknown>
+  const prototype = Object.getPrototypeOf(source)
+  return prototype === Object.prototype || prototype === null ? { ...source } : Object.create(prototype, Object.getOwnPropertyDescriptors(source))
 }
 
 /** The most text held back before it is written at once. */

@@ -42,6 +42,21 @@ test('redacted copies only what holds a secret, and leaves bytes and what has no
   expect(out.clean).toBe(clean)
   expect(out.bytes).toBe(bytes)
   expect(out.login).toEqual({ password: '[redacted]' })
+  // What is not a plain object keeps its prototype and hidden properties: an error stays an error, a toJSON still
+  // decides what is written.
+  const failure = Object.assign(new Error('refused'), { config: { headers: { authorization: 'Bearer x' } } })
+  const copied = redacted({ err: failure }).err
+  expect(copied).toBeInstanceOf(Error)
+  expect(copied.message).toBe('refused')
+  expect(copied.config.headers.authorization).toBe('[redacted]')
+  class Account {
+    token = 'x'
+    private_key = 'y'
+    toJSON() {
+      return { token: this.token }
+    }
+  }
+  expect(JSON.stringify(redacted({ account: new Account() }))).toBe('{"account":{"token":"[redacted]"}}')
   // Three levels below the line's own fields, as far as the redaction reaches.
   expect(redacted({ a: { b: { c: { token: 'x' } } } })).toEqual({ a: { b: { c: { token: '[redacted]' } } } })
 })
