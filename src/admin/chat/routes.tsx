@@ -118,8 +118,8 @@ export function mountChatPages(app: Hono<AdminEnv>, api: ApiClient, maxDocumentB
     return c.html(<ConversationItems conversations={await conversationsOf(c, api, list)} current={current && isUuid(current) ? current : undefined} {...list} />)
   })
 
+  // `/chat/:id/*` names `/chat/:id` too.
   app.use('/chat/:id/*', onlyConversationIds)
-  app.use('/chat/:id', onlyConversationIds)
 
   app.get('/chat/:id', async (c) => {
     const view = await chatView(c, api, c.req.param('id'), c.req.query('problem'))

@@ -57,7 +57,7 @@ export function mountConsoleResource(app: Hono<AdminEnv>, api: ApiClient, resour
   // An id becomes a path segment of an API call, so only a UUID is one: `..%2FCompany%2F<id>` would otherwise make
   // this page fetch another model's record.
   const onlyRecordIds: MiddlewareHandler<AdminEnv> = async (c, next) => (c.req.param('id') === 'new' || isUuid(c.req.param('id') ?? '') ? next() : c.notFound())
-  app.use(`${path}/:id`, onlyRecordIds)
+  // `:id/*` names `:id` too.
   app.use(`${path}/:id/*`, onlyRecordIds)
 
   const render = async (

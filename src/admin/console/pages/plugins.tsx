@@ -141,7 +141,7 @@ export function mountPlugins(app: Hono<AdminEnv>, api: ApiClient): void {
     )
   })
 
-  app.use('/plugins/:name', async (c, next) => (PLUGIN_NAME.test(c.req.param('name')) ? next() : c.notFound()))
+  // `/plugins/:name/*` names `/plugins/:name` too.
   app.use('/plugins/:name/*', async (c, next) => (PLUGIN_NAME.test(c.req.param('name') ?? '') ? next() : c.notFound()))
 
   for (const verb of ['enable', 'disable'] as const) {

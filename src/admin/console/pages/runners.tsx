@@ -112,7 +112,7 @@ export function mountRunners(app: Hono<AdminEnv>, api: ApiClient): void {
     )
   })
 
-  app.use('/runners/:name', async (c, next) => (RUNNER_NAME.test(c.req.param('name')) ? next() : c.notFound()))
+  // `/runners/:name/*` names `/runners/:name` too.
   app.use('/runners/:name/*', async (c, next) => (RUNNER_NAME.test(c.req.param('name') ?? '') ? next() : c.notFound()))
 
   app.get('/runners/:name', async (c) => {
