@@ -74,7 +74,7 @@ function copyOf(source: Record<string, unknown>): Record<string, unknown> {
   return prototype === Object.prototype || prototype === null ? { ...source } : Object.create(prototype, Object.getOwnPropertyDescriptors(source))
 }
 
-/** The most text held back before it is written at once. */
+/** The most text held back (in characters, so about as many bytes) before it is written at once. */
 const BATCH_BYTES = 64 * 1024
 
 /**
