@@ -10,7 +10,6 @@ import type { Sandbox } from '../mcp/sandbox.ts'
 import type { Clock } from '../clock.ts'
 import type { Db } from '../db/schema.ts'
 import { jsonb } from '../db/jsonb.ts'
-import { runTemplate, slot } from '../db/templates.ts'
 import type { EventBus } from '../events/bus.ts'
 import type { Writes } from '../events/writes.ts'
 import type { Logger } from '../logger.ts'
@@ -21,6 +20,7 @@ import { voiceClip, type Voice } from '../voice/voice.ts'
 import type { ChannelChoice, ChannelDriver, ChannelEndpoint, ChannelKernel, ChannelPlatform, ChannelTarget } from './contract.ts'
 import { Deliveries } from './deliveries.ts'
 import { splitMessage } from './split.ts'
+import { ConversationThreads } from './threads.ts'
 import { record, type Claim, type InboxRow, type OutboxRow } from './queue.ts'
 import { bridgeDriver } from './bridge.ts'
 import { ALONE_POLL_MS, backoff, ChannelWorker, SHARED_POLL_MS, type Outcome } from './worker.ts'
@@ -91,8 +91,10 @@ export class Channels {
   readonly #stopping = new AbortController()
   /** Plugins' periodic rounds, stopped with the channels. */
   readonly #pluginJobs = new Set<Job>()
+  readonly #threads: ConversationThreads
 
   constructor(private readonly options: ChannelsOptions) {
+    this.#threads = new ConversationThreads(options.db)
     this.deliveries = new Deliveries(options, this)
     this.#worker = new ChannelWorker(options.db, options.clock, options.log, options.retryMs, {
       inbox: (row, claim) => this.deliveries.process(row, claim),
@@ -247,20 +249,7 @@ export class Channels {
    * the platform thread the conversation belongs to; a web chat conversation belongs to none, and nothing is queued.
    */
   async enqueueInConversation(conversationId: string, reply: (agentName: string) => { key: string; text: string; choices?: ChannelChoice[] }): Promise<void> {
-    const { db } = this.options
-    // Compiled once: every answer in the web chat asks it, and finds none.
-    const [thread] = await runTemplate<{ company_id: string; agent_id: string; platform: string; thread_key: string; target: ChannelTarget; name: string }>(
-      db,
-      'channels|thread-of-conversation',
-      () =>
-        db
-          .selectFrom('channel_threads')
-          .innerJoin('agent_configs', 'agent_configs.id', 'channel_threads.agent_id')
-          .select(['channel_threads.company_id', 'channel_threads.agent_id', 'channel_threads.platform', 'channel_threads.thread_key', 'channel_threads.target', 'agent_configs.name'])
-          .where('channel_threads.conversation_id', '=', slot(0)),
-      [conversationId],
-      'keyed',
-    )
+    const thread = await this.#threads.of(conversationId)
     if (!thread) return
     await this.enqueue({
       companyId: thread.company_id,
