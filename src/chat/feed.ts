@@ -4,16 +4,32 @@ import type { FeedEvent } from './events.ts'
 
 type Payload = Events['chat.event']
 
+/** Events of one conversation that go out together, and when they have. */
+interface Batch {
+  /** Each made when the batch goes, so that a stream piece carries what joined it meanwhile. */
+  payloads: Array<() => Payload>
+  types: string[]
+  sent: Promise<void>
+}
+
+/** A stream piece not yet sent, which later pieces may join. */
+interface Piece {
+  text: string
+  offset: number
+  batch: Batch
+}
+
 /**
  * Publishes what the people of a conversation see, in order. Each process's sockets hear it from the bus; between
- * processes an event is a NOTIFY on whichever pooled connection is free, so a conversation's events are published
- * one after the other or a `message` could overtake the last `stream` before it. Pieces of an answer that arrive
- * while the one before is still going out are sent together: one NOTIFY per send, not one per token.
+ * processes, events go out as NOTIFYs, one batch of a conversation after the other, or a `message` could overtake
+ * the last `stream` before it. A batch holds what the conversation published in one turn of the event loop (a
+ * turn's user message and its `typing`), and whatever was published while the batch before it was going out: one
+ * NOTIFY statement each, not one per event. Pieces of an answer published meanwhile are joined into one event.
  */
 export class ChatFeed {
-  readonly #queues = new Map<string, Promise<void>>()
-  /** Per conversation, the stream piece queued and not yet sent, which later pieces may join. */
-  readonly #unsent = new Map<string, { text: string; offset: number }>()
+  /** Per conversation, the batch still taking events (not yet going out), and the last one. */
+  readonly #queues = new Map<string, { open?: Batch; last: Promise<void> }>()
+  readonly #unsent = new Map<string, Piece>()
 
   constructor(
     private readonly events: EventBus,
@@ -22,7 +38,7 @@ export class ChatFeed {
 
   /** Resolves once every event published so far has gone out (the platform is stopping). */
   async drain(): Promise<void> {
-    while (this.#queues.size > 0) await Promise.all(this.#queues.values())
+    while (this.#queues.size > 0) await Promise.all([...this.#queues.values()].map((queue) => queue.last))
   }
 
   /** Returns once the event is published; a failure is logged, since the turn goes on regardless. */
@@ -33,30 +49,51 @@ export class ChatFeed {
       const unsent = this.#unsent.get(conversationId)
       if (unsent && unsent.offset + unsent.text.length === event.offset) {
         unsent.text += event.text
-        return this.#queues.get(conversationId)!
+        return unsent.batch.sent
       }
-      const piece = { text: event.text, offset: event.offset }
+      const batch = this.#batchOf(conversationId)
+      const piece: Piece = { text: event.text, offset: event.offset, batch }
       this.#unsent.set(conversationId, piece)
-      return this.#enqueue(conversationId, event.type, () => {
+      return this.#add(batch, event.type, () => {
         if (this.#unsent.get(conversationId) === piece) this.#unsent.delete(conversationId)
-        return { conversation_id: conversationId, event: { type: 'stream', ...piece } }
+        return { conversation_id: conversationId, event: { type: 'stream', text: piece.text, offset: piece.offset } }
       })
     }
     // Whatever comes after a piece is sent after it: later pieces may not join it across this event.
     this.#unsent.delete(conversationId)
-    return this.#enqueue(conversationId, event.type, () => ({ conversation_id: conversationId, event, ...extra }))
+    return this.#add(this.#batchOf(conversationId), event.type, () => ({ conversation_id: conversationId, event, ...extra }))
   }
 
-  /** Queues a publish whose payload is made when its turn comes (so a stream piece carries what joined it). */
-  #enqueue(conversationId: string, type: string, payload: () => Payload): Promise<void> {
-    const previous = this.#queues.get(conversationId) ?? Promise.resolve()
-    const next = previous
-      .then(() => this.events.publish('chat.event', payload()))
-      .catch((error) => this.log.warn('chat event not published', { conversation_id: conversationId, type, error: String(error) }))
-    this.#queues.set(conversationId, next)
-    void next.then(() => {
-      if (this.#queues.get(conversationId) === next) this.#queues.delete(conversationId)
+  #add(batch: Batch, type: string, payload: () => Payload): Promise<void> {
+    batch.payloads.push(payload)
+    batch.types.push(type)
+    return batch.sent
+  }
+
+  /**
+   * The conversation's batch that still takes events: a new one goes out once the one before it has, and not before
+   * this turn of the event loop is over.
+   */
+  #batchOf(conversationId: string): Batch {
+    const queue = this.#queues.get(conversationId) ?? { last: Promise.resolve() }
+    if (queue.open) return queue.open
+    const turnOver = new Promise<void>((resolve) => setImmediate(resolve))
+    const payloads: Batch['payloads'] = []
+    const types: string[] = []
+    const sent = Promise.all([queue.last, turnOver])
+      .then(() => {
+        // Going out: what is published from now on waits for the next batch.
+        if (queue.open === batch) queue.open = undefined
+        return this.events.publishAll('chat.event', payloads.map((payload) => payload()))
+      })
+      .catch((error) => this.log.warn('chat events not published', { conversation_id: conversationId, types, error: String(error) }))
+    const batch: Batch = { payloads, types, sent }
+    queue.open = batch
+    queue.last = sent
+    this.#queues.set(conversationId, queue)
+    void sent.then(() => {
+      if (queue.last === sent) this.#queues.delete(conversationId)
     })
-    return next
+    return batch
   }
 }

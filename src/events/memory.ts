@@ -22,6 +22,10 @@ export class MemoryBus implements EventBus {
     this.#subscribers.deliver(type, payload, 'here')
   }
 
+  async publishAll<T extends EventType>(type: T, payloads: ReadonlyArray<Events[T]>): Promise<void> {
+    for (const payload of payloads) this.#subscribers.deliver(type, payload, 'here')
+  }
+
   subscribe<T extends EventType>(type: T, handler: EventHandler<T>): () => void {
     return this.#subscribers.add(type, handler)
   }

@@ -22,9 +22,17 @@ interface Wire {
   o: string
   /** When it was published (ms since the epoch, on the publisher's clock). */
   s?: number
+  /** Tells apart events of one statement that would otherwise be the same text. */
+  n?: number
   t: string
   p?: unknown
   r?: string
+}
+
+/** The statement that sends `count` notifications on CHANNEL ($1), the payloads being $2 onwards, in order. */
+function notifying(count: number): string {
+  const notifies = Array.from({ length: count }, (_, i) => `pg_notify($1, $${i + 2})`)
+  return `SELECT set_config('synchronous_commit', 'off', true), ${notifies.join(', ')}`
 }
 
 /**
@@ -43,6 +51,7 @@ export class PostgresBus implements EventBus {
   #lag: number | null = null
   #lost = false
   #lastSweep = 0
+  #sequence = 0
 
   private constructor(
     url: string,
@@ -72,20 +81,39 @@ export class PostgresBus implements EventBus {
     return bus
   }
 
-  async publish<T extends EventType>(type: T, payload: Events[T]): Promise<void> {
-    this.#subscribers.deliver(type, payload, 'here')
+  publish<T extends EventType>(type: T, payload: Events[T]): Promise<void> {
+    return this.publishAll(type, [payload])
+  }
+
+  async publishAll<T extends EventType>(type: T, payloads: ReadonlyArray<Events[T]>): Promise<void> {
+    if (payloads.length === 0) return
+    for (const payload of payloads) this.#subscribers.deliver(type, payload, 'here')
     const sent = Date.now()
-    let wire = JSON.stringify({ o: this.#origin, s: sent, t: type, p: payload } satisfies Wire)
-    if (Buffer.byteLength(wire) > INLINE_BYTES) {
-      const id = Bun.randomUUIDv7()
-      await run(this.db, 'INSERT INTO event_payloads (id, type, payload) VALUES ($1, $2, $3::text::jsonb)', [id, type, JSON.stringify(payload)], 'keyed')
-      wire = JSON.stringify({ o: this.#origin, s: sent, t: type, r: id } satisfies Wire)
-      this.#sweep()
+    const wires: string[] = []
+    for (const payload of payloads) {
+      const wire = this.#wire(type, payload, sent)
+      wires.push(typeof wire === 'string' ? wire : await wire)
     }
     // The direct path: publishers may not wait (the chat feed publishes in the background), and a Kysely query still
     // running when the store closes would hold its connection reserved and the close with it.
     // A notification is lost with the server anyway, so its commit need not wait for the log to reach the disk.
-    await run(this.db, "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)", [CHANNEL, wire], 'keyed')
+    // One transaction's notifications arrive in the order they were sent.
+    await run(this.db, notifying(wires.length), [CHANNEL, ...wires], 'keyed')
+  }
+
+  /** What travels for one event: the payload itself, or past NOTIFY's limit the id of the row that holds it. */
+  #wire(type: EventType, payload: unknown, sent: number): string | Promise<string> {
+    // A sequence number: PostgreSQL delivers identical payloads of one transaction only once.
+    const wire = JSON.stringify({ o: this.#origin, s: sent, n: this.#sequence++, t: type, p: payload } satisfies Wire)
+    return Buffer.byteLength(wire) <= INLINE_BYTES ? wire : this.#stored(type, payload, sent)
+  }
+
+  /** A payload past NOTIFY's limit goes into a row; the notification carries the row's id. */
+  async #stored(type: EventType, payload: unknown, sent: number): Promise<string> {
+    const id = Bun.randomUUIDv7()
+    await run(this.db, 'INSERT INTO event_payloads (id, type, payload) VALUES ($1, $2, $3::text::jsonb)', [id, type, JSON.stringify(payload)], 'keyed')
+    this.#sweep()
+    return JSON.stringify({ o: this.#origin, s: sent, t: type, r: id } satisfies Wire)
   }
 
   subscribe<T extends EventType>(type: T, handler: EventHandler<T>): () => void {

@@ -32,3 +32,12 @@ test('only subscribers of the type hear it', async () => {
   await bus.publish('agent.changed', { agent_id: 'a' })
   expect(heard).toEqual([])
 })
+
+test('events published together are heard one by one, in order, before publishAll returns', async () => {
+  const bus = new MemoryBus(silentLogger)
+  const heard: string[] = []
+  bus.subscribe('turn.abort', ({ conversation_id }) => heard.push(conversation_id))
+  const publishing = bus.publishAll('turn.abort', [{ conversation_id: 'c1' }, { conversation_id: 'c2' }, { conversation_id: 'c1' }])
+  expect(heard).toEqual(['c1', 'c2', 'c1'])
+  await publishing
+})

@@ -6,6 +6,7 @@ import type { Store } from '../../src/db/connect.ts'
 import { migrate } from '../../src/db/migrate.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { createPostgresDatabase, openTestStore, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.ts'
+import { recordingDb } from '../helpers/recording-db.ts'
 import { until } from '../helpers/until.ts'
 
 // LISTEN/NOTIFY is PostgreSQL's; the embedded store runs one process and its in-memory bus (memory.test.ts).
@@ -64,6 +65,27 @@ it('an event published in one process reaches the other, marked as from elsewher
   } finally {
     stopA()
     stopB()
+  }
+})
+
+it('events published together go in one statement and arrive in order, every one of them, the same one twice too', async () => {
+  const heard: Array<string | undefined> = []
+  const stop = b.bus.subscribe('mcp.cancel', ({ reason }) => heard.push(reason))
+  // A third process, on a store that notes what it is asked.
+  const recording = recordingDb(a.store.db)
+  const c = await PostgresBus.connect(a.store.url!, recording.db, silentLogger)
+  try {
+    const big = 'x'.repeat(20_000)
+    const payloads = ['one', 'two', 'two', big, 'three'].map((reason) => ({ session_id: 's', request_id: 1, reason }))
+    await c.publishAll('mcp.cancel', payloads)
+    await until(() => heard.length === 5, { what: 'all five events in process B' })
+    // PostgreSQL delivers identical notifications of one transaction once: the second `two` is here all the same.
+    expect(heard).toEqual(['one', 'two', 'two', big, 'three'])
+    expect(recording.recorded.compiled.filter((statement) => statement.includes('pg_notify'))).toHaveLength(1)
+  } finally {
+    stop()
+    await c.close()
+    await a.store.db.deleteFrom('event_payloads').execute()
   }
 })
 
