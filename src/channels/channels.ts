@@ -5,6 +5,7 @@ import type { Drain } from '../lifecycle/drain.ts'
 import type { Authenticator } from '../auth/authenticator.ts'
 import type { Approvals } from '../approvals/approvals.ts'
 import type { Chat } from '../chat/chat.ts'
+import type { ChatFeed } from '../chat/feed.ts'
 import type { BucketStore } from '../throttle/buckets.ts'
 import type { Sandbox } from '../mcp/sandbox.ts'
 import type { Clock } from '../clock.ts'
@@ -66,6 +67,8 @@ export interface ChannelsOptions {
   sandbox?: Sandbox
   /** Runs the turn a message starts. */
   chat: Chat
+  /** What the people of a conversation see live, in order with the turn's own events. */
+  feed: ChatFeed
   /** Hears voice notes and speaks answers, as the agent's voice settings say. */
   voice: Voice
   /** Who a linked sender is, as a member of the agent's company. */

@@ -304,8 +304,8 @@ export class Deliveries {
     try {
       const clips = await this.options.voice.speak(agent, { userId: actor.userId, conversationId }, answer.messageId, answer.text)
       for (const clip of clips) await this.channels.enqueue({ ...place, key: `voice:${answer.messageId}:${clip.part}`, text: '', voiceClipId: clip.clipId })
-      // Whoever has the conversation open in the web chat gets the players too.
-      await this.options.events.publish('chat.event', { conversation_id: conversationId, event: { type: 'voice', message_id: answer.messageId, attachments: spokenAttachments(clips) } })
+      // Whoever has the conversation open in the web chat gets the players too, after the answer they play.
+      await this.options.feed.publish(conversationId, { type: 'voice', message_id: answer.messageId, attachments: spokenAttachments(clips) })
     } catch (error) {
       await this.channels.recordError(endpoint, `An answer could not be spoken (it went as text): ${error instanceof Error ? error.message : String(error)}`)
     }

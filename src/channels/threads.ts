@@ -26,7 +26,7 @@ export class ConversationThreads {
   constructor(private readonly db: Db) {}
 
   async of(conversationId: string): Promise<ConversationThread | undefined> {
-    if (this.#threadless.has(conversationId)) return undefined
+    if (this.#threadless.get(conversationId)) return undefined
     // Compiled once; a lookup by key, so on the keyed lane.
     const [thread] = await runTemplate<ConversationThread>(
       this.db,

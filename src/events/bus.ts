@@ -63,7 +63,8 @@ export interface EventBus {
   publish<T extends EventType>(type: T, payload: Events[T]): Promise<void>
   /**
    * Publishes several events of one type, in order, as publish() would one by one; between processes they travel in
-   * one statement, so a publisher with several queued pays for one.
+   * one statement, so a publisher with several queued pays for one. Should that statement fail, the other processes
+   * miss them all (this one's subscribers have heard them already).
    */
   publishAll<T extends EventType>(type: T, payloads: ReadonlyArray<Events[T]>): Promise<void>
   /**

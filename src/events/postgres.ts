@@ -29,6 +29,12 @@ interface Wire {
   r?: string
 }
 
+/**
+ * The most notifications one statement sends: a statement's target list holds at most 1664 entries, and each count
+ * is a statement of its own on the connection (prepared once), so their number stays small.
+ */
+const NOTIFIES_PER_STATEMENT = 100
+
 /** The statement that sends `count` notifications on CHANNEL ($1), the payloads being $2 onwards, in order. */
 function notifying(count: number): string {
   const notifies = Array.from({ length: count }, (_, i) => `pg_notify($1, $${i + 2})`)
@@ -97,8 +103,11 @@ export class PostgresBus implements EventBus {
     // The direct path: publishers may not wait (the chat feed publishes in the background), and a Kysely query still
     // running when the store closes would hold its connection reserved and the close with it.
     // A notification is lost with the server anyway, so its commit need not wait for the log to reach the disk.
-    // One transaction's notifications arrive in the order they were sent.
-    await run(this.db, notifying(wires.length), [CHANNEL, ...wires], 'keyed')
+    // One transaction's notifications arrive in the order they were sent; a long batch goes in statements one after the other.
+    for (let from = 0; from < wires.length; from += NOTIFIES_PER_STATEMENT) {
+      const some = wires.slice(from, from + NOTIFIES_PER_STATEMENT)
+      await run(this.db, notifying(some.length), [CHANNEL, ...some], 'keyed')
+    }
   }
 
   /** What travels for one event: the payload itself, or past NOTIFY's limit the id of the row that holds it. */

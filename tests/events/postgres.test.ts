@@ -89,6 +89,24 @@ it('events published together go in one statement and arrive in order, every one
   }
 })
 
+it('a long batch goes in several statements, one after the other, and arrives whole and in order', async () => {
+  const heard: number[] = []
+  const stop = b.bus.subscribe('mcp.cancel', ({ request_id }) => heard.push(request_id as number))
+  const recording = recordingDb(a.store.db)
+  const c = await PostgresBus.connect(a.store.url!, recording.db, silentLogger)
+  try {
+    // Past what one statement's target list can hold (1664 entries).
+    const ids = Array.from({ length: 2_000 }, (_, i) => i)
+    await c.publishAll('mcp.cancel', ids.map((request_id) => ({ session_id: 's', request_id })))
+    await until(() => heard.length === ids.length, { what: 'every event in process B' })
+    expect(heard).toEqual(ids)
+    expect(recording.recorded.compiled.filter((statement) => statement.includes('pg_notify')).length).toBeGreaterThan(1)
+  } finally {
+    stop()
+    await c.close()
+  }
+})
+
 it('a payload over NOTIFY’s limit travels by reference to a row, and events keep their order around it', async () => {
   const heard: string[] = []
   const stop = b.bus.subscribe('mcp.cancel', ({ reason }) => heard.push(reason!))

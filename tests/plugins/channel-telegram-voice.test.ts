@@ -77,6 +77,9 @@ describe.skipIf(!HAS_SPEECH_TOOLS)('a voice note', () => {
     expect(isOggOpus(note)).toBe(true)
     provider.willHear(note, 'What is the weather in Paris today?')
     const voicesBefore = telegram.voices(TOKEN, ADA).length
+    // What the web chat hears of the conversation meanwhile.
+    const live: string[] = []
+    const stopListening = p.services.events.subscribe('chat.event', ({ event }) => live.push(event.type))
     await sendVoiceNote(note)
     await answered('Echo: What is the weather in Paris today?')
 
@@ -96,6 +99,11 @@ describe.skipIf(!HAS_SPEECH_TOOLS)('a voice note', () => {
     // The text went before the voice, so someone who cannot listen never waits for it.
     const order = telegram.calls.filter((c) => c.token === TOKEN && (c.method === 'sendMessage' || c.method === 'sendVoice') && c.status === 200).map((c) => c.method)
     expect(order.lastIndexOf('sendMessage')).toBeLessThan(order.lastIndexOf('sendVoice'))
+    // Whoever has the conversation open in the web chat gets the players, after the answer they play.
+    await until(() => live.includes('voice'), { what: 'the players in the web chat' })
+    stopListening()
+    expect(live.indexOf('message')).toBeGreaterThan(-1)
+    expect(live.indexOf('message')).toBeLessThan(live.indexOf('voice'))
 
     // The conversation keeps the note beside the transcript, and both speeches are paid by their length.
     const message = await p.store.db
