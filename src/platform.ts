@@ -10,6 +10,7 @@ import { createPasswordResetApp } from './api/passwords/index.ts'
 import { ActiveTurns } from './chat/active-turns.ts'
 import { Chat } from './chat/chat.ts'
 import { ChatFeed } from './chat/feed.ts'
+import { ConversationDocuments } from './documents/conversation-documents.ts'
 import { Approvals } from './approvals/approvals.ts'
 import { stopExtractions } from './documents/extract.ts'
 import { AgentTools } from './chat/tools.ts'
@@ -173,7 +174,8 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
   const agents = new AgentSupervisor(store.db, log, () => plugins.startup(), events)
   const voice = new Voice({ db: store.db, runners: plugins.runners, limits: config.voice, log, budgets })
   const agentConfigs = new AgentConfigs(store.db, clock, events)
-  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, settings, turns, agents, agentConfigs, events, feed, writes, drain, voice })
+  const documents = new ConversationDocuments(store.db, events, caches)
+  const chat = new Chat({ db: store.db, runners: plugins.runners, models: runnerModels, tools, log, metrics, tracing, budgets, documents, settings, turns, agents, agentConfigs, events, feed, writes, drain, voice })
   const channels = new Channels({
     db: store.db,
     voice,
@@ -197,6 +199,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     sandbox,
     chat,
     feed,
+    documents,
     authenticator,
     approvals,
     pluginEnabled: isEnabled,
@@ -246,6 +249,7 @@ export async function createPlatform(config: Config, store: Store, log: Logger, 
     scheduler,
     events,
     caches,
+    documents,
     self,
     sessionPolicy: policy,
     authenticator,

@@ -31,6 +31,7 @@ import type { Vault } from './vault/vault.ts'
 import type { VaultSocket } from './vault/socket.ts'
 import type { BucketStore } from './throttle/buckets.ts'
 import type { CacheFlusher } from './events/caches.ts'
+import type { ConversationDocuments } from './documents/conversation-documents.ts'
 import type { EventBus } from './events/bus.ts'
 import type { AuthorizationServer } from './oauth/server.ts'
 import type { McpConnections } from './mcp/connections.ts'
@@ -70,6 +71,8 @@ export interface Services {
   events: EventBus
   /** Drops cached reads in every process, confirmed by each before it returns. */
   caches: CacheFlusher
+  /** Conversations' documents: stored, and read for turns. */
+  documents: ConversationDocuments
   /** Where this process's api app answers on loopback (main sets the port once it listens). */
   self: SelfAddress
   sessionPolicy: SessionPolicy

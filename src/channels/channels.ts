@@ -6,6 +6,7 @@ import type { Authenticator } from '../auth/authenticator.ts'
 import type { Approvals } from '../approvals/approvals.ts'
 import type { Chat } from '../chat/chat.ts'
 import type { ChatFeed } from '../chat/feed.ts'
+import type { ConversationDocuments } from '../documents/conversation-documents.ts'
 import type { BucketStore } from '../throttle/buckets.ts'
 import type { Sandbox } from '../mcp/sandbox.ts'
 import type { Clock } from '../clock.ts'
@@ -69,6 +70,8 @@ export interface ChannelsOptions {
   chat: Chat
   /** What the people of a conversation see live, in order with the turn's own events. */
   feed: ChatFeed
+  /** Where a message's attachments are stored as the conversation's documents. */
+  documents: ConversationDocuments
   /** Hears voice notes and speaks answers, as the agent's voice settings say. */
   voice: Voice
   /** Who a linked sender is, as a member of the agent's company. */

@@ -5,7 +5,6 @@ import { SlotsBusy } from '../documents/slots.ts'
 import { hashSecret } from '../auth/secrets.ts'
 import { readDocument } from '../documents/read.ts'
 import { sanitizeFilename } from '../documents/filename.ts'
-import { insertDocument } from '../documents/store.ts'
 import { EXTRACTED_TEXT_CAP, KB } from '../documents/text-cap.ts'
 import { describeBytes } from '../documents/sizes.ts'
 import { jsonb } from '../db/jsonb.ts'
@@ -357,7 +356,7 @@ export class Deliveries {
         const { mediaType, text, truncated } = await readDocument(bytes, filename, { companyId: endpoint.companyId, userId: actor.userId }, this.options.sandbox)
         if (truncated) skipped.push(`Only the first ${EXTRACTED_TEXT_CAP / KB} KB of text of ${filename} was kept.`)
         documents.push(
-          await insertDocument(this.options.db, {
+          await this.options.documents.add({
             companyId: endpoint.companyId,
             conversationId,
             uploadedBy: actor.userId,

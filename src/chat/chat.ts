@@ -18,7 +18,6 @@ import { attachmentsOf, chatConversation, colleagues, displayName, listConversat
 import { titleOf } from './title.ts'
 import type { ChatEvent, FeedEvent } from './events.ts'
 import type { ChatFeed } from './feed.ts'
-import { documentContext } from '../documents/context.ts'
 import { mentions } from './mention.ts'
 import { history, insertMessage, lastExchange } from './messages.ts'
 import { runTurn, type Turn, type TurnDeps } from './turn.ts'
@@ -126,7 +125,7 @@ export class Chat {
     const agentRead = request.agent_id ? this.deps.agentConfigs.get(actor, request.agent_id) : undefined
     agentRead?.catch(() => {})
     // A new conversation has no documents yet.
-    const documents = conversation_id ? documentContext(db, conversation_id) : Promise.resolve({ text: '', truncated: false })
+    const documents = conversation_id ? this.deps.documents.context(conversation_id) : Promise.resolve({ text: '', truncated: false })
     documents.catch(() => {})
     const [existing, earlier, sender, attachments] = await Promise.all([
       conversation_id ? chatConversation(db, actor, conversation_id) : undefined,

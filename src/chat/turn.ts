@@ -5,7 +5,8 @@ import type { RunnerModels } from '../runners/registry.ts'
 import type { ChatMessage, ModelEntry, Runner, RunnerEvent } from '../runners/contract.ts'
 import type { Attachment, ChatEvent } from './events.ts'
 import { expiredSessionEnd, history, insertMessage, supersede, type MessageStatus } from './messages.ts'
-import { documentContext, type DocumentContext } from '../documents/context.ts'
+import type { DocumentContext } from '../documents/context.ts'
+import type { ConversationDocuments } from '../documents/conversation-documents.ts'
 import { ToolSetupError, type ToolExecutor, type TurnTools } from './tools.ts'
 import { unlessAborted, untilAborted } from './abortable.ts'
 import { recordTurnUsage, type TurnUsage } from './turn-usage.ts'
@@ -55,6 +56,8 @@ export interface TurnDeps {
   tracing: Tracing
   /** Monthly budgets: judged before a turn is admitted, told what each turn cost. */
   budgets: Budgets
+  /** The conversation's documents, which the model is given on every turn. */
+  documents: ConversationDocuments
 }
 
 class TurnFailure extends Error {
@@ -203,7 +206,7 @@ async function prepareTurn(deps: TurnDeps, turn: Turn, signal: AbortSignal, answ
       throw error instanceof ToolSetupError ? failure(error.message, `agent ${agent.id}`, 'tool_setup') : error
     }),
     // Every document of the conversation, on every turn: what was attached earlier stays in view.
-    turn.documents ?? documentContext(db, conversation.id),
+    turn.documents ?? deps.documents.context(conversation.id),
   ])
   if (!model) {
     const known = (await deps.models.list(runner.name)).map((m) => m.id)

@@ -16,7 +16,8 @@ export interface NewDocument {
 
 /**
  * Stores an uploaded document in its conversation's company, through the scoped builder like every tenant write.
- * Only the upload writes documents: their text is what the platform extracted, never what a client says it is.
+ * Only the upload writes documents: their text is what the platform extracted, never what a client says it is. Called
+ * through ConversationDocuments.add, which tells every process that the conversation has documents now.
  */
 export async function insertDocument(db: Executor, document: NewDocument): Promise<string> {
   const id = Bun.randomUUIDv7()

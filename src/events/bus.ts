@@ -2,7 +2,7 @@ import type { FeedEvent } from '../chat/events.ts'
 import type { Logger } from '../logger.ts'
 
 /** The caches a write may make stale; each process drops its own copy when one is named. */
-export type CacheName = 'agents' | 'identities' | 'acl' | 'mcp' | 'mcp-sessions' | 'runner-models' | 'plugin-secrets' | 'budgets' | 'system-settings'
+export type CacheName = 'agents' | 'identities' | 'acl' | 'mcp' | 'mcp-sessions' | 'runner-models' | 'plugin-secrets' | 'budgets' | 'system-settings' | 'documents'
 
 /**
  * Every event the platform publishes, by type. Payloads are JSON: with several processes they travel through

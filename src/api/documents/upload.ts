@@ -6,7 +6,6 @@ import { Slots, SlotsBusy, type Holder } from '../../documents/slots.ts'
 import type { Actor } from '../../auth/actor.ts'
 import { SandboxUnavailable, type Sandbox } from '../../mcp/sandbox.ts'
 import { sanitizeFilename } from '../../documents/filename.ts'
-import { insertDocument } from '../../documents/store.ts'
 import { EXTRACTED_TEXT_CAP, KB } from '../../documents/text-cap.ts'
 import { ApiError } from '../../errors.ts'
 import type { ApiEnv } from '../../http/env.ts'
@@ -70,7 +69,7 @@ type UploadContext = Context<ApiEnv, string, { out: { form: { conversation_id: s
 
 /** POST /api/chat/documents: judge the file by its bytes, extract its text in isolation, store both. */
 export async function uploadDocument(c: UploadContext) {
-  const { db, config } = c.var.services
+  const { db, config, documents } = c.var.services
   const actor = requireActor(c.var.actor)
   const { conversation_id, file } = c.req.valid('form')
   // Another company's conversation, or one the caller takes no part in, is not there (404).
@@ -81,7 +80,7 @@ export async function uploadDocument(c: UploadContext) {
   }
 
   const { mediaType, text, truncated } = await read(new Uint8Array(await file.arrayBuffer()), filename, holderOf(actor), c.var.services.sandbox)
-  const id = await insertDocument(db, {
+  const id = await documents.add({
     companyId: conversation.company_id,
     conversationId: conversation.id,
     uploadedBy: actor.userId,
