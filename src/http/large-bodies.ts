@@ -24,7 +24,8 @@ export function streamLargeBodies(): MiddlewareHandler {
     measureJson(c)
     await next()
     const answer = c.res
-    if (!answer.body || !WHOLE.test(answer.headers.get('content-type') ?? '')) return
+    // The type first: reading `body` makes a stream of it, which cost a bare Bun server 5 % of its JSON answers a second.
+    if (!WHOLE.test(answer.headers.get('content-type') ?? '') || !answer.body) return
     const bytes = await answer.bytes()
     // Unset first: Hono would otherwise copy the old answer's headers onto the new one, which has them already.
     c.res = undefined
