@@ -103,7 +103,8 @@ export class PostgresBus implements EventBus {
     // The direct path: publishers may not wait (the chat feed publishes in the background), and a Kysely query still
     // running when the store closes would hold its connection reserved and the close with it.
     // A notification is lost with the server anyway, so its commit need not wait for the log to reach the disk.
-    // One transaction's notifications arrive in the order they were sent; a long batch goes in statements one after the other.
+    // One transaction's notifications arrive in the order they were sent; a long batch goes in statements one after
+    // the other.
     for (let from = 0; from < wires.length; from += NOTIFIES_PER_STATEMENT) {
       const some = wires.slice(from, from + NOTIFIES_PER_STATEMENT)
       await run(this.db, notifying(some.length), [CHANNEL, ...some], 'keyed')
