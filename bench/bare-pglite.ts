@@ -1,14 +1,17 @@
 /**
  * The floor of a start on the embedded database, for bench/first-start.ts: Bun, the migrated template unpacked into
  * `<data directory>/pgdata` when it holds no database yet, PGlite opened on it with the platform's settings, one
- * statement, then a port that answers. It loads PGlite and nothing of the platform (bench/first-start.ts finds the
- * template): what no start on PGlite can take less than on the machine it runs on.
+ * statement, then a port that answers, with PGlite's WebAssembly compiled from the first moment as the platform
+ * compiles it. It loads PGlite and nothing of the platform but that compile (src/db/pglite-wasm.ts, which imports
+ * nothing; bench/first-start.ts finds the template): what no start on PGlite can take less than on the machine it
+ * runs on.
  *
  *   bun bench/bare-pglite.ts <template .tar> <data directory>
  */
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
+import { pgliteWasm } from '../src/db/pglite-wasm.ts'
+// As src/main.ts begins it, before anything else loads.
+pgliteWasm().catch(() => {})
+const [{ existsSync }, { join }, { PGlite }] = await Promise.all([import('node:fs'), import('node:path'), import('@electric-sql/pglite')])
 
 const [template, dataDir] = process.argv.slice(2)
 if (!template || !dataDir) {
@@ -19,7 +22,7 @@ const pgdata = join(dataDir, 'pgdata')
 // As src/db/pgdata-template.ts restores it (without its move into place, which costs a rename).
 if (!existsSync(join(pgdata, 'PG_VERSION'))) await new Bun.Archive(await Bun.file(template).bytes()).extract(pgdata)
 // As src/db/connect.ts opens it.
-const pglite = new PGlite({ dataDir: pgdata, startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'] })
+const pglite = new PGlite({ dataDir: pgdata, pgliteWasmModule: await pgliteWasm(), startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'] })
 await pglite.waitReady
 await pglite.query('SELECT 1')
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('{}') })

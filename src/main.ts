@@ -3,9 +3,13 @@
 // whole platform. The few modules that open the store come first, so that the store's opening begins early; the
 // platform's modules then load while it opens.
 import './boot/clean-environ-now.ts'
+import { embeddedDatabaseLikely, pgliteWasm } from './db/pglite-wasm.ts'
 import type { Config } from './config.ts'
 import type { Store } from './db/connect.ts'
 import type { Platform } from './platform.ts'
+
+// Before anything else loads: the embedded database's WebAssembly compiles on helper threads meanwhile.
+if (embeddedDatabaseLikely(process.env)) pgliteWasm().catch(() => {})
 
 const [{ isPlatformVariable }, { readSecretFiles }, { ConfigError, loadConfig }, { DataDirLockedError }, { openStore, opensNewDatabase }, { createLogger }, { firstPassword }] =
   await Promise.all([

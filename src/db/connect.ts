@@ -7,6 +7,7 @@ import { lockDataDir } from './lock.ts'
 import type { Database, Db } from './schema.ts'
 import { holdsDatabase, restoreTemplate } from './pgdata-template.ts'
 import { countedDialect, PoolUse } from './pool-use.ts'
+import { pgliteWasm } from './pglite-wasm.ts'
 
 /**
  * Which connections a single statement goes out on. `keyed` is for statements that touch a few rows found by key
@@ -94,7 +95,11 @@ const EMBEDDED_SHARED_BUFFERS = '32MB'
 
 /** A PGlite server as the platform runs it, in `options.dataDir` or, without one, in memory; answers once ready. */
 export async function openPglite(options: Omit<PGliteOptions, 'startParams'> = {}): Promise<PGlite> {
-  const pglite = new PGlite({ ...options, startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`] })
+  const pglite = new PGlite({
+    ...options,
+    pgliteWasmModule: await pgliteWasm(),
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+  })
   await pglite.waitReady
   return pglite
 }
