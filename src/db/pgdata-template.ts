@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PGliteDialect, sql } from 'kysely'
 import { migrate, readMigrations, type Migration } from './migrate.ts'
+import { pgliteWasm } from './pglite-wasm.ts'
 import type { Database } from './schema.ts'
 
 /**
@@ -79,7 +80,7 @@ export async function migratedTemplate(options: TemplateOptions = {}): Promise<B
 
 export async function buildTemplate(migrations: Migration[]): Promise<Blob> {
   // In memory: initdb writing into a directory through PGlite's file system layer is several times slower.
-  const pglite = new PGlite()
+  const pglite = new PGlite({ pgliteWasmModule: await pgliteWasm() })
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
   try {
     await migrate(db, migrations)

@@ -7,19 +7,22 @@
 let compiled: Promise<WebAssembly.Module> | undefined
 
 export function pgliteWasm(): Promise<WebAssembly.Module> {
-  compiled ??= (async () => {
+  if (compiled) return compiled
+  compiled = (async () => {
     // Where PGlite looks for it: beside its entry point.
     const file = new URL('./pglite.wasm', import.meta.resolve('@electric-sql/pglite'))
     return WebAssembly.compile(await Bun.file(file).bytes())
   })()
+  // A failure is not kept: the next opening tries again, as PGlite's own loading would.
+  compiled.catch(() => (compiled = undefined))
   return compiled
 }
 
 /**
  * Whether this start is likely to open the embedded database, judged from the environment alone before the
- * configuration is loaded: no DATABASE_URL (empty counts as none, as in the configuration) and no file naming one.
+ * configuration is loaded: no DATABASE_URL and no file naming one (empty counts as none, as in the configuration).
  * A wrong guess costs a compile on helper threads, never a wrong store.
  */
 export function embeddedDatabaseLikely(env: Record<string, string | undefined>): boolean {
-  return !env.DATABASE_URL && env.DATABASE_URL_FILE === undefined
+  return !env.DATABASE_URL && !env.DATABASE_URL_FILE
 }

@@ -8,6 +8,7 @@ test('the embedded database is likely only without a DATABASE_URL or a file nami
   expect(embeddedDatabaseLikely({ DATABASE_URL: '' })).toBe(true)
   expect(embeddedDatabaseLikely({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres' })).toBe(false)
   expect(embeddedDatabaseLikely({ DATABASE_URL_FILE: '/run/secrets/database-url' })).toBe(false)
+  expect(embeddedDatabaseLikely({ DATABASE_URL_FILE: '' })).toBe(true)
 })
 
 test('PGlite’s WebAssembly is compiled once per process, and the embedded database opens on that compile', async () => {
