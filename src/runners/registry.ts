@@ -42,18 +42,24 @@ export class RunnerModels {
 
   /**
    * At start: a runner seen for the first time gets the models it ships with; then a runner whose registry holds
-   * unconfirmed placeholder ids is refused, naming it and them.
+   * unconfirmed placeholder ids is refused, naming it and them. One read for every runner (and one write on a first
+   * start), not two statements per runner: this runs before the platform serves. Processes starting together on one
+   * database may both find a runner new; the second's copy of its models is dropped, not an error.
    */
   async prepare(runners: Iterable<Runner>): Promise<void> {
-    for (const runner of runners) {
-      const known = await this.db.selectFrom('runner_models').select('id').where('runner', '=', runner.name).limit(1).executeTakeFirst()
-      if (!known) {
-        for (const model of runner.models()) await this.#insert(this.db, runner.name, model, { curated: false })
-      }
-      const placeholders = await this.db.selectFrom('runner_models').select('model_id').where('runner', '=', runner.name).where('placeholder', '=', true).execute()
+    const all = [...runners]
+    if (all.length === 0) return
+    const stored = await this.db.selectFrom('runner_models').select(['runner', 'model_id', 'placeholder']).where('runner', 'in', all.map((r) => r.name)).execute()
+    const known = new Set(stored.map((row) => row.runner))
+    const shipped = all
+      .filter((runner) => !known.has(runner.name))
+      .flatMap((runner) => runner.models().map((model) => ({ id: Bun.randomUUIDv7(), runner: runner.name, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: false })))
+    if (shipped.length > 0) await this.db.insertInto('runner_models').values(shipped).onConflict((oc) => oc.columns(['runner', 'model_id']).doNothing()).execute()
+    for (const runner of all) {
+      const placeholders = [...stored, ...shipped].filter((row) => row.runner === runner.name && row.placeholder).map((row) => row.model_id)
       if (placeholders.length > 0) {
         throw new RunnerRefused(
-          `Runner "${runner.name}" is refused: its model registry holds unconfirmed placeholder ids (${placeholders.map((p) => p.model_id).join(', ')}). ` +
+          `Runner "${runner.name}" is refused: its model registry holds unconfirmed placeholder ids (${placeholders.join(', ')}). ` +
             `Confirm their api_id with POST /api/runners/${runner.name}/models.`,
         )
       }
