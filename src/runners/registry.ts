@@ -42,21 +42,38 @@ export class RunnerModels {
 
   /**
    * At start: a runner seen for the first time gets the models it ships with; then a runner whose registry holds
-   * unconfirmed placeholder ids is refused, naming it and them. One read for every runner (and one write on a first
-   * start), not two statements per runner: this runs before the platform serves. Processes starting together on one
-   * database may both find a runner new; the second's copy of its models is dropped, not an error.
+   * unconfirmed placeholder ids is refused, naming it and them. One read for every runner (two more, a write and a
+   * read, when one is new), not two statements per runner: this runs before the platform serves. Processes starting
+   * together on one database may both find a runner new: each stores what the other has not, and both judge what
+   * ended up stored.
    */
   async prepare(runners: Iterable<Runner>): Promise<void> {
     const all = [...runners]
     if (all.length === 0) return
-    const stored = await this.db.selectFrom('runner_models').select(['runner', 'model_id', 'placeholder']).where('runner', 'in', all.map((r) => r.name)).execute()
+    const registered = (names: string[]) =>
+      this.db.selectFrom('runner_models').select(['runner', 'model_id', 'placeholder']).where('runner', 'in', names).orderBy('runner').orderBy('model_id').execute()
+    let stored = await registered(all.map((r) => r.name))
     const known = new Set(stored.map((row) => row.runner))
-    const shipped = all
-      .filter((runner) => !known.has(runner.name))
-      .flatMap((runner) => runner.models().map((model) => ({ id: Bun.randomUUIDv7(), runner: runner.name, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: false })))
-    if (shipped.length > 0) await this.db.insertInto('runner_models').values(shipped).onConflict((oc) => oc.columns(['runner', 'model_id']).doNothing()).execute()
+    const fresh = all.filter((runner) => !known.has(runner.name))
+    // One row per model id (the first a runner lists), in key order: two processes inserting the same rows then take
+    // their locks in the same order, and cannot deadlock.
+    const rows = new Map<string, { runner: string; model: ModelEntry }>()
+    for (const runner of fresh) {
+      for (const model of runner.models()) {
+        const key = JSON.stringify([runner.name, model.id])
+        if (!rows.has(key)) rows.set(key, { runner: runner.name, model })
+      }
+    }
+    const shipped = [...rows.keys()]
+      .sort()
+      .map((key) => rows.get(key)!)
+      .map(({ runner, model }) => ({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: false }))
+    if (shipped.length > 0) {
+      await this.db.insertInto('runner_models').values(shipped).onConflict((oc) => oc.columns(['runner', 'model_id']).doNothing()).execute()
+      stored = [...stored, ...(await registered(fresh.map((r) => r.name)))]
+    }
     for (const runner of all) {
-      const placeholders = [...stored, ...shipped].filter((row) => row.runner === runner.name && row.placeholder).map((row) => row.model_id)
+      const placeholders = stored.filter((row) => row.runner === runner.name && row.placeholder).map((row) => row.model_id)
       if (placeholders.length > 0) {
         throw new RunnerRefused(
           `Runner "${runner.name}" is refused: its model registry holds unconfirmed placeholder ids (${placeholders.join(', ')}). ` +
