@@ -23,6 +23,11 @@ function toModel(row: { model_id: string; name: string; api_id: string; placehol
   return { id: row.model_id, name: row.name, api_id: row.api_id, placeholder: row.placeholder, curated: row.curated, in_catalogue: row.in_catalogue }
 }
 
+/** A new registry row for a runner's model; `flags` say whether it is curated and in the catalogue. */
+function newRow(runner: string, model: ModelEntry, flags: { curated: boolean; in_catalogue?: boolean }) {
+  return { id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, ...flags }
+}
+
 // Registry edits flush the cache in every process at once (event `cache.flush`); this is the backstop.
 const CACHE_MS = 60_000
 
@@ -64,10 +69,10 @@ export class RunnerModels {
         if (!rows.has(key)) rows.set(key, { runner: runner.name, model })
       }
     }
-    const shipped = [...rows.keys()]
-      .sort()
-      .map((key) => rows.get(key)!)
-      .map(({ runner, model }) => ({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: false }))
+    const shipped = [...rows.keys()].sort().map((key) => {
+      const { runner, model } = rows.get(key)!
+      return newRow(runner, model, { curated: false })
+    })
     if (shipped.length > 0) {
       await this.db.insertInto('runner_models').values(shipped).onConflict((oc) => oc.columns(['runner', 'model_id']).doNothing()).execute()
       stored = [...stored, ...(await registered(fresh.map((r) => r.name)))]
@@ -102,7 +107,7 @@ export class RunnerModels {
   async curate(runner: string, model: ModelEntry): Promise<RegistryModel> {
     const stored = await this.db
       .insertInto('runner_models')
-      .values({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, curated: true })
+      .values(newRow(runner, model, { curated: true }))
       .onConflict((oc) =>
         oc.columns(['runner', 'model_id']).doUpdateSet({
           name: model.name,
@@ -157,7 +162,7 @@ export class RunnerModels {
   async #insert(db: Executor, runner: string, model: ModelEntry, flags: { curated: boolean; in_catalogue?: boolean }) {
     await db
       .insertInto('runner_models')
-      .values({ id: Bun.randomUUIDv7(), runner, model_id: model.id, name: model.name, api_id: model.api_id, placeholder: model.placeholder ?? false, ...flags })
+      .values(newRow(runner, model, flags))
       .execute()
   }
 }
