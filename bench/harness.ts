@@ -18,7 +18,8 @@ export function fail(message: string): never {
   process.exit(1)
 }
 
-function setting(name: string, fallback: string, pattern: RegExp): string {
+/** The setting `name` of the environment, or `fallback`; a value not matching `pattern` stops the benchmark, saying so. */
+export function setting(name: string, fallback: string, pattern: RegExp): string {
   const value = process.env[name] || fallback
   if (!pattern.test(value)) fail(`${name}=${value} is not valid (e.g. ${fallback})`)
   return value
