@@ -12,6 +12,10 @@
  * Targets: the gateway adds at most 0.3 ms at p50 over direct at c=1, and answers at least twice the calls/s of
  * mcp-proxy at c=1 and at c=16.
  *
+ * Also reported: the CPU time the process in front of server-everything spends per call (gateway, floor,
+ * mcp-proxy; all its threads, its upstream apart), read from /proc over each measured run: the work a path does
+ * for a call, which its p50 mixes with waiting for the upstream and for the CPU (2 cores shared by every process).
+ *
  * Concurrency c is c clients (c sessions) on a path, each calling in a closed loop. The gateway (one upstream per
  * user and server, and all sessions are the same user) and mcp-proxy (one upstream for all sessions) each
  * multiplex them onto a single server-everything process; direct has a process per client, so at c=16 it is a
@@ -27,6 +31,7 @@
  *   BENCH_ROUNDS  rounds, the paths' order flipped each round; each figure is its median across rounds [3]
  */
 import { recordFigure } from './results.ts'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -50,6 +55,26 @@ interface Figures {
   callsPerSecond: number
   p50: number
   p99: number
+  /** CPU time of the path's server process per call, in µs; undefined where there is none, or no /proc to read. */
+  cpuPerCall?: number
+}
+
+/** The process serving each path but direct (whose clients reach server-everything themselves). */
+const servers = new Map<PathName, number>()
+
+/** How many clock ticks a second /proc counts in (USER_HZ, 100 on Linux's usual builds). */
+const TICKS_PER_SECOND = Number(Bun.spawnSync(['getconf', 'CLK_TCK'], { stderr: 'ignore' }).stdout.toString().trim()) || 100
+
+/** The CPU time (user and system, all threads) a process has used so far, in seconds; undefined without /proc. */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    // The name in parentheses may hold spaces: the fields are counted from after it (utime is the 14th field).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+  } catch {
+    return undefined
+  }
 }
 
 // Everything started is stopped once, in reverse order: at the end, on failure and on Ctrl-C (process.exit
@@ -76,8 +101,9 @@ function median(values: number[]): number {
 }
 
 /** A script of bench/ in a process of its own, stopped at the end; answers the JSON line it prints once ready. */
-async function startScript<Ready>(name: string, label: string): Promise<Ready> {
+async function startScript<Ready>(name: string, label: string, path: PathName): Promise<Ready> {
   const proc = Bun.spawn([process.execPath, ...profileFlags(label), join(import.meta.dir, name)], { stdout: 'pipe', stderr: 'inherit' })
+  servers.set(path, proc.pid)
   stops.push(async () => {
     proc.kill('SIGTERM')
     await proc.exited
@@ -95,13 +121,13 @@ async function startScript<Ready>(name: string, label: string): Promise<Ready> {
 
 /** The gateway in a process of its own (bench/mcp-server.ts); answers its URL, a token, and its store. */
 async function startGateway() {
-  const ready = await startScript<{ port: number; token: string; database: string }>('mcp-server.ts', 'gateway')
+  const ready = await startScript<{ port: number; token: string; database: string }>('mcp-server.ts', 'gateway', 'gateway')
   return { url: new URL(`http://127.0.0.1:${ready.port}/mcp/everything`), token: ready.token, database: ready.database }
 }
 
 /** The floor (bench/mcp-floor.ts), in a process of its own as the gateway is. */
 async function startFloor(): Promise<URL> {
-  const { port } = await startScript<{ port: number }>('mcp-floor.ts', 'floor')
+  const { port } = await startScript<{ port: number }>('mcp-floor.ts', 'floor', 'floor')
   return new URL(`http://127.0.0.1:${port}/mcp`)
 }
 
@@ -114,6 +140,7 @@ async function startMcpProxy(): Promise<URL> {
   const command = [MCP_PROXY, '--port', String(port), '--host', '127.0.0.1', '--no-eventStore', '--', EVERYTHING]
   // Its output is not read, so it must not go to a pipe that could fill up and stall it.
   const proc = Bun.spawn(command, { stdout: 'ignore', stderr: 'ignore' })
+  servers.set('mcp-proxy', proc.pid)
   // SIGTERM lets it shut down gracefully, which also ends its server-everything.
   stops.push(async () => {
     proc.kill('SIGTERM')
@@ -170,12 +197,16 @@ async function measure(path: PathName, clients: Client[]): Promise<Figures> {
   const perClient = Math.ceil(WARMUP_CALLS / clients.length)
   await drive(path, clients, (calls) => calls >= perClient)
   const end = performance.now() + DURATION_SECONDS * 1000
+  const cpuBefore = cpuSeconds(servers.get(path))
   const { latencies, seconds } = await drive(path, clients, () => performance.now() >= end)
+  const cpuAfter = cpuSeconds(servers.get(path))
   const sorted = Float64Array.from(latencies).sort()
-  return { callsPerSecond: latencies.length / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) }
+  const cpuPerCall = cpuBefore === undefined || cpuAfter === undefined ? undefined : ((cpuAfter - cpuBefore) * 1e6) / latencies.length
+  return { callsPerSecond: latencies.length / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99), cpuPerCall }
 }
 
-const row = (cells: string[]) => cells.map((c, i) => c.padEnd([12, 10, 9, 9][i] ?? 0)).join(' ').trimEnd()
+const row = (cells: string[]) => cells.map((c, i) => c.padEnd([12, 10, 10, 10][i] ?? 0)).join(' ').trimEnd()
+const cpu = (figures: Figures) => (figures.cpuPerCall === undefined ? '' : `${figures.cpuPerCall.toFixed(0)}µs`)
 
 async function main() {
   const gateway = await startGateway()
@@ -203,16 +234,23 @@ async function main() {
       for (const path of round % 2 === 1 ? PATHS : [...PATHS].reverse()) {
         const figures = await measure(path, clients.get(path)!)
         rounds.get(path)!.push(figures)
-        console.log(`round ${round}, c=${c}, ${path}: ${figures.callsPerSecond.toFixed(0)} calls/s, p50 ${figures.p50.toFixed(3)} ms, p99 ${figures.p99.toFixed(3)} ms`)
+        const spent = cpu(figures) && `, server CPU ${cpu(figures)} a call`
+        console.log(`round ${round}, c=${c}, ${path}: ${figures.callsPerSecond.toFixed(0)} calls/s, p50 ${figures.p50.toFixed(3)} ms, p99 ${figures.p99.toFixed(3)} ms${spent}`)
       }
     }
     console.log()
     console.log(`c=${c}, median of ${ROUNDS} round(s):`)
-    console.log(row(['path', 'calls/s', 'p50', 'p99']))
+    console.log(row(['path', 'calls/s', 'p50', 'p99', 'server CPU a call']))
     for (const [path, figures] of rounds) {
-      const m = { callsPerSecond: median(figures.map((f) => f.callsPerSecond)), p50: median(figures.map((f) => f.p50)), p99: median(figures.map((f) => f.p99)) }
+      const spent = figures.flatMap((f) => (f.cpuPerCall === undefined ? [] : [f.cpuPerCall]))
+      const m: Figures = {
+        callsPerSecond: median(figures.map((f) => f.callsPerSecond)),
+        p50: median(figures.map((f) => f.p50)),
+        p99: median(figures.map((f) => f.p99)),
+        ...(spent.length ? { cpuPerCall: median(spent) } : {}),
+      }
       results.set(`${path} ${c}`, m)
-      console.log(row([path, m.callsPerSecond.toFixed(0), `${m.p50.toFixed(3)}ms`, `${m.p99.toFixed(3)}ms`]))
+      console.log(row([path, m.callsPerSecond.toFixed(0), `${m.p50.toFixed(3)}ms`, `${m.p99.toFixed(3)}ms`, cpu(m)]))
     }
     console.log()
   }
@@ -224,6 +262,11 @@ async function main() {
   console.log(`floor added p50 at c=1: ${floorAdded.toFixed(3)} ms (the least a gateway on the SDK adds here)`)
   recordFigure({ bench: 'mcp', path: 'floor: tools/call p50 at c=1 of a bare forwarder', figure: result('floor', 1).p50, baseline: result('direct', 1).p50, unit: 'ms', ratio: `+${floorAdded.toFixed(3)} ms`, target: '', met: null })
   recordFigure({ bench: 'mcp', path: 'tools/call p50 at c=1, over direct stdio', figure: result('gateway', 1).p50, baseline: result('direct', 1).p50, unit: 'ms', ratio: `+${added.toFixed(3)} ms`, target: `≤ +${TARGET_ADDED_P50_MS} ms`, met: added <= TARGET_ADDED_P50_MS })
+  const [gatewayCpu, floorCpu] = [result('gateway', 1).cpuPerCall, result('floor', 1).cpuPerCall]
+  if (gatewayCpu !== undefined && floorCpu !== undefined) {
+    console.log(`server CPU a call at c=1: gateway ${gatewayCpu.toFixed(0)} µs, floor ${floorCpu.toFixed(0)} µs (${(gatewayCpu / floorCpu).toFixed(1)}x)`)
+    recordFigure({ bench: 'mcp', path: 'server CPU a tools/call at c=1, over the floor', figure: gatewayCpu, baseline: floorCpu, unit: 'µs', ratio: `${(gatewayCpu / floorCpu).toFixed(1)}×`, target: '', met: null })
+  }
   const ratios = CONCURRENCIES.map((c) => result('gateway', c).callsPerSecond / result('mcp-proxy', c).callsPerSecond)
   CONCURRENCIES.forEach((c, i) => {
     const [gateway, proxy] = [result('gateway', c).callsPerSecond, result('mcp-proxy', c).callsPerSecond]
