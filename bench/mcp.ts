@@ -242,12 +242,12 @@ async function main() {
     console.log(`c=${c}, median of ${ROUNDS} round(s):`)
     console.log(row(['path', 'calls/s', 'p50', 'p99', 'server CPU a call']))
     for (const [path, figures] of rounds) {
-      const spent = figures.flatMap((f) => (f.cpuPerCall === undefined ? [] : [f.cpuPerCall]))
+      const cpuTimes = figures.flatMap((f) => (f.cpuPerCall === undefined ? [] : [f.cpuPerCall]))
       const m: Figures = {
         callsPerSecond: median(figures.map((f) => f.callsPerSecond)),
         p50: median(figures.map((f) => f.p50)),
         p99: median(figures.map((f) => f.p99)),
-        ...(spent.length ? { cpuPerCall: median(spent) } : {}),
+        ...(cpuTimes.length ? { cpuPerCall: median(cpuTimes) } : {}),
       }
       results.set(`${path} ${c}`, m)
       console.log(row([path, m.callsPerSecond.toFixed(0), `${m.p50.toFixed(3)}ms`, `${m.p99.toFixed(3)}ms`, cpu(m)]))
