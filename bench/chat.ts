@@ -25,8 +25,8 @@ import { JSON_HEADERS, expectStatus, setting, startServer, withApi, withDatabase
 const TURNS = Number(setting('BENCH_TURNS', '300', /^[1-9]\d*$/))
 /**
  * Turns per path before any is measured, so that each server's turn runs as a server that has been up a while runs
- * it, its code optimized by the engine: after 30 turns the first token came 0.4 to 0.5 ms later on the platform,
- * and 0.2 to 0.3 ms later on the floor, than after 1,000 (bench/chat.ts, two alternating runs of each).
+ * it, its code optimized by the engine: after 30 turns the first token came 0.37 and 0.54 ms later on the
+ * platform, and 0.19 and 0.28 ms later on the floor, than after 1,000 (bench/chat.ts, two alternating runs of each).
  */
 const WARMUP = Number(setting('BENCH_WARMUP_TURNS', '1000', /^\d+$/))
 const TARGET_MS = 1
